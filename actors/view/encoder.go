@@ -1,0 +1,45 @@
+package view
+
+import "github.com/heureka/heureka/actors"
+
+// Format names one encoding of the cached read responses.
+type Format uint8
+
+// The formats the view caches. Full is Eureka's default codec; compact is what
+// clients get with "X-Eureka-Accept: compact".
+const (
+	FormatJSON Format = iota
+	FormatXML
+	FormatCompactJSON
+	FormatCompactXML
+	// NumFormats is the number of formats; it sizes per-format arrays.
+	NumFormats
+)
+
+// Encoder renders registry parts in one wire format. The view calls it to
+// build cached bytes and never parses what it returns; implementations live in
+// httpapi. A whole applications document is
+//
+//	ApplicationsOpen + Application(a1) + ApplicationsSeparator + Application(a2) + … + ApplicationsClose
+//
+// so the view can cache each application's bytes and reassemble the document
+// without encoding any application that did not change. Implementations must
+// be safe for concurrent use and must not keep dst or the instances.
+type Encoder interface {
+	// ContentType is the Content-Type of documents in this format.
+	ContentType() string
+	// AppendApplicationsOpen appends the start of an applications document
+	// with its versions__delta and apps__hashcode values.
+	AppendApplicationsOpen(dst []byte, versionDelta, hashcode string) []byte
+	// AppendApplicationsSeparator appends what stands between two application
+	// elements inside an applications document.
+	AppendApplicationsSeparator(dst []byte) []byte
+	// AppendApplicationsClose appends the end of an applications document.
+	AppendApplicationsClose(dst []byte) []byte
+	// AppendApplication appends one application element (name and
+	// instances) as it stands inside an applications document.
+	AppendApplication(dst []byte, name string, instances []*actors.Instance) []byte
+	// AppendApplicationDocument appends the document served for one
+	// application (GET apps/{app}).
+	AppendApplicationDocument(dst []byte, name string, instances []*actors.Instance) []byte
+}

@@ -1,0 +1,3 @@
+module github.com/heureka/heureka
+
+go 1.26.8
