@@ -1,0 +1,422 @@
+package actors
+
+import (
+	"time"
+)
+
+// lease is one instance's lease, owned by its application's actor.
+type lease struct {
+	inst    *Instance // current published state; immutable
+	version Version
+	// registered is when the lease was created (epoch ms).
+	registered int64
+	// lastUpdate is Eureka's lease.lastUpdateTimestamp (epoch ms): the time
+	// of the last renewal, plus the duration when LeaseDurationDoubling
+	// reproduces Java's quirk.
+	lastUpdate int64
+	duration   time.Duration
+	serviceUp  int64
+}
+
+// expired reports whether the lease has run out at now, allowing extra slack
+// (Eureka's eviction compensation).
+func (l *lease) expired(now int64, extra time.Duration) bool {
+	return now > l.lastUpdate+l.duration.Milliseconds()+extra.Milliseconds()
+}
+
+// tombstone remembers a deleted instance so that a stale copy from a peer
+// cannot bring it back.
+type tombstone struct {
+	version Version
+	deleted int64 // epoch ms
+}
+
+// appOptions are the settings an appState needs from the registry.
+type appOptions struct {
+	node                  string
+	clock                 Clock
+	hlc                   *HLC
+	leaseDurationDoubling bool
+	tombstoneTTL          time.Duration
+}
+
+// appState is the plain, single-threaded core of one application: its leases,
+// the status override rules and the register/renew/cancel semantics of
+// Eureka (spec §4). The application actor is its only caller; tests drive it
+// directly. Every method that changes the registry returns the events it
+// produced, in order.
+type appState struct {
+	name       string
+	opts       *appOptions
+	leases     map[string]*lease
+	tombstones map[string]tombstone
+}
+
+func newAppState(name string, opts *appOptions) *appState {
+	return &appState{name: name, opts: opts, leases: map[string]*lease{}, tombstones: map[string]tombstone{}}
+}
+
+func (a *appState) now() int64 { return a.opts.clock.Now().UnixMilli() }
+
+// empty reports whether the application holds nothing worth keeping.
+func (a *appState) empty() bool { return len(a.leases) == 0 && len(a.tombstones) == 0 }
+
+func (a *appState) nextVersion() Version {
+	return Version{Clock: a.opts.hlc.Now(), Node: a.opts.node}
+}
+
+// publish stamps inst with the lease's timestamps and a new version, stores
+// it and returns the event.
+func (a *appState) publish(l *lease, inst *Instance, action ActionType, cause Cause, newLease bool, now int64) Event {
+	inst.ActionType = action
+	inst.LastUpdatedTimestamp = now
+	inst.LeaseInfo.RegistrationTimestamp = l.registered
+	inst.LeaseInfo.LastRenewalTimestamp = l.lastUpdate
+	inst.LeaseInfo.ServiceUpTimestamp = l.serviceUp
+	l.inst = inst
+	l.version = a.nextVersion()
+	return Event{Action: action, Cause: cause, Instance: inst, Version: l.version, NewLease: newLease}
+}
+
+// statusFor runs Eureka's overridden-status rule chain (spec §4.5) for the
+// instance r given the existing lease l (nil when none).
+func statusFor(r *Instance, l *lease, replicated bool) Status {
+	switch r.Status {
+	case StatusUp, StatusOutOfService:
+	default:
+		return r.Status // DownOrStarting: the client's own word wins.
+	}
+	if r.OverriddenStatus != StatusUnknown && r.OverriddenStatus != "" {
+		return r.OverriddenStatus // OverrideExists
+	}
+	if !replicated && l != nil {
+		if s := l.inst.Status; s == StatusUp || s == StatusOutOfService {
+			return s // LeaseExists
+		}
+	}
+	return r.Status
+}
+
+// register adds or replaces an instance (spec §4.3). in must be normalized
+// and is not retained.
+func (a *appState) register(in *Instance, replicated bool) Event {
+	now := a.now()
+	existing := a.leases[in.ID()]
+	r := in.Clone()
+	if r.LastDirtyTimestamp == 0 {
+		r.LastDirtyTimestamp = now
+	}
+	if existing != nil && existing.inst.LastDirtyTimestamp > r.LastDirtyTimestamp {
+		// The registry holds newer data than the registrant: keep it, but
+		// the lease is renewed as a new registration all the same.
+		r = existing.inst.Clone()
+	}
+	// Overrides: an override already held wins over what the client sends.
+	if existing != nil && existing.inst.OverriddenStatus != StatusUnknown {
+		r.OverriddenStatus = existing.inst.OverriddenStatus
+	}
+	r.Status = statusFor(r, existing, replicated)
+	r.LeaseInfo.EvictionTimestamp = 0
+	r.IsCoordinatingDiscoveryServer = false
+
+	l := &lease{registered: now, lastUpdate: now, duration: time.Duration(r.LeaseInfo.DurationSecs) * time.Second}
+	if existing != nil {
+		l.serviceUp = existing.serviceUp
+	}
+	if r.Status == StatusUp && l.serviceUp == 0 {
+		l.serviceUp = now
+	}
+	a.leases[r.ID()] = l
+	delete(a.tombstones, r.ID())
+	ev := a.publish(l, r, ActionAdded, CauseRegister, existing == nil, now)
+	ev.Replicated = replicated
+	return ev
+}
+
+// RenewOutcome is the result of a renewal.
+type RenewOutcome uint8
+
+// The renewal outcomes (spec §2 Renew).
+const (
+	// RenewOK means 200.
+	RenewOK RenewOutcome = iota
+	// RenewNotFound means 404: unknown instance, a deleted override that
+	// asks the client to re-register, or a client holding newer data.
+	RenewNotFound
+	// RenewConflict means 409 (replicas only): the registry holds newer
+	// data, returned with the result.
+	RenewConflict
+)
+
+// RenewRequest carries a renewal's optional parameters.
+type RenewRequest struct {
+	App, ID string
+	// LastDirtyTimestamp is the client's lastDirtyTimestamp, if it sent one.
+	LastDirtyTimestamp *int64
+	// OverriddenStatus is a replica's overriddenstatus parameter ("" if none).
+	OverriddenStatus Status
+	Replicated       bool
+}
+
+// RenewResult is what a renewal produced.
+type RenewResult struct {
+	Outcome RenewOutcome
+	// Instance is the stored instance when Outcome is RenewConflict.
+	Instance *Instance
+}
+
+// renew renews a lease (spec §4.4). It returns the result, a MODIFIED event
+// when the rule chain changed the stored status, and whether the lease was
+// renewed (which Eureka counts for self-preservation even when the answer is
+// 404 or 409).
+func (a *appState) renew(req RenewRequest) (RenewResult, []Event, bool) {
+	l := a.leases[req.ID]
+	if l == nil {
+		return RenewResult{Outcome: RenewNotFound}, nil, false
+	}
+	st := statusFor(l.inst, l, req.Replicated)
+	if st == StatusUnknown {
+		return RenewResult{Outcome: RenewNotFound}, nil, false
+	}
+	now := a.now()
+	var events []Event
+	if st != l.inst.Status {
+		// Eureka overwrites silently; we publish the change so that cached
+		// reads and peers never disagree with the lease holder.
+		inst := l.inst.Clone()
+		inst.Status = st
+		events = append(events, a.publish(l, inst, ActionModified, CauseStatusUpdate, false, now))
+	}
+	a.touch(l, now)
+	if req.LastDirtyTimestamp == nil {
+		return RenewResult{Outcome: RenewOK}, events, true
+	}
+	stored := l.inst.LastDirtyTimestamp
+	switch in := *req.LastDirtyTimestamp; {
+	case in > stored:
+		if req.Replicated && req.OverriddenStatus != "" && req.OverriddenStatus != StatusUnknown {
+			inst := l.inst.Clone()
+			inst.OverriddenStatus = req.OverriddenStatus
+			inst.Status = req.OverriddenStatus
+			events = append(events, a.publish(l, inst, ActionModified, CauseStatusUpdate, false, now))
+		}
+		return RenewResult{Outcome: RenewNotFound}, events, true
+	case in < stored && req.Replicated:
+		return RenewResult{Outcome: RenewConflict, Instance: l.inst}, events, true
+	}
+	return RenewResult{Outcome: RenewOK}, events, true
+}
+
+// touch renews l at now.
+func (a *appState) touch(l *lease, now int64) {
+	l.lastUpdate = now
+	if a.opts.leaseDurationDoubling {
+		l.lastUpdate += l.duration.Milliseconds()
+	}
+}
+
+// remove deletes the lease of id (cancel or eviction, spec §4.6).
+func (a *appState) remove(id string, cause Cause, replicated bool) (Event, bool) {
+	l := a.leases[id]
+	if l == nil {
+		return Event{}, false
+	}
+	now := a.now()
+	delete(a.leases, id)
+	inst := l.inst.Clone()
+	inst.LeaseInfo.EvictionTimestamp = now
+	ev := a.publish(l, inst, ActionDeleted, cause, false, now)
+	ev.Replicated = replicated
+	a.tombstones[id] = tombstone{version: ev.Version, deleted: now}
+	return ev, true
+}
+
+// setStatus records a status override (PUT …/status, spec §4.5). It reports
+// false when the instance is unknown.
+func (a *appState) setStatus(id string, s Status, lastDirty *int64, replicated bool) (Event, bool, bool) {
+	l := a.leases[id]
+	if l == nil {
+		return Event{}, false, false
+	}
+	now := a.now()
+	a.touch(l, now)
+	if l.inst.Status == s {
+		return Event{}, false, true // Eureka records nothing when already s.
+	}
+	inst := l.inst.Clone()
+	if s == StatusUp && l.serviceUp == 0 {
+		l.serviceUp = now
+	}
+	inst.OverriddenStatus = s
+	inst.Status = s
+	if lastDirty != nil && *lastDirty > inst.LastDirtyTimestamp {
+		inst.LastDirtyTimestamp = *lastDirty
+	}
+	ev := a.publish(l, inst, ActionModified, CauseStatusUpdate, false, now)
+	ev.Replicated = replicated
+	return ev, true, true
+}
+
+// deleteOverride removes a status override (DELETE …/status, spec §4.5);
+// the instance's status becomes s. It reports false when the instance is
+// unknown.
+func (a *appState) deleteOverride(id string, s Status, lastDirty *int64, replicated bool) (Event, bool, bool) {
+	l := a.leases[id]
+	if l == nil {
+		return Event{}, false, false
+	}
+	now := a.now()
+	a.touch(l, now)
+	if l.inst.OverriddenStatus == StatusUnknown {
+		return Event{}, false, true
+	}
+	inst := l.inst.Clone()
+	inst.OverriddenStatus = StatusUnknown
+	inst.Status = s
+	if lastDirty != nil && *lastDirty > inst.LastDirtyTimestamp {
+		inst.LastDirtyTimestamp = *lastDirty
+	}
+	ev := a.publish(l, inst, ActionModified, CauseDeleteOverride, false, now)
+	ev.Replicated = replicated
+	return ev, true, true
+}
+
+// updateMetadata merges kv into the instance's metadata and re-registers it
+// (spec §2 Metadata). It reports false when the instance is unknown.
+func (a *appState) updateMetadata(id string, kv map[string]string, replicated bool) (Event, bool) {
+	l := a.leases[id]
+	if l == nil {
+		return Event{}, false
+	}
+	inst := l.inst.Clone()
+	if inst.Metadata == nil {
+		inst.Metadata = make(map[string]string, len(kv))
+	}
+	for k, v := range kv {
+		inst.Metadata[k] = v
+	}
+	ev := a.register(inst, replicated)
+	ev.Cause = CauseMetadata
+	return ev, true
+}
+
+// get returns the live state of id with its lease timestamps as of now, and
+// whether the lease has expired.
+func (a *appState) get(id string) (*Instance, bool, bool) {
+	l := a.leases[id]
+	if l == nil {
+		return nil, false, false
+	}
+	inst := *l.inst
+	inst.LeaseInfo.LastRenewalTimestamp = l.lastUpdate
+	return &inst, l.expired(a.now(), 0), true
+}
+
+// expiredIDs lists the leases expired at now with extra slack.
+func (a *appState) expiredIDs(extra time.Duration) []string {
+	now := a.now()
+	var ids []string
+	for id, l := range a.leases {
+		if l.expired(now, extra) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// evict removes id if its lease is still expired (it may have been renewed
+// since the sweep that chose it).
+func (a *appState) evict(id string, extra time.Duration) (Event, bool) {
+	l := a.leases[id]
+	if l == nil || !l.expired(a.now(), extra) {
+		return Event{}, false
+	}
+	return a.remove(id, CauseEvict, false)
+}
+
+// collectTombstones forgets tombstones older than the configured TTL.
+func (a *appState) collectTombstones() {
+	limit := a.now() - a.opts.tombstoneTTL.Milliseconds()
+	for id, t := range a.tombstones {
+		if t.deleted < limit {
+			delete(a.tombstones, id)
+		}
+	}
+}
+
+// Record is an instance's replicated state: the instance (nil for a
+// tombstone) and the version that produced it.
+type Record struct {
+	App      string
+	ID       string
+	Version  Version
+	Deleted  bool
+	Instance *Instance
+}
+
+// applyRecord installs a peer's record if it is newer than what this node
+// holds (last writer wins by Version). A newer tombstone deletes the lease; an
+// older copy of a deleted instance is ignored, so it never comes back.
+func (a *appState) applyRecord(r Record) (Event, bool) {
+	a.opts.hlc.Observe(r.Version.Clock)
+	cur := a.currentVersion(r.ID)
+	if !cur.Less(r.Version) {
+		return Event{}, false
+	}
+	now := a.now()
+	if r.Deleted {
+		l := a.leases[r.ID]
+		a.tombstones[r.ID] = tombstone{version: r.Version, deleted: now}
+		if l == nil {
+			return Event{}, false
+		}
+		delete(a.leases, r.ID)
+		inst := l.inst.Clone()
+		inst.LeaseInfo.EvictionTimestamp = now
+		inst.ActionType = ActionDeleted
+		inst.LastUpdatedTimestamp = now
+		l.version = r.Version
+		return Event{Action: ActionDeleted, Cause: CauseCancel, Instance: inst, Version: r.Version, Replicated: true}, true
+	}
+	existing := a.leases[r.ID]
+	inst := r.Instance.Clone()
+	l := &lease{registered: inst.LeaseInfo.RegistrationTimestamp, lastUpdate: now,
+		duration: time.Duration(inst.LeaseInfo.DurationSecs) * time.Second, serviceUp: inst.LeaseInfo.ServiceUpTimestamp}
+	if l.registered == 0 {
+		l.registered = now
+	}
+	if existing != nil {
+		// A replicated change does not restart the local lease clock
+		// backwards: keep the later of the two renewals.
+		l.lastUpdate = max(existing.lastUpdate, now)
+	}
+	l.inst = inst
+	l.version = r.Version
+	a.leases[r.ID] = l
+	delete(a.tombstones, r.ID)
+	action := inst.ActionType
+	if action == "" || action == ActionDeleted {
+		action = ActionAdded
+	}
+	return Event{Action: action, Cause: CauseRegister, Instance: inst, Version: r.Version, Replicated: true, NewLease: existing == nil}, true
+}
+
+// currentVersion is the version of id's lease or tombstone (zero if none).
+func (a *appState) currentVersion(id string) Version {
+	if l := a.leases[id]; l != nil {
+		return l.version
+	}
+	return a.tombstones[id].version
+}
+
+// records returns every lease and tombstone of the application as records.
+func (a *appState) records() []Record {
+	out := make([]Record, 0, len(a.leases)+len(a.tombstones))
+	for id, l := range a.leases {
+		out = append(out, Record{App: a.name, ID: id, Version: l.version, Instance: l.inst})
+	}
+	for id, t := range a.tombstones {
+		out = append(out, Record{App: a.name, ID: id, Version: t.version, Deleted: true})
+	}
+	return out
+}

@@ -1,0 +1,296 @@
+package actors
+
+import (
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// appCommand is a message the front routes to an application actor.
+type appCommand interface {
+	appName() string
+	setReply(chan reply)
+	respond(reply)
+}
+
+// appCmd is embedded in every application command.
+type appCmd struct {
+	app string
+	ch  chan reply
+}
+
+func (c *appCmd) appName() string        { return c.app }
+func (c *appCmd) setReply(ch chan reply) { c.ch = ch }
+func (c *appCmd) respond(rep reply) {
+	if c.ch != nil {
+		c.ch <- rep
+	}
+}
+
+// The application commands.
+type (
+	registerCmd struct {
+		appCmd
+		inst       *Instance
+		replicated bool
+	}
+	renewCmd struct {
+		appCmd
+		req RenewRequest
+	}
+	renewBatchCmd struct {
+		appCmd
+		ids []string
+	}
+	cancelCmd struct {
+		appCmd
+		id         string
+		replicated bool
+	}
+	statusCmd struct {
+		appCmd
+		id         string
+		status     Status
+		lastDirty  *int64
+		replicated bool
+		delete     bool
+	}
+	metadataCmd struct {
+		appCmd
+		id         string
+		kv         map[string]string
+		replicated bool
+	}
+	getCmd struct {
+		appCmd
+		id string
+	}
+	applyCmd struct {
+		appCmd
+		recs []Record
+	}
+	recordsCmd struct {
+		appCmd
+	}
+	evictCmd struct {
+		appCmd
+		ids   []string
+		extra time.Duration
+	}
+)
+
+// Messages between the front, the application actors and the evictor.
+type (
+	// sweepCmd asks the front to collect expired leases from every
+	// application for the evictor.
+	sweepCmd struct {
+		sweep   uint64
+		extra   time.Duration
+		replyTo *actor.PID
+		policy  EvictionPolicy
+		now     time.Time
+	}
+	// collectExpired asks one application for its expired leases.
+	collectExpired struct {
+		sweep   uint64
+		extra   time.Duration
+		replyTo *actor.PID
+	}
+	// appIdle tells the front that an application actor has processed
+	// processed messages and holds nothing.
+	appIdle struct {
+		app       string
+		processed uint64
+	}
+)
+
+// appEntry is the front's record of one application actor.
+type appEntry struct {
+	pid    *actor.PID
+	routed uint64 // messages sent to the actor
+}
+
+// frontActor routes commands to application actors by name, spawning them on
+// first use and stopping them once they are idle and empty. It counts the
+// messages it routes to each actor; an actor reports how many it has
+// processed when it becomes empty, and the front stops it only if nothing is
+// in flight, so no command is ever lost to a stopping actor.
+type frontActor struct {
+	r    *Registry
+	apps map[string]*appEntry
+}
+
+func (f *frontActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case appCommand:
+		f.route(ctx, m.appName(), m)
+	case *sweepCmd:
+		n := 0
+		for name, e := range f.apps {
+			if m.policy != nil && !m.policy.MayEvict(name, m.now) {
+				continue
+			}
+			e.routed++
+			ctx.Send(e.pid, &collectExpired{sweep: m.sweep, extra: m.extra, replyTo: m.replyTo})
+			n++
+		}
+		ctx.Send(m.replyTo, &sweepStarted{sweep: m.sweep, apps: n})
+	case *appIdle:
+		if e := f.apps[m.app]; e != nil && e.routed == m.processed {
+			delete(f.apps, m.app)
+			ctx.Poison(e.pid)
+		}
+	}
+}
+
+func (f *frontActor) route(ctx actor.Context, app string, msg any) {
+	e := f.apps[app]
+	if e == nil {
+		if _, ok := msg.(*registerCmd); !ok {
+			if _, ok := msg.(*applyCmd); !ok {
+				// Nothing to do for an application that does not exist:
+				// answer here instead of spawning an actor.
+				f.answerMissing(msg)
+				return
+			}
+		}
+		props := actor.PropsFromProducer(func() actor.Actor {
+			return &appActor{r: f.r, state: newAppState(app, f.r.opts)}
+		})
+		pid, err := ctx.SpawnNamed(props, "app-"+app)
+		if err != nil {
+			// The name is still held by a stopping actor; spawn unnamed.
+			pid = ctx.Spawn(props)
+		}
+		e = &appEntry{pid: pid}
+		f.apps[app] = e
+	}
+	e.routed++
+	ctx.Send(e.pid, msg)
+}
+
+// answerMissing replies to a command for an unknown application.
+func (f *frontActor) answerMissing(msg any) {
+	switch c := msg.(type) {
+	case *renewCmd:
+		c.respond(reply{renew: RenewResult{Outcome: RenewNotFound}})
+	case appCommand:
+		c.respond(reply{})
+	}
+}
+
+// appActor is one application's actor, the only writer of its leases. It is
+// a thin shell over appState: it decodes a command, calls the state, sends
+// the events to the sinks and answers.
+type appActor struct {
+	r         *Registry
+	state     *appState
+	processed uint64
+}
+
+func (a *appActor) Receive(ctx actor.Context) {
+	msg := ctx.Message()
+	switch msg.(type) {
+	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
+		return
+	}
+	a.processed++
+	before := len(a.state.leases)
+	defer func() {
+		if p := recover(); p != nil {
+			a.r.log.Error("application actor failed", "app", a.state.name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if c, ok := msg.(appCommand); ok {
+				c.respond(reply{err: ErrInternal})
+			}
+		}
+		a.r.count.Add(int64(len(a.state.leases) - before))
+		if a.state.empty() {
+			ctx.Send(ctx.Parent(), &appIdle{app: a.state.name, processed: a.processed})
+		}
+	}()
+	a.handle(ctx, msg)
+}
+
+func (a *appActor) emit(evs ...Event) {
+	for i := range evs {
+		for _, s := range a.r.sinks {
+			s.Apply(&evs[i])
+		}
+	}
+}
+
+func (a *appActor) handle(ctx actor.Context, msg any) {
+	s := a.state
+	switch m := msg.(type) {
+	case *registerCmd:
+		a.emit(s.register(m.inst, m.replicated))
+		m.respond(reply{ok: true})
+	case *renewCmd:
+		res, evs, renewed := s.renew(m.req)
+		if renewed {
+			a.r.renewals.Add(1)
+		}
+		a.emit(evs...)
+		m.respond(reply{ok: true, renew: res})
+	case *renewBatchCmd:
+		for _, id := range m.ids {
+			_, evs, renewed := s.renew(RenewRequest{App: s.name, ID: id, Replicated: true})
+			if renewed {
+				a.r.renewals.Add(1)
+			}
+			a.emit(evs...)
+		}
+	case *cancelCmd:
+		ev, ok := s.remove(m.id, CauseCancel, m.replicated)
+		if ok {
+			a.emit(ev)
+		}
+		m.respond(reply{ok: ok})
+	case *statusCmd:
+		var (
+			ev          Event
+			changed, ok bool
+		)
+		if m.delete {
+			ev, changed, ok = s.deleteOverride(m.id, m.status, m.lastDirty, m.replicated)
+		} else {
+			ev, changed, ok = s.setStatus(m.id, m.status, m.lastDirty, m.replicated)
+		}
+		if changed {
+			a.emit(ev)
+		}
+		m.respond(reply{ok: ok})
+	case *metadataCmd:
+		ev, ok := s.updateMetadata(m.id, m.kv, m.replicated)
+		if ok {
+			a.emit(ev)
+		}
+		m.respond(reply{ok: ok})
+	case *getCmd:
+		inst, expired, ok := s.get(m.id)
+		m.respond(reply{ok: ok, inst: inst, expired: expired})
+	case *applyCmd:
+		var applied []Record
+		for _, rec := range m.recs {
+			if ev, ok := s.applyRecord(rec); ok {
+				a.emit(ev)
+				applied = append(applied, rec)
+			}
+		}
+		m.respond(reply{ok: true, records: applied})
+	case *recordsCmd:
+		m.respond(reply{ok: true, records: s.records()})
+	case *collectExpired:
+		s.collectTombstones()
+		ctx.Send(m.replyTo, &expiredReport{sweep: m.sweep, app: s.name, ids: s.expiredIDs(m.extra)})
+	case *evictCmd:
+		for _, id := range m.ids {
+			if ev, ok := s.evict(id, m.extra); ok {
+				a.r.log.Info("evicted", "app", s.name, "id", id)
+				a.emit(ev)
+			}
+		}
+	}
+}

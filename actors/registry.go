@@ -1,0 +1,337 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// Errors returned by the Registry.
+var (
+	// ErrClosed means the registry has shut down.
+	ErrClosed = errors.New("actors: registry closed")
+	// ErrInternal means an application actor failed while handling the
+	// command; the failure was logged and the actor kept its state.
+	ErrInternal = errors.New("actors: internal error")
+)
+
+// Sink receives every registry event synchronously, from the application
+// actor that made the change, before the command's caller gets its answer.
+// Implementations must be safe for concurrent use (actors of different
+// applications run in parallel) and must not block.
+type Sink interface {
+	Apply(ev *Event)
+}
+
+// Config configures a Registry. DefaultConfig gives Eureka's defaults.
+type Config struct {
+	// NodeName names this node in versions; it must be unique in a cluster.
+	NodeName string
+	// Clock tells the time of leases and versions. Default: SystemClock.
+	Clock Clock
+	// Logger receives the registry's logs and protoactor's. Default: discard.
+	Logger *slog.Logger
+	// EvictionInterval is how often expired leases are evicted. Default 60s.
+	EvictionInterval time.Duration
+	// SelfPreservation stops evictions when renewals fall below the
+	// threshold. Default true.
+	SelfPreservation bool
+	// RenewalPercentThreshold is the share of expected renewals below which
+	// self-preservation engages, and the eviction cap's complement.
+	// Default 0.85.
+	RenewalPercentThreshold float64
+	// RenewalThresholdUpdateInterval is how often the expected number of
+	// renewing clients is recounted from the registry. Default 15m.
+	RenewalThresholdUpdateInterval time.Duration
+	// ExpectedClientRenewalInterval is how often clients are expected to
+	// renew. Default 30s.
+	ExpectedClientRenewalInterval time.Duration
+	// RenewalWindow is the window over which renewals are counted against the
+	// threshold (Eureka: one minute). Default 1m; tests shrink it.
+	RenewalWindow time.Duration
+	// ExpectedInitialRenewers is the expected number of renewing clients at
+	// start (Spring Cloud's expected-number-of-clients-sending-renews).
+	// Default 1.
+	ExpectedInitialRenewers int
+	// LeaseDurationDoubling reproduces the Java server's bug that a renewed
+	// lease expires only after twice its durationInSecs. Default false: a
+	// lease expires durationInSecs after its last renewal, as documented.
+	LeaseDurationDoubling bool
+	// TombstoneTTL is how long a deleted instance's tombstone is kept so
+	// that stale peer copies cannot resurrect it. Default 10m.
+	TombstoneTTL time.Duration
+	// RequestTimeout bounds one command's round trip to its application
+	// actor when the caller's context has no earlier deadline. Default 5s.
+	RequestTimeout time.Duration
+	// Sinks receive every event (see Sink). The view is one.
+	Sinks []Sink
+	// EvictionPolicy restricts which applications this node evicts; nil
+	// evicts all (single node).
+	EvictionPolicy EvictionPolicy
+	// Seed seeds the random choice of evictions. Default: time-based.
+	Seed int64
+}
+
+// DefaultConfig returns Eureka's defaults for one node named node.
+func DefaultConfig(node string) Config {
+	return Config{
+		NodeName:                       node,
+		Clock:                          SystemClock{},
+		EvictionInterval:               60 * time.Second,
+		SelfPreservation:               true,
+		RenewalPercentThreshold:        0.85,
+		RenewalThresholdUpdateInterval: 15 * time.Minute,
+		ExpectedClientRenewalInterval:  30 * time.Second,
+		RenewalWindow:                  time.Minute,
+		ExpectedInitialRenewers:        1,
+		TombstoneTTL:                   10 * time.Minute,
+		RequestTimeout:                 5 * time.Second,
+	}
+}
+
+// Validate reports the first invalid setting.
+func (c *Config) Validate() error {
+	switch {
+	case c.NodeName == "":
+		return errors.New("actors: NodeName is empty")
+	case c.EvictionInterval <= 0:
+		return fmt.Errorf("actors: EvictionInterval %v must be positive", c.EvictionInterval)
+	case c.RenewalPercentThreshold <= 0 || c.RenewalPercentThreshold > 1:
+		return fmt.Errorf("actors: RenewalPercentThreshold %v must be in (0, 1]", c.RenewalPercentThreshold)
+	case c.RenewalThresholdUpdateInterval <= 0:
+		return fmt.Errorf("actors: RenewalThresholdUpdateInterval %v must be positive", c.RenewalThresholdUpdateInterval)
+	case c.ExpectedClientRenewalInterval <= 0:
+		return fmt.Errorf("actors: ExpectedClientRenewalInterval %v must be positive", c.ExpectedClientRenewalInterval)
+	case c.RenewalWindow <= 0:
+		return fmt.Errorf("actors: RenewalWindow %v must be positive", c.RenewalWindow)
+	case c.ExpectedInitialRenewers < 0:
+		return fmt.Errorf("actors: ExpectedInitialRenewers %d must not be negative", c.ExpectedInitialRenewers)
+	case c.TombstoneTTL <= 0:
+		return fmt.Errorf("actors: TombstoneTTL %v must be positive", c.TombstoneTTL)
+	case c.RequestTimeout <= 0:
+		return fmt.Errorf("actors: RequestTimeout %v must be positive", c.RequestTimeout)
+	}
+	return nil
+}
+
+// Registry is the typed facade over the actor system that holds the
+// registry: a front actor that routes each command by application name to
+// that application's actor (spawned on first use, stopped when empty), an
+// eviction actor and a self-preservation actor. Its methods are safe for
+// concurrent use; each is one message to the front and one reply.
+type Registry struct {
+	cfg    Config
+	log    *slog.Logger
+	system *actor.ActorSystem
+	root   *actor.RootContext
+	front  *actor.PID
+	evict  *actor.PID
+	spPID  *actor.PID
+	opts   *appOptions
+	sinks  []Sink
+	hlc    *HLC
+
+	count    atomic.Int64 // live leases
+	renewals atomic.Int64 // renewals in the current window
+	sp       atomic.Pointer[SelfPreservationStatus]
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// NewRegistry starts a registry with cfg. Call Close to stop it.
+func NewRegistry(cfg Config) (*Registry, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = time.Now().UnixNano()
+	}
+	log := cfg.Logger.With("component", "registry")
+	actorLog := cfg.Logger.With("component", "actor")
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actorLog }))
+	r := &Registry{
+		cfg:    cfg,
+		log:    log,
+		system: system,
+		root:   system.Root,
+		hlc:    NewHLC(cfg.Clock),
+		closed: make(chan struct{}),
+	}
+	r.opts = &appOptions{node: cfg.NodeName, clock: cfg.Clock, hlc: r.hlc,
+		leaseDurationDoubling: cfg.LeaseDurationDoubling, tombstoneTTL: cfg.TombstoneTTL}
+	r.sp.Store((&selfPreservation{enabled: cfg.SelfPreservation, percent: cfg.RenewalPercentThreshold,
+		expectedInterval: cfg.ExpectedClientRenewalInterval, window: cfg.RenewalWindow,
+		expected: cfg.ExpectedInitialRenewers}).status())
+
+	var err error
+	spProps := actor.PropsFromProducer(func() actor.Actor {
+		return &selfPreservationActor{r: r, sp: selfPreservation{enabled: cfg.SelfPreservation,
+			percent: cfg.RenewalPercentThreshold, expectedInterval: cfg.ExpectedClientRenewalInterval,
+			window: cfg.RenewalWindow, expected: cfg.ExpectedInitialRenewers}}
+	})
+	if r.spPID, err = r.root.SpawnNamed(spProps, "self-preservation"); err != nil {
+		return nil, fmt.Errorf("actors: spawn self-preservation: %w", err)
+	}
+	r.sinks = append(append([]Sink{}, cfg.Sinks...), spSink{r})
+	// The front supervises the application actors; a panic resumes the
+	// actor with its leases intact (a restart would lose them).
+	frontProps := actor.PropsFromProducer(func() actor.Actor { return &frontActor{r: r, apps: map[string]*appEntry{}} },
+		actor.WithSupervisor(actor.NewOneForOneStrategy(100, time.Minute, func(reason any) actor.Directive {
+			log.Error("application actor panicked; resuming", "reason", reason)
+			return actor.ResumeDirective
+		})))
+	if r.front, err = r.root.SpawnNamed(frontProps, "registry"); err != nil {
+		return nil, fmt.Errorf("actors: spawn registry: %w", err)
+	}
+	evProps := actor.PropsFromProducer(func() actor.Actor {
+		return &evictorActor{r: r, rnd: rand.New(rand.NewSource(cfg.Seed))}
+	})
+	if r.evict, err = r.root.SpawnNamed(evProps, "evictor"); err != nil {
+		return nil, fmt.Errorf("actors: spawn evictor: %w", err)
+	}
+	return r, nil
+}
+
+// Close stops the actors (draining their mailboxes) and the actor system.
+// It is idempotent.
+func (r *Registry) Close() {
+	r.closeOnce.Do(func() {
+		_ = r.root.PoisonFuture(r.evict).Wait()
+		_ = r.root.PoisonFuture(r.front).Wait()
+		_ = r.root.PoisonFuture(r.spPID).Wait()
+		close(r.closed)
+		r.system.Shutdown()
+	})
+}
+
+// Count returns the number of live leases.
+func (r *Registry) Count() int { return int(r.count.Load()) }
+
+// SelfPreservation returns the latest self-preservation reading.
+func (r *Registry) SelfPreservation() *SelfPreservationStatus { return r.sp.Load() }
+
+// HLC returns the registry's hybrid logical clock.
+func (r *Registry) HLC() *HLC { return r.hlc }
+
+// NodeName returns the node name the registry stamps versions with.
+func (r *Registry) NodeName() string { return r.cfg.NodeName }
+
+// reply is the answer to any application command.
+type reply struct {
+	ok      bool
+	expired bool
+	renew   RenewResult
+	inst    *Instance
+	records []Record
+	err     error
+}
+
+var replyPool = sync.Pool{New: func() any { return make(chan reply, 1) }}
+
+// call sends cmd to its application actor and waits for the reply.
+func (r *Registry) call(ctx context.Context, cmd appCommand) (reply, error) {
+	ch := replyPool.Get().(chan reply)
+	cmd.setReply(ch)
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.cfg.RequestTimeout)
+		defer cancel()
+	}
+	select {
+	case <-r.closed:
+		return reply{}, ErrClosed
+	default:
+	}
+	r.root.Send(r.front, cmd)
+	select {
+	case rep := <-ch:
+		replyPool.Put(ch) // only a drained channel goes back to the pool
+		return rep, rep.err
+	case <-ctx.Done():
+		return reply{}, ctx.Err()
+	case <-r.closed:
+		return reply{}, ErrClosed
+	}
+}
+
+// Register adds or replaces an instance (spec §4.3). inst must have been
+// normalized (Instance.Normalize) and validated; it is not retained.
+// replicated marks a change that came from a peer.
+func (r *Registry) Register(ctx context.Context, inst *Instance, replicated bool) error {
+	_, err := r.call(ctx, &registerCmd{appCmd: appCmd{app: inst.App}, inst: inst, replicated: replicated})
+	return err
+}
+
+// Renew renews a lease (spec §4.4).
+func (r *Registry) Renew(ctx context.Context, req RenewRequest) (RenewResult, error) {
+	rep, err := r.call(ctx, &renewCmd{appCmd: appCmd{app: req.App}, req: req})
+	return rep.renew, err
+}
+
+// Cancel removes an instance; it reports false when there was none.
+func (r *Registry) Cancel(ctx context.Context, app, id string, replicated bool) (bool, error) {
+	rep, err := r.call(ctx, &cancelCmd{appCmd: appCmd{app: app}, id: id, replicated: replicated})
+	return rep.ok, err
+}
+
+// SetStatus sets a status override (PUT …/status); it reports false when the
+// instance is unknown.
+func (r *Registry) SetStatus(ctx context.Context, app, id string, s Status, lastDirty *int64, replicated bool) (bool, error) {
+	rep, err := r.call(ctx, &statusCmd{appCmd: appCmd{app: app}, id: id, status: s, lastDirty: lastDirty, replicated: replicated})
+	return rep.ok, err
+}
+
+// DeleteOverride removes a status override and sets the status to s
+// (DELETE …/status); it reports false when the instance is unknown.
+func (r *Registry) DeleteOverride(ctx context.Context, app, id string, s Status, lastDirty *int64, replicated bool) (bool, error) {
+	rep, err := r.call(ctx, &statusCmd{appCmd: appCmd{app: app}, id: id, status: s, lastDirty: lastDirty, replicated: replicated, delete: true})
+	return rep.ok, err
+}
+
+// UpdateMetadata merges kv into an instance's metadata and re-registers it;
+// it reports false when the instance is unknown.
+func (r *Registry) UpdateMetadata(ctx context.Context, app, id string, kv map[string]string, replicated bool) (bool, error) {
+	rep, err := r.call(ctx, &metadataCmd{appCmd: appCmd{app: app}, id: id, kv: kv, replicated: replicated})
+	return rep.ok, err
+}
+
+// Get returns the live state of an instance (lease timestamps as of now),
+// whether its lease has expired, and whether it exists.
+func (r *Registry) Get(ctx context.Context, app, id string) (inst *Instance, expired, ok bool, err error) {
+	rep, err := r.call(ctx, &getCmd{appCmd: appCmd{app: app}, id: id})
+	return rep.inst, rep.expired, rep.ok, err
+}
+
+// ApplyRecords installs peers' records for one application, each only if it
+// is newer than what this node holds. It reports how many changed the
+// registry.
+func (r *Registry) ApplyRecords(ctx context.Context, app string, recs []Record) (int, error) {
+	rep, err := r.call(ctx, &applyCmd{appCmd: appCmd{app: app}, recs: recs})
+	return len(rep.records), err
+}
+
+// Records returns the records (leases and tombstones) of one application.
+func (r *Registry) Records(ctx context.Context, app string) ([]Record, error) {
+	rep, err := r.call(ctx, &recordsCmd{appCmd: appCmd{app: app}})
+	return rep.records, err
+}
+
+// RenewRemote renews leases on behalf of a peer that received the renewals
+// (cluster renewal forwarding). It does not wait for the result.
+func (r *Registry) RenewRemote(app string, ids []string) {
+	r.root.Send(r.front, &renewBatchCmd{appCmd: appCmd{app: app}, ids: ids})
+}

@@ -1,0 +1,53 @@
+package actors
+
+import (
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// ticker sends msg to an actor every interval with a self-re-arming
+// time.AfterFunc. Ticks never pile up in a slow mailbox beyond one per
+// interval, and stop ends it for good. (protoactor's scheduler package has a
+// data race when cancelled, and ReceiveTimeout is an idle timer, so neither
+// is used.)
+type ticker struct {
+	mu       sync.Mutex
+	t        *time.Timer
+	stopped  bool
+	interval time.Duration
+	fire     func()
+}
+
+// startTicker starts a ticker for the actor of ctx. A non-positive interval
+// never ticks.
+func startTicker(ctx actor.Context, interval time.Duration, msg any) *ticker {
+	tk := &ticker{interval: interval}
+	if interval <= 0 {
+		tk.stopped = true
+		return tk
+	}
+	root, self := ctx.ActorSystem().Root, ctx.Self()
+	tk.fire = func() {
+		root.Send(self, msg)
+		tk.mu.Lock()
+		if !tk.stopped {
+			tk.t.Reset(tk.interval)
+		}
+		tk.mu.Unlock()
+	}
+	tk.mu.Lock()
+	tk.t = time.AfterFunc(interval, tk.fire)
+	tk.mu.Unlock()
+	return tk
+}
+
+func (tk *ticker) stop() {
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	tk.stopped = true
+	if tk.t != nil {
+		tk.t.Stop()
+	}
+}
