@@ -1,0 +1,59 @@
+# Heureka build targets. `make test` is what CI runs (see .ci/run).
+GO       ?= go
+PKGS     ?= ./...
+BENCHOUT ?= bench.out
+
+.PHONY: all build run test test-short vet fmt lint tidy bench fuzz clientdeps sim clean
+
+all: build
+
+build:
+	$(GO) build -o bin/heureka ./cmd/heureka
+
+## run: start one node on the embedded defaults (HTTP :8761, Eureka API at /eureka/).
+run:
+	$(GO) run ./cmd/heureka
+
+## clientdeps: install the pinned npm packages used by the JavaScript client tests.
+clientdeps:
+	cd clients/js && npm ci --no-audit --no-fund
+
+## test: vet, then every test with the race detector (needs `make clientdeps` for the JS client test).
+test: vet
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+test-short:
+	$(GO) test -count=1 -short $(PKGS)
+
+vet:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+lint: vet
+
+## tidy: fails if go.mod/go.sum are not tidy.
+tidy:
+	$(GO) mod tidy
+	git diff --exit-code go.mod go.sum
+
+## bench: the benchmarks recorded in BENCHMARKS.md (not part of `make test`).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s -timeout 60m ./bench/ | tee $(BENCHOUT)
+
+## fuzz: a short run of every fuzz target.
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzDecodeInstanceJSON -fuzztime 30s ./httpapi/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeInstanceXML -fuzztime 30s ./httpapi/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeReplicationList -fuzztime 30s ./httpapi/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./wire/
+
+## sim: run the chaos simulations and write their report.
+sim:
+	$(GO) run ./simulations/cmd/heureka-sim
+
+clean:
+	rm -rf bin $(BENCHOUT)

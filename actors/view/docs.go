@@ -1,0 +1,279 @@
+package view
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/benbjohnson/immutable"
+
+	"github.com/heureka/heureka/actors"
+)
+
+// docCache holds a snapshot's whole documents, built on first use.
+type docCache struct {
+	full  [NumFormats][2]lazy
+	delta [NumFormats][2]lazy
+}
+
+func newDocCache() *docCache { return &docCache{} }
+
+func gzIndex(gz bool) int {
+	if gz {
+		return 1
+	}
+	return 0
+}
+
+// FullVersionDelta is the versions__delta of a full registry document: any
+// value other than -1 makes Java clients use deltas afterwards.
+const FullVersionDelta = "1"
+
+// Full returns the full registry document (GET apps) in format f, gzipped
+// if gz. Applications without instances are omitted.
+func (s *Snapshot) Full(f Format, gz bool) []byte {
+	return s.docCache.full[f][gzIndex(gz)].get(func() []byte {
+		enc := s.enc[f]
+		open := enc.AppendApplicationsOpen(nil, FullVersionDelta, s.HashCode())
+		sep := enc.AppendApplicationsSeparator(nil)
+		closing := enc.AppendApplicationsClose(nil)
+		if gz {
+			pieces := make([]gzPiece, 0, 2*s.apps.Len()+2)
+			pieces = append(pieces, compressPiece(open))
+			var sepPiece gzPiece
+			if len(sep) > 0 {
+				sepPiece = compressPiece(sep)
+			}
+			first := true
+			s.Apps(func(a *App) bool {
+				if !first && len(sep) > 0 {
+					pieces = append(pieces, sepPiece)
+				}
+				first = false
+				pieces = append(pieces, a.gzElement(enc, f))
+				return true
+			})
+			pieces = append(pieces, compressPiece(closing))
+			return assembleGzip(pieces)
+		}
+		size := len(open) + len(closing)
+		s.Apps(func(a *App) bool {
+			size += len(a.element(enc, f)) + len(sep)
+			return true
+		})
+		out := make([]byte, 0, size)
+		out = append(out, open...)
+		first := true
+		s.Apps(func(a *App) bool {
+			if !first {
+				out = append(out, sep...)
+			}
+			first = false
+			out = append(out, a.element(enc, f)...)
+			return true
+		})
+		return append(out, closing...)
+	})
+}
+
+// AppDocument returns the document of one application (GET apps/{app}) and
+// whether the application exists.
+func (s *Snapshot) AppDocument(name string, f Format, gz bool) ([]byte, bool) {
+	a := s.App(name)
+	if a == nil {
+		return nil, false
+	}
+	return a.Document(s.enc[f], f, gz), true
+}
+
+// Delta returns the delta document (GET apps/delta): every instance changed
+// within the retention window, once, in its latest state, grouped by
+// application; versions__delta is the snapshot version and apps__hashcode is
+// the full registry's.
+func (s *Snapshot) Delta(f Format, gz bool) []byte {
+	return s.docCache.delta[f][gzIndex(gz)].get(func() []byte {
+		type group struct {
+			name  string
+			insts []*actors.Instance
+			pos   map[string]int
+		}
+		var groups []*group
+		byApp := map[string]*group{}
+		for _, e := range s.window {
+			k := e.inst.Key()
+			g := byApp[k.App]
+			if g == nil {
+				g = &group{name: k.App, pos: map[string]int{}}
+				byApp[k.App] = g
+				groups = append(groups, g)
+			}
+			if i, ok := g.pos[k.ID]; ok {
+				g.insts[i] = e.inst
+			} else {
+				g.pos[k.ID] = len(g.insts)
+				g.insts = append(g.insts, e.inst)
+			}
+		}
+		enc := s.enc[f]
+		out := enc.AppendApplicationsOpen(nil, strconv.FormatUint(s.version, 10), s.HashCode())
+		for i, g := range groups {
+			if i > 0 {
+				out = enc.AppendApplicationsSeparator(out)
+			}
+			out = enc.AppendApplication(out, g.name, g.insts)
+		}
+		out = enc.AppendApplicationsClose(out)
+		if gz {
+			return assembleGzip([]gzPiece{compressPiece(out)})
+		}
+		return out
+	})
+}
+
+// DeltaLen returns the number of entries in the delta window.
+func (s *Snapshot) DeltaLen() int { return len(s.window) }
+
+// VIPVersionDelta is the versions__delta Eureka sends in VIP documents.
+const VIPVersionDelta = "-1"
+
+// VIP returns the document of the instances whose vipAddress lists vip
+// (GET vips/{vip}); an unknown VIP gives an empty document.
+func (s *Snapshot) VIP(vip string, f Format, gz bool) []byte {
+	g, _ := s.vips.Get(vip)
+	return g.document(s.enc[f], f, gz)
+}
+
+// SVIP is VIP for secureVipAddress (GET svips/{svip}).
+func (s *Snapshot) SVIP(svip string, f Format, gz bool) []byte {
+	g, _ := s.svips.Get(svip)
+	return g.document(s.enc[f], f, gz)
+}
+
+// Group is the set of instances that share a VIP or secure VIP address. It
+// is immutable; a change to any member makes a new Group.
+type Group struct {
+	members []*actors.Instance // sorted by app, then id
+	counts  [len(actors.AllStatuses)]int
+	docs    [NumFormats][2]lazy
+}
+
+func groupLess(a, b actors.Key) bool {
+	if a.App != b.App {
+		return a.App < b.App
+	}
+	return a.ID < b.ID
+}
+
+func (g *Group) index(k actors.Key) (int, bool) {
+	i := sort.Search(len(g.members), func(i int) bool { return !groupLess(g.members[i].Key(), k) })
+	return i, i < len(g.members) && g.members[i].Key() == k
+}
+
+// replace returns a new group with key's member removed and, if inst is not
+// nil, inst added; nil when the result is empty.
+func (g *Group) replace(key actors.Key, inst *actors.Instance) *Group {
+	var members []*actors.Instance
+	if g != nil {
+		members = g.members
+	}
+	n := &Group{members: make([]*actors.Instance, 0, len(members)+1)}
+	for _, m := range members {
+		if m.Key() != key {
+			n.members = append(n.members, m)
+		}
+	}
+	if inst != nil {
+		i, _ := n.index(key)
+		n.members = append(n.members, nil)
+		copy(n.members[i+1:], n.members[i:])
+		n.members[i] = inst
+	}
+	if len(n.members) == 0 {
+		return nil
+	}
+	for _, m := range n.members {
+		n.counts[statusIndex(m.Status)]++
+	}
+	return n
+}
+
+func (g *Group) document(enc Encoder, f Format, gz bool) []byte {
+	if g == nil {
+		out := enc.AppendApplicationsOpen(nil, VIPVersionDelta, "")
+		out = enc.AppendApplicationsClose(out)
+		if gz {
+			return assembleGzip([]gzPiece{compressPiece(out)})
+		}
+		return out
+	}
+	return g.docs[f][gzIndex(gz)].get(func() []byte {
+		out := enc.AppendApplicationsOpen(nil, VIPVersionDelta, hashCode(&g.counts))
+		for i := 0; i < len(g.members); {
+			j := i
+			for j < len(g.members) && g.members[j].App == g.members[i].App {
+				j++
+			}
+			if i > 0 {
+				out = enc.AppendApplicationsSeparator(out)
+			}
+			out = enc.AppendApplication(out, g.members[i].App, g.members[i:j])
+			i = j
+		}
+		out = enc.AppendApplicationsClose(out)
+		if gz {
+			return assembleGzip([]gzPiece{compressPiece(out)})
+		}
+		return out
+	})
+}
+
+// splitAddresses splits a comma-separated VIP list. Eureka matches elements
+// exactly (case-sensitive, untrimmed); empty elements are dropped.
+func splitAddresses(s string) []string {
+	if s == "" {
+		return nil
+	}
+	parts := strings.Split(s, ",")
+	out := parts[:0]
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// updateGroups moves key from the groups named by old's field to those named
+// by cur's (either may be nil).
+func updateGroups(m *immutable.Map[string, *Group], key actors.Key, old, cur *actors.Instance,
+	field func(*actors.Instance) string) *immutable.Map[string, *Group] {
+	var names []string
+	if old != nil {
+		names = append(names, splitAddresses(field(old))...)
+	}
+	var curNames []string
+	if cur != nil {
+		curNames = splitAddresses(field(cur))
+		names = append(names, curNames...)
+	}
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		var member *actors.Instance
+		for _, c := range curNames {
+			if c == name {
+				member = cur
+			}
+		}
+		g, _ := m.Get(name)
+		if n := g.replace(key, member); n == nil {
+			m = m.Delete(name)
+		} else {
+			m = m.Set(name, n)
+		}
+	}
+	return m
+}

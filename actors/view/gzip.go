@@ -1,0 +1,133 @@
+package view
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"hash/crc32"
+	"sync"
+)
+
+// Gzip responses are assembled from pieces compressed independently, so that
+// a change to one application recompresses only that application.
+//
+// Each piece is a raw DEFLATE stream ended by a sync flush: it starts with no
+// history and ends on a byte boundary without a final block, so pieces can be
+// concatenated into one valid DEFLATE stream. A document is then
+//
+//	gzip header + piece₁ + … + pieceₙ + final empty block + CRC-32 + size
+//
+// where the CRC-32 of the whole uncompressed document is combined from the
+// pieces' CRCs (crc32Combine) instead of being recomputed over every byte.
+
+// gzPiece is one independently compressed piece of a document.
+type gzPiece struct {
+	deflated []byte
+	crc      uint32
+	size     int
+}
+
+var flateWriters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.DefaultCompression)
+	return w
+}}
+
+// compressPiece deflates plain into a concatenable piece.
+func compressPiece(plain []byte) gzPiece {
+	var buf bytes.Buffer
+	buf.Grow(len(plain)/8 + 64)
+	w := flateWriters.Get().(*flate.Writer)
+	w.Reset(&buf)
+	_, _ = w.Write(plain) // writes to a bytes.Buffer cannot fail
+	_ = w.Flush()
+	flateWriters.Put(w)
+	return gzPiece{deflated: buf.Bytes(), crc: crc32.ChecksumIEEE(plain), size: len(plain)}
+}
+
+// gzipHeader is a minimal gzip member header: magic, deflate, no flags, no
+// mtime, no extra flags, unknown OS.
+var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255}
+
+// finalBlock is an empty final DEFLATE block with fixed Huffman codes.
+var finalBlock = []byte{0x03, 0x00}
+
+// assembleGzip joins pieces into one gzip document.
+func assembleGzip(pieces []gzPiece) []byte {
+	n := len(gzipHeader) + len(finalBlock) + 8
+	for _, p := range pieces {
+		n += len(p.deflated)
+	}
+	out := make([]byte, 0, n)
+	out = append(out, gzipHeader...)
+	var crc uint32
+	size := 0
+	for i, p := range pieces {
+		out = append(out, p.deflated...)
+		if i == 0 {
+			crc = p.crc
+		} else {
+			crc = crc32Combine(crc, p.crc, p.size)
+		}
+		size += p.size
+	}
+	out = append(out, finalBlock...)
+	out = binary.LittleEndian.AppendUint32(out, crc)
+	out = binary.LittleEndian.AppendUint32(out, uint32(size))
+	return out
+}
+
+// crc32Combine returns the CRC-32 (IEEE) of A‖B given crc(A), crc(B) and
+// len(B). Appending len2 zero bytes to A is a linear map on the CRC register
+// over GF(2); it is applied by repeated squaring of the one-zero-bit operator,
+// then crc(B) is added.
+func crc32Combine(crc1, crc2 uint32, len2 int) uint32 {
+	if len2 <= 0 {
+		return crc1
+	}
+	var even, odd [32]uint32
+	// odd: the operator for one zero bit (reflected IEEE polynomial).
+	odd[0] = 0xedb88320
+	row := uint32(1)
+	for i := 1; i < 32; i++ {
+		odd[i] = row
+		row <<= 1
+	}
+	gf2Square(&even, &odd) // two zero bits
+	gf2Square(&odd, &even) // four zero bits
+	n := uint(len2)
+	for {
+		gf2Square(&even, &odd) // first pass: one zero byte
+		if n&1 != 0 {
+			crc1 = gf2Times(&even, crc1)
+		}
+		n >>= 1
+		if n == 0 {
+			break
+		}
+		gf2Square(&odd, &even)
+		if n&1 != 0 {
+			crc1 = gf2Times(&odd, crc1)
+		}
+		n >>= 1
+		if n == 0 {
+			break
+		}
+	}
+	return crc1 ^ crc2
+}
+
+func gf2Times(mat *[32]uint32, vec uint32) uint32 {
+	var sum uint32
+	for i := 0; vec != 0; i, vec = i+1, vec>>1 {
+		if vec&1 != 0 {
+			sum ^= mat[i]
+		}
+	}
+	return sum
+}
+
+func gf2Square(square, mat *[32]uint32) {
+	for n := 0; n < 32; n++ {
+		square[n] = gf2Times(mat, mat[n])
+	}
+}

@@ -1,0 +1,156 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/heureka/heureka/actors/view"
+)
+
+// negotiate picks the format of a cached read the way Eureka does: JSON iff
+// the Accept header contains "json" (XML otherwise, also when absent),
+// compact iff X-Eureka-Accept is "compact"; gzip iff Accept-Encoding
+// contains "gzip".
+func negotiate(r *http.Request) (f view.Format, gz bool) {
+	json := strings.Contains(r.Header.Get("Accept"), "json")
+	compact := strings.EqualFold(r.Header.Get("X-Eureka-Accept"), "compact")
+	switch {
+	case json && compact:
+		f = view.FormatCompactJSON
+	case json:
+		f = view.FormatJSON
+	case compact:
+		f = view.FormatCompactXML
+	default:
+		f = view.FormatXML
+	}
+	return f, strings.Contains(r.Header.Get("Accept-Encoding"), "gzip")
+}
+
+// contentTypes maps formats to their Content-Type header values, allocated
+// once so that writing them costs nothing per request.
+var contentTypes = [view.NumFormats][]string{
+	view.FormatJSON:        {"application/json"},
+	view.FormatXML:         {"application/xml"},
+	view.FormatCompactJSON: {"application/json"},
+	view.FormatCompactXML:  {"application/xml"},
+}
+
+var (
+	gzipValue = []string{"gzip"}
+	varyValue = []string{"Accept, Accept-Encoding, X-Eureka-Accept"}
+)
+
+// writeDoc writes prepared bytes with their headers.
+func writeDoc(w http.ResponseWriter, f view.Format, gz bool, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = contentTypes[f]
+	h["Vary"] = varyValue
+	if gz {
+		h["Content-Encoding"] = gzipValue
+	}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+func (s *Server) getApps(w http.ResponseWriter, r *http.Request) {
+	f, gz := negotiate(r)
+	writeDoc(w, f, gz, s.cfg.View.Snapshot().Full(f, gz))
+}
+
+func (s *Server) getDelta(w http.ResponseWriter, r *http.Request) {
+	f, gz := negotiate(r)
+	writeDoc(w, f, gz, s.cfg.View.Snapshot().Delta(f, gz))
+}
+
+func (s *Server) getApp(w http.ResponseWriter, r *http.Request) {
+	f, gz := negotiate(r)
+	doc, ok := s.cfg.View.Snapshot().AppDocument(appName(r), f, gz)
+	if !ok {
+		w.WriteHeader(http.StatusNotFound) // Eureka answers an empty 404
+		return
+	}
+	writeDoc(w, f, gz, doc)
+}
+
+func (s *Server) getVIP(w http.ResponseWriter, r *http.Request) {
+	f, gz := negotiate(r)
+	writeDoc(w, f, gz, s.cfg.View.Snapshot().VIP(r.PathValue("vip"), f, gz))
+}
+
+func (s *Server) getSVIP(w http.ResponseWriter, r *http.Request) {
+	f, gz := negotiate(r)
+	writeDoc(w, f, gz, s.cfg.View.Snapshot().SVIP(r.PathValue("svip"), f, gz))
+}
+
+// entityFormat picks JSON or XML for a non-cached entity (instance GET, 409
+// body): JSON iff Accept mentions json, else XML (Eureka's first @Produces).
+func entityFormat(r *http.Request) view.Format {
+	if strings.Contains(r.Header.Get("Accept"), "json") {
+		return view.FormatJSON
+	}
+	return view.FormatXML
+}
+
+func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) {
+	s.writeLiveInstance(w, r, appName(r), r.PathValue("id"))
+}
+
+func (s *Server) getInstanceByID(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	inst := s.cfg.View.Snapshot().InstanceByID(id)
+	if inst == nil {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	s.writeLiveInstance(w, r, inst.App, id)
+}
+
+// writeLiveInstance answers an instance GET from the lease holder, not the
+// cache: 404 when absent, or expired while lease expiration is enabled.
+func (s *Server) writeLiveInstance(w http.ResponseWriter, r *http.Request, app, id string) {
+	inst, expired, ok, err := s.cfg.Registry.Get(r.Context(), app, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !ok || (expired && s.cfg.Registry.SelfPreservation().ExpirationEnabled) {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	f := entityFormat(r)
+	writeEntity(w, http.StatusOK, f, AppendInstanceDocument(nil, f, inst))
+}
+
+func writeEntity(w http.ResponseWriter, code int, f view.Format, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = contentTypes[f]
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+func (s *Server) statusOverrides(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.cfg.View.Snapshot().Overrides())
+}
+
+func (s *Server) members(w http.ResponseWriter, _ *http.Request) {
+	members := []Member{}
+	if s.cfg.Cluster != nil {
+		members = s.cfg.Cluster.Members()
+	} else {
+		members = append(members, Member{Name: s.cfg.NodeName, State: "alive", Owned: 1})
+	}
+	writeJSON(w, http.StatusOK, members)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

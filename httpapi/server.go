@@ -1,0 +1,164 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/actors/view"
+)
+
+// Registry is what the HTTP API needs from the registry's write side
+// (actors.Registry implements it).
+type Registry interface {
+	Register(ctx context.Context, inst *actors.Instance, replicated bool) error
+	Renew(ctx context.Context, req actors.RenewRequest) (actors.RenewResult, error)
+	Cancel(ctx context.Context, app, id string, replicated bool) (bool, error)
+	SetStatus(ctx context.Context, app, id string, s actors.Status, lastDirty *int64, replicated bool) (bool, error)
+	DeleteOverride(ctx context.Context, app, id string, s actors.Status, lastDirty *int64, replicated bool) (bool, error)
+	UpdateMetadata(ctx context.Context, app, id string, kv map[string]string, replicated bool) (bool, error)
+	Get(ctx context.Context, app, id string) (inst *actors.Instance, expired, ok bool, err error)
+	SelfPreservation() *actors.SelfPreservationStatus
+}
+
+// Snapshots gives the current read snapshot (view.View implements it).
+type Snapshots interface {
+	Snapshot() *view.Snapshot
+}
+
+// Member is one cluster member as the API reports it.
+type Member struct {
+	Name    string  `json:"name"`
+	Address string  `json:"address"`
+	State   string  `json:"state"` // alive, suspect, dead or left
+	Owned   float64 `json:"owned"` // share of applications this member owns
+	// URL is the member's Eureka API base URL, when known.
+	URL string `json:"url,omitempty"`
+}
+
+// Cluster reports cluster membership; nil means a single node.
+type Cluster interface {
+	Members() []Member
+}
+
+// Config configures the HTTP API.
+type Config struct {
+	// Registry executes writes. Required.
+	Registry Registry
+	// View serves reads. Required.
+	View Snapshots
+	// Cluster lists members for /eureka/status and /cluster/members.
+	Cluster Cluster
+	// Ready reports whether the node is ready (/readyz). Nil: always.
+	Ready func() bool
+	// NodeName and Version describe this node in /eureka/status.
+	NodeName, Version string
+	// MaxBodyBytes limits request bodies (after gzip decoding). Default 1 MiB.
+	MaxBodyBytes int64
+	// Logger receives request errors. Default: discard.
+	Logger *slog.Logger
+	// Metrics registers the API's Prometheus metrics; nil uses a private
+	// registry. /metrics serves it.
+	Metrics *prometheus.Registry
+}
+
+// Server is the Eureka REST API as an http.Handler. It holds no registry
+// state: writes go to the Registry, reads come from the View's snapshot.
+type Server struct {
+	cfg     Config
+	mux     *http.ServeMux
+	log     *slog.Logger
+	started time.Time
+	metrics *metrics
+}
+
+// BasePaths are the prefixes the Eureka API is served under: Spring Cloud's
+// /eureka/ and the Netflix WAR's /eureka/v2/.
+var BasePaths = []string{"/eureka", "/eureka/v2"}
+
+// New returns the API handler.
+func New(cfg Config) *Server {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger.With("component", "http"), started: time.Now()}
+	s.metrics = newMetrics(cfg.Metrics, cfg.Registry, cfg.View)
+	s.routes()
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Server) routes() {
+	for _, base := range BasePaths {
+		s.handle("GET "+base+"/apps", "apps", s.getApps)
+		s.handle("GET "+base+"/apps/{$}", "apps", s.getApps)
+		s.handle("GET "+base+"/apps/delta", "delta", s.getDelta)
+		s.handle("GET "+base+"/apps/delta/{$}", "delta", s.getDelta)
+		s.handle("GET "+base+"/apps/{app}", "app", s.getApp)
+		s.handle("POST "+base+"/apps/{app}", "register", s.register)
+		s.handle("GET "+base+"/apps/{app}/{id}", "instance", s.getInstance)
+		s.handle("PUT "+base+"/apps/{app}/{id}", "renew", s.renew)
+		s.handle("DELETE "+base+"/apps/{app}/{id}", "cancel", s.cancel)
+		s.handle("PUT "+base+"/apps/{app}/{id}/status", "status", s.setStatus)
+		s.handle("DELETE "+base+"/apps/{app}/{id}/status", "status", s.deleteStatus)
+		s.handle("PUT "+base+"/apps/{app}/{id}/metadata", "metadata", s.metadata)
+		s.handle("GET "+base+"/instances/{id}", "instance", s.getInstanceByID)
+		s.handle("GET "+base+"/vips/{vip}", "vip", s.getVIP)
+		s.handle("GET "+base+"/svips/{svip}", "vip", s.getSVIP)
+		s.handle("POST "+base+"/peerreplication/batch", "batch", s.batch)
+		s.handle("POST "+base+"/peerreplication/batch/{$}", "batch", s.batch)
+		s.handle("PUT "+base+"/asg/{asg}/status", "asg", s.asgStatus)
+		s.handle("GET "+base+"/status", "status", s.status)
+		s.handle("GET "+base+"/serverinfo/statusoverrides", "statusoverrides", s.statusOverrides)
+	}
+	s.handle("GET /cluster/members", "members", s.members)
+	s.handle("GET /healthz", "health", func(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, "ok") })
+	s.handle("GET /readyz", "ready", s.readyz)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
+}
+
+// handle registers h for pattern, counting requests under route.
+func (s *Server) handle(pattern, route string, h http.HandlerFunc) {
+	c := s.metrics.requests.WithLabelValues(route)
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		c.Inc()
+		h(w, r)
+	})
+}
+
+// replicated reports whether a request comes from a Eureka peer.
+func replicated(r *http.Request) bool {
+	return r.Header.Get("x-netflix-discovery-replication") == "true"
+}
+
+// appName is the upper-cased {app} path value: app names match
+// case-insensitively.
+func appName(r *http.Request) string { return strings.ToUpper(r.PathValue("app")) }
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	if s.cfg.Ready != nil && !s.cfg.Ready() {
+		writeText(w, http.StatusServiceUnavailable, "not ready: initial cluster sync in progress")
+		return
+	}
+	writeText(w, http.StatusOK, "ready")
+}
+
+func writeText(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(msg))
+}

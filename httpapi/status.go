@@ -1,0 +1,113 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/heureka/heureka/actors"
+)
+
+// statusInfo is Eureka's StatusInfo (GET status): general statistics, the
+// cluster replicas and this server's own instance.
+type statusInfo struct {
+	general  [][2]string // name, value in Eureka's order
+	replicas [3]string   // registered, available, unavailable
+	self     *actors.Instance
+	healthy  bool
+}
+
+func (s *Server) statusInfo() statusInfo {
+	var st statusInfo
+	up := time.Since(s.started)
+	days := int(up.Hours()) / 24
+	hm := fmt.Sprintf("%02d:%02d", int(up.Hours())%24, int(up.Minutes())%60)
+	if days > 0 {
+		hm = fmt.Sprintf("%d days %s", days, hm)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	used := ms.HeapInuse / (1 << 20)
+	total := ms.Sys / (1 << 20)
+	pct := 0
+	if total > 0 {
+		pct = int(used * 100 / total)
+	}
+	env := os.Getenv("HEUREKA_ENVIRONMENT")
+	if env == "" {
+		env = "production"
+	}
+	st.general = [][2]string{
+		{"environment", env},
+		{"num-of-cpus", fmt.Sprint(runtime.NumCPU())},
+		{"total-avail-memory", fmt.Sprintf("%dmb", total)},
+		{"current-memory-usage", fmt.Sprintf("%dmb (%d%%)", used, pct)},
+		{"server-uptime", hm},
+	}
+	var reg, avail, unavail []string
+	if s.cfg.Cluster != nil {
+		for _, m := range s.cfg.Cluster.Members() {
+			if m.Name == s.cfg.NodeName || m.State == "left" {
+				continue
+			}
+			url := m.URL
+			if url == "" {
+				url = m.Address
+			}
+			reg = append(reg, url)
+			if m.State == "alive" {
+				avail = append(avail, url+",")
+			} else {
+				unavail = append(unavail, url+",")
+			}
+		}
+	}
+	st.replicas = [3]string{strings.Join(reg, ", "), strings.Join(avail, ""), strings.Join(unavail, "")}
+	host, _ := os.Hostname()
+	st.self = &actors.Instance{InstanceID: s.cfg.NodeName, HostName: host, App: "HEUREKA", IPAddr: host,
+		Status: actors.StatusUp, OverriddenStatus: actors.StatusUnknown, Port: actors.Port{Number: 8761, Enabled: true},
+		CountryID: 1, DataCenterInfo: actors.DataCenterInfo{Name: "MyOwn"},
+		LeaseInfo:                     actors.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90},
+		IsCoordinatingDiscoveryServer: true, Metadata: map[string]string{"version": s.cfg.Version}}
+	st.healthy = s.cfg.Ready == nil || s.cfg.Ready()
+	return st
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	st := s.statusInfo()
+	f := entityFormat(r)
+	var b strings.Builder
+	if f == 0 { // JSON
+		b.WriteString(`{"generalStats":{`)
+		for i, kv := range st.general {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "%q:%q", kv[0], kv[1])
+		}
+		fmt.Fprintf(&b, `},"applicationStats":{"registered-replicas":%q,"available-replicas":%q,"unavailable-replicas":%q},"instanceInfo":`,
+			st.replicas[0], st.replicas[1], st.replicas[2])
+		inst := AppendInstanceDocument(nil, f, st.self)
+		// Unwrap {"instance":…} to embed the object.
+		b.Write(inst[len(`{"instance":`) : len(inst)-1])
+		fmt.Fprintf(&b, `,"isHeathly":%t}`, st.healthy)
+	} else {
+		b.WriteString("<status>\n  <generalStats>\n")
+		for _, kv := range st.general {
+			fmt.Fprintf(&b, "    <%s>%s</%s>\n", kv[0], escapeXMLText(kv[1]), kv[0])
+		}
+		fmt.Fprintf(&b, "  </generalStats>\n  <applicationStats>\n    <registered-replicas>%s</registered-replicas>\n"+
+			"    <available-replicas>%s</available-replicas>\n    <unavailable-replicas>%s</unavailable-replicas>\n  </applicationStats>\n",
+			escapeXMLText(st.replicas[0]), escapeXMLText(st.replicas[1]), escapeXMLText(st.replicas[2]))
+		b.Write(AppendInstanceDocument(nil, f, st.self))
+		fmt.Fprintf(&b, "\n  <isHeathly>%t</isHeathly>\n</status>", st.healthy)
+	}
+	writeEntity(w, http.StatusOK, f, []byte(b.String()))
+}
+
+var statusEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;")
+
+func escapeXMLText(s string) string { return statusEscaper.Replace(s) }

@@ -1,0 +1,287 @@
+package httpapi
+
+import (
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/heureka/heureka/actors"
+)
+
+// errBodyTooLarge is returned when a request body exceeds MaxBodyBytes.
+var errBodyTooLarge = errors.New("httpapi: request body too large")
+
+// readBody reads a request body, inflating it when Content-Encoding is gzip,
+// and enforces MaxBodyBytes on the decoded size.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	limit := s.cfg.MaxBodyBytes
+	var src io.Reader = http.MaxBytesReader(w, r.Body, limit)
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(src)
+		if err != nil {
+			return nil, badRequest("cannot parse request body: bad gzip data")
+		}
+		defer zr.Close()
+		src = zr
+	default:
+		return nil, &httpError{code: http.StatusUnsupportedMediaType, msg: fmt.Sprintf("unsupported Content-Encoding %q", enc)}
+	}
+	body, err := io.ReadAll(io.LimitReader(src, limit+1))
+	var maxErr *http.MaxBytesError
+	switch {
+	case errors.As(err, &maxErr) || int64(len(body)) > limit:
+		return nil, &httpError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body exceeds %d bytes", limit)}
+	case err != nil:
+		return nil, badRequest("cannot read request body: " + err.Error())
+	}
+	return body, nil
+}
+
+// validateRegistration applies Eureka's register checks in order (spec §2
+// Register) and fills an Amazon instance-id that is missing.
+func validateRegistration(inst *actors.Instance, pathApp string) error {
+	switch {
+	case strings.TrimSpace(inst.ID()) == "":
+		return badRequest("Missing instanceId")
+	case strings.TrimSpace(inst.HostName) == "":
+		return badRequest("Missing hostname")
+	case strings.TrimSpace(inst.IPAddr) == "":
+		return badRequest("Missing ip address")
+	case strings.TrimSpace(inst.App) == "":
+		return badRequest("Missing appName")
+	case inst.App != pathApp:
+		return badRequest(fmt.Sprintf("Mismatched appName, expecting %s but was %s", pathApp, inst.App))
+	case inst.DataCenterInfo.Name == "" && inst.DataCenterInfo.Class == "":
+		return badRequest("Missing dataCenterInfo")
+	case inst.DataCenterInfo.Name == "":
+		return badRequest("Missing dataCenterInfo Name")
+	}
+	if inst.DataCenterInfo.Name == "Amazon" && inst.DataCenterInfo.Metadata[actors.AmazonInstanceIDKey] == "" {
+		if inst.DataCenterInfo.Metadata == nil {
+			inst.DataCenterInfo.Metadata = map[string]string{}
+		}
+		inst.DataCenterInfo.Metadata[actors.AmazonInstanceIDKey] = inst.ID()
+	}
+	return nil
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	inst, err := DecodeInstance(r.Header.Get("Content-Type"), body)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	inst.Normalize()
+	if err := validateRegistration(inst, appName(r)); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.cfg.Registry.Register(r.Context(), inst, replicated(r)); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent) // the Java client accepts only 204
+}
+
+// optionalTimestamp parses an optional epoch-millisecond query parameter.
+func optionalTimestamp(r *http.Request, name string) (*int64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return nil, nil
+	}
+	ts, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return nil, badRequest(fmt.Sprintf("%s must be epoch milliseconds, got %q", name, v))
+	}
+	return &ts, nil
+}
+
+func (s *Server) renew(w http.ResponseWriter, r *http.Request) {
+	req := actors.RenewRequest{App: appName(r), ID: r.PathValue("id"), Replicated: replicated(r)}
+	if r.URL.RawQuery != "" {
+		var err error
+		if req.LastDirtyTimestamp, err = optionalTimestamp(r, "lastDirtyTimestamp"); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if o := r.URL.Query().Get("overriddenstatus"); o != "" {
+			req.OverriddenStatus = actors.LenientStatus(o)
+		}
+	}
+	res, err := s.cfg.Registry.Renew(r.Context(), req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	switch res.Outcome {
+	case actors.RenewOK:
+		w.WriteHeader(http.StatusOK) // no entity: Jersey parses any body
+	case actors.RenewNotFound:
+		w.WriteHeader(http.StatusNotFound)
+	case actors.RenewConflict:
+		f := entityFormat(r)
+		writeEntity(w, http.StatusConflict, f, AppendInstanceDocument(nil, f, res.Instance))
+	}
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	ok, err := s.cfg.Registry.Cancel(r.Context(), appName(r), r.PathValue("id"), replicated(r))
+	s.answer(w, r, ok, err)
+}
+
+// answer writes 200 for ok, 404 for not found, or the error.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, ok bool, err error) {
+	switch {
+	case err != nil:
+		s.fail(w, r, err)
+	case ok:
+		w.WriteHeader(http.StatusOK)
+	default:
+		w.WriteHeader(http.StatusNotFound)
+	}
+}
+
+// statusParam parses the value parameter of the status endpoints: an exact
+// upper-case status name. required says whether it may be absent (then
+// UNKNOWN).
+func statusParam(r *http.Request, required bool) (actors.Status, error) {
+	v := r.URL.Query().Get("value")
+	if v == "" {
+		if required {
+			return "", badRequest("missing status value (value=UP|DOWN|STARTING|OUT_OF_SERVICE|UNKNOWN)")
+		}
+		return actors.StatusUnknown, nil
+	}
+	st, ok := actors.ParseStatus(v)
+	if !ok {
+		return "", badRequest(fmt.Sprintf("unknown status value %q (want UP, DOWN, STARTING, OUT_OF_SERVICE or UNKNOWN)", v))
+	}
+	return st, nil
+}
+
+func (s *Server) setStatus(w http.ResponseWriter, r *http.Request) {
+	s.statusChange(w, r, false)
+}
+
+func (s *Server) deleteStatus(w http.ResponseWriter, r *http.Request) {
+	s.statusChange(w, r, true)
+}
+
+func (s *Server) statusChange(w http.ResponseWriter, r *http.Request, remove bool) {
+	st, err := statusParam(r, !remove)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	dirty, err := optionalTimestamp(r, "lastDirtyTimestamp")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var ok bool
+	if remove {
+		ok, err = s.cfg.Registry.DeleteOverride(r.Context(), appName(r), r.PathValue("id"), st, dirty, replicated(r))
+	} else {
+		ok, err = s.cfg.Registry.SetStatus(r.Context(), appName(r), r.PathValue("id"), st, dirty, replicated(r))
+	}
+	s.answer(w, r, ok, err)
+}
+
+func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
+	kv := map[string]string{}
+	for k, vs := range r.URL.Query() {
+		if k == "" || k == "@class" {
+			continue
+		}
+		kv[k] = vs[0]
+	}
+	ok, err := s.cfg.Registry.UpdateMetadata(r.Context(), appName(r), r.PathValue("id"), kv, replicated(r))
+	s.answer(w, r, ok, err)
+}
+
+func (s *Server) asgStatus(w http.ResponseWriter, r *http.Request) {
+	s.fail(w, r, badRequest("ASG status is only supported by an AWS registry; this registry has no ASGs"))
+}
+
+// batch applies a Eureka peer's replication batch (spec §5.3): items in
+// order, one response per item; the batch itself is 200 unless it cannot be
+// read.
+func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	items, err := DecodeReplicationList(body)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := make([]ReplicationResponse, len(items))
+	for i, it := range items {
+		out[i] = s.batchItem(r, it)
+	}
+	writeEntity(w, http.StatusOK, 0, AppendReplicationResponses(nil, out))
+}
+
+func (s *Server) batchItem(r *http.Request, it ReplicationItem) ReplicationResponse {
+	ctx := r.Context()
+	app := strings.ToUpper(it.AppName)
+	code := func(ok bool, err error) ReplicationResponse {
+		switch {
+		case err != nil:
+			return ReplicationResponse{StatusCode: http.StatusInternalServerError}
+		case ok:
+			return ReplicationResponse{StatusCode: http.StatusOK}
+		}
+		return ReplicationResponse{StatusCode: http.StatusNotFound}
+	}
+	switch it.Action {
+	case "Register":
+		if it.Instance != nil {
+			it.Instance.Normalize()
+			if validateRegistration(it.Instance, app) == nil {
+				if err := s.cfg.Registry.Register(ctx, it.Instance, true); err != nil {
+					return code(false, err)
+				}
+			}
+		}
+		return ReplicationResponse{StatusCode: http.StatusOK} // Eureka always says 200
+	case "Heartbeat":
+		res, err := s.cfg.Registry.Renew(ctx, actors.RenewRequest{App: app, ID: it.ID,
+			LastDirtyTimestamp: it.LastDirtyTimestamp, OverriddenStatus: actors.LenientStatus(it.OverriddenStatus), Replicated: true})
+		if err != nil {
+			return code(false, err)
+		}
+		switch res.Outcome {
+		case actors.RenewOK:
+			return ReplicationResponse{StatusCode: http.StatusOK}
+		case actors.RenewConflict:
+			return ReplicationResponse{StatusCode: http.StatusConflict, Entity: res.Instance}
+		}
+		return ReplicationResponse{StatusCode: http.StatusNotFound}
+	case "Cancel":
+		return code(s.cfg.Registry.Cancel(ctx, app, it.ID, true))
+	case "StatusUpdate", "DeleteStatusOverride":
+		st, ok := actors.ParseStatus(it.Status)
+		if !ok && (it.Action == "StatusUpdate" || it.Status != "") {
+			return ReplicationResponse{StatusCode: http.StatusBadRequest}
+		}
+		if it.Action == "StatusUpdate" {
+			return code(s.cfg.Registry.SetStatus(ctx, app, it.ID, st, it.LastDirtyTimestamp, true))
+		}
+		return code(s.cfg.Registry.DeleteOverride(ctx, app, it.ID, st, it.LastDirtyTimestamp, true))
+	}
+	return ReplicationResponse{StatusCode: http.StatusBadRequest}
+}
