@@ -89,7 +89,7 @@ type (
 		sweep   uint64
 		extra   time.Duration
 		replyTo *actor.PID
-		policy  EvictionPolicy
+		policy  Ownership
 		now     time.Time
 	}
 	// collectExpired asks one application for its expired leases.
@@ -230,7 +230,10 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 	case *renewCmd:
 		res, evs, renewed := s.renew(m.req)
 		if renewed {
-			a.r.renewals.Add(1)
+			a.r.countRenewal(s.name)
+			if !m.req.Replicated && a.r.cfg.OnRenew != nil {
+				a.r.cfg.OnRenew(s.name, m.req.ID)
+			}
 		}
 		a.emit(evs...)
 		m.respond(reply{ok: true, renew: res})
@@ -238,7 +241,7 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 		for _, id := range m.ids {
 			_, evs, renewed := s.renew(RenewRequest{App: s.name, ID: id, Replicated: true})
 			if renewed {
-				a.r.renewals.Add(1)
+				a.r.countRenewal(s.name)
 			}
 			a.emit(evs...)
 		}

@@ -7,12 +7,21 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 )
 
-// EvictionPolicy lets the cluster layer restrict which applications this
-// node evicts (only the owner of an application evicts it). A nil policy
-// evicts everything.
-type EvictionPolicy interface {
-	// MayEvict reports whether this node may evict expired leases of app now.
+// Ownership is how the cluster layer tells the registry which applications
+// this node owns. Only the owner of an application evicts its expired leases,
+// and self-preservation weighs only the renewals and instances of owned
+// applications, so a node cut off from most clients does not evict what
+// others still see renewed. A nil Ownership owns everything (one node).
+type Ownership interface {
+	// Owns reports whether this node owns app now. It is called on every
+	// renewal and must be cheap.
+	Owns(app string) bool
+	// MayEvict reports whether this node may evict expired leases of app
+	// now: it owns app and has owned it long enough to have seen its
+	// renewals.
 	MayEvict(app string, now time.Time) bool
+	// OwnedCount returns the number of instances of owned applications.
+	OwnedCount() int
 }
 
 // evictionLimit is Eureka's cap on one eviction run: size − int(size ×
@@ -104,7 +113,7 @@ func (a *evictorActor) onTick(ctx actor.Context) {
 		a.r.log.Debug("eviction skipped: self-preservation", "renews", st.RenewsLastWindow, "threshold", st.Threshold)
 		return
 	}
-	ctx.Send(a.r.front, &sweepCmd{sweep: a.sweep, extra: a.extra, replyTo: ctx.Self(), policy: a.r.cfg.EvictionPolicy, now: now})
+	ctx.Send(a.r.front, &sweepCmd{sweep: a.sweep, extra: a.extra, replyTo: ctx.Self(), policy: a.r.cfg.Ownership, now: now})
 }
 
 func (a *evictorActor) maybeFinish(ctx actor.Context) {

@@ -72,9 +72,13 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Sinks receive every event (see Sink). The view is one.
 	Sinks []Sink
-	// EvictionPolicy restricts which applications this node evicts; nil
-	// evicts all (single node).
-	EvictionPolicy EvictionPolicy
+	// Ownership restricts eviction and self-preservation to the
+	// applications this node owns; nil owns all (single node).
+	Ownership Ownership
+	// OnRenew, if set, is called by the application actor after every
+	// successful renewal that came from a client (not a peer). It must not
+	// block. The cluster layer forwards these renewals to the owner.
+	OnRenew func(app, id string)
 	// Seed seeds the random choice of evictions. Default: time-based.
 	Seed int64
 }
@@ -230,6 +234,32 @@ func (r *Registry) HLC() *HLC { return r.hlc }
 // NodeName returns the node name the registry stamps versions with.
 func (r *Registry) NodeName() string { return r.cfg.NodeName }
 
+// owns reports whether this node owns app (always true without Ownership).
+func (r *Registry) owns(app string) bool {
+	return r.cfg.Ownership == nil || r.cfg.Ownership.Owns(app)
+}
+
+// countRenewal counts a renewal of app for self-preservation.
+func (r *Registry) countRenewal(app string) {
+	if r.owns(app) {
+		r.renewals.Add(1)
+	}
+}
+
+// ownedCount is the instance count self-preservation expects renewals for.
+func (r *Registry) ownedCount() int {
+	if r.cfg.Ownership == nil {
+		return r.Count()
+	}
+	return r.cfg.Ownership.OwnedCount()
+}
+
+// OwnershipChanged tells the registry that the set of owned applications
+// changed: self-preservation adopts the new owned instance count at once.
+func (r *Registry) OwnershipChanged() {
+	r.root.Send(r.spPID, &spRecountTick{force: true})
+}
+
 // reply is the answer to any application command.
 type reply struct {
 	ok      bool
@@ -310,10 +340,11 @@ func (r *Registry) UpdateMetadata(ctx context.Context, app, id string, kv map[st
 }
 
 // Get returns the live state of an instance (lease timestamps as of now),
-// whether its lease has expired, and whether it exists.
+// whether its lease has expired, and whether it exists. Only the owner of an
+// application sees all its renewals, so other nodes never report expiry.
 func (r *Registry) Get(ctx context.Context, app, id string) (inst *Instance, expired, ok bool, err error) {
 	rep, err := r.call(ctx, &getCmd{appCmd: appCmd{app: app}, id: id})
-	return rep.inst, rep.expired, rep.ok, err
+	return rep.inst, rep.expired && r.owns(app), rep.ok, err
 }
 
 // ApplyRecords installs peers' records for one application, each only if it

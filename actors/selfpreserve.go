@@ -86,7 +86,7 @@ func (s *selfPreservation) status() *SelfPreservationStatus {
 // Messages of the self-preservation actor.
 type (
 	spWindowTick  struct{}
-	spRecountTick struct{}
+	spRecountTick struct{ force bool }
 	spEvent       struct{ ev *Event }
 )
 
@@ -119,7 +119,11 @@ func (a *selfPreservationActor) Receive(ctx actor.Context) {
 		a.sp.renewsLastWindow = a.r.renewals.Swap(0)
 		a.publish()
 	case *spRecountTick:
-		a.sp.recount(a.r.Count())
+		if m.force {
+			a.sp.expected = a.r.ownedCount()
+		} else {
+			a.sp.recount(a.r.ownedCount())
+		}
 		a.publish()
 	}
 }
@@ -130,7 +134,7 @@ func (a *selfPreservationActor) publish() { a.r.sp.Store(a.sp.status()) }
 type spSink struct{ r *Registry }
 
 func (s spSink) Apply(ev *Event) {
-	if ev.NewLease || ev.Action == ActionDeleted {
+	if (ev.NewLease || ev.Action == ActionDeleted) && s.r.owns(ev.Instance.App) {
 		s.r.root.Send(s.r.spPID, &spEvent{ev: ev})
 	}
 }
