@@ -29,6 +29,7 @@ func (l *lease) expired(now int64, extra time.Duration) bool {
 type tombstone struct {
 	version Version
 	deleted int64 // epoch ms
+	evicted bool  // removed by eviction rather than a cancel
 }
 
 // appOptions are the settings an appState needs from the registry.
@@ -227,7 +228,7 @@ func (a *appState) remove(id string, cause Cause, replicated bool) (Event, bool)
 	inst.LeaseInfo.EvictionTimestamp = now
 	ev := a.publish(l, inst, ActionDeleted, cause, false, now)
 	ev.Replicated = replicated
-	a.tombstones[id] = tombstone{version: ev.Version, deleted: now}
+	a.tombstones[id] = tombstone{version: ev.Version, deleted: now, evicted: cause == CauseEvict}
 	return ev, true
 }
 
@@ -347,10 +348,12 @@ func (a *appState) collectTombstones() {
 // Record is an instance's replicated state: the instance (nil for a
 // tombstone) and the version that produced it.
 type Record struct {
-	App      string
-	ID       string
-	Version  Version
-	Deleted  bool
+	App     string
+	ID      string
+	Version Version
+	Deleted bool
+	// Evicted marks a tombstone left by eviction (not by a cancel).
+	Evicted  bool
 	Instance *Instance
 }
 
@@ -366,7 +369,12 @@ func (a *appState) applyRecord(r Record) (Event, bool) {
 	now := a.now()
 	if r.Deleted {
 		l := a.leases[r.ID]
-		a.tombstones[r.ID] = tombstone{version: r.Version, deleted: now}
+		if r.Evicted && l != nil && !l.expired(now, 0) {
+			// The owner gave up on this lease, but a client renewed it here
+			// since: the renewal wins, and a new version tells everyone.
+			return a.publish(l, l.inst.Clone(), ActionAdded, CauseRegister, false, now), true
+		}
+		a.tombstones[r.ID] = tombstone{version: r.Version, deleted: now, evicted: r.Evicted}
 		if l == nil {
 			return Event{}, false
 		}
@@ -416,7 +424,7 @@ func (a *appState) records() []Record {
 		out = append(out, Record{App: a.name, ID: id, Version: l.version, Instance: l.inst})
 	}
 	for id, t := range a.tombstones {
-		out = append(out, Record{App: a.name, ID: id, Version: t.version, Deleted: true})
+		out = append(out, Record{App: a.name, ID: id, Version: t.version, Deleted: true, Evicted: t.evicted})
 	}
 	return out
 }
