@@ -60,7 +60,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "heureka: %v\n", err)
 		return 2
 	}
-	log, err := NewLogger(stderr, cfg.LogLevel, cfg.LogFormat, cfg.NodeName)
+	log, err := NewLogger(stderr, cfg.LogLevel, cfg.LogFormat, "") // node.Start adds the node attribute
 	if err != nil {
 		fmt.Fprintf(stderr, "heureka: %v\n", err)
 		return 2

@@ -1,0 +1,209 @@
+package wire
+
+// ProtocolVersion is the version of the wire format this build speaks: the
+// first byte of every frame. Bump it on any change to a message struct (see
+// the package doc); peers on different versions refuse each other's frames and
+// the cluster layer refuses them as members.
+const ProtocolVersion uint8 = 1
+
+// Type is the tag that says which message a frame carries (its second byte).
+type Type uint8
+
+// The message tags. Zero is never a valid tag, so an all-zero frame is refused.
+// Tags are part of the wire format: never renumber one.
+const (
+	// TypeRecords tags *Records.
+	TypeRecords Type = 1
+	// TypeRenewals tags *Renewals.
+	TypeRenewals Type = 2
+	// TypeDigest tags *Digest.
+	TypeDigest Type = 3
+	// TypeSyncRequest tags *SyncRequest.
+	TypeSyncRequest Type = 4
+)
+
+var typeNames = [...]string{"", "records", "renewals", "digest", "sync-request"}
+
+// String returns a short lower-case name of the tag, for logs and metrics.
+func (t Type) String() string {
+	if int(t) < len(typeNames) && t != 0 {
+		return typeNames[t]
+	}
+	return "unknown"
+}
+
+// Message is one node-to-node message: *Records, *Renewals, *Digest or
+// *SyncRequest. Decode returns exactly these pointer types, so a receiver can
+// dispatch with one type switch.
+type Message interface {
+	// Type returns the tag the message is framed with.
+	Type() Type
+}
+
+// InstanceRecord is the replicated state of one instance at one version. It is
+// not a Message on its own: a single change travels as a Records batch of one,
+// which costs one byte more and keeps a single receive path.
+//
+// Records of the same App/ID are ordered by (Clock, Node), the same order as
+// the registry's Version; a receiver keeps the greater one.
+type InstanceRecord struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	// App is the upper-case application name.
+	App string
+	// ID is the instance's registry id within App.
+	ID string
+	// Clock is the HLC reading of the change (ms << 16 | logical counter).
+	Clock uint64
+	// Node is the name of the node that made the change (the tie-breaker).
+	Node string
+	// Deleted marks a tombstone: the instance was cancelled or evicted at
+	// this version and must not come back from an older copy.
+	Deleted bool
+	// Instance is the instance's state; nil for a tombstone.
+	Instance *InstanceData
+	// Evicted marks a tombstone left by an eviction rather than a cancel:
+	// a node whose lease was renewed since refuses it.
+	Evicted bool
+}
+
+// InstanceData mirrors every field of a registry instance (Eureka's
+// InstanceInfo). Strings are as the registry holds them, "" standing for
+// Java's null; timestamps are epoch milliseconds, 0 meaning unset.
+type InstanceData struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	InstanceID       string
+	HostName         string
+	App              string
+	IPAddr           string
+	SID              string
+	Status           string
+	OverriddenStatus string
+	Port             PortData
+	SecurePort       PortData
+	CountryID        int
+	DataCenterInfo   DataCenterData
+	LeaseInfo        LeaseData
+	Metadata         map[string]string
+
+	AppGroupName                  string
+	HomePageURL                   string
+	StatusPageURL                 string
+	HealthCheckURL                string
+	SecureHealthCheckURL          string
+	VIPAddress                    string
+	SecureVIPAddress              string
+	IsCoordinatingDiscoveryServer bool
+	LastUpdatedTimestamp          int64
+	LastDirtyTimestamp            int64
+	ActionType                    string
+	ASGName                       string
+}
+
+// PortData is a port number and whether it is enabled.
+type PortData struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	Number  int
+	Enabled bool
+}
+
+// DataCenterData says where an instance runs: the Java class marker, the
+// data-center name ("MyOwn", "Amazon") and, for Amazon, its metadata.
+type DataCenterData struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	Class    string
+	Name     string
+	Metadata map[string]string
+}
+
+// LeaseData is the lease part of an instance: intervals in seconds,
+// timestamps in epoch milliseconds (0 = unset).
+type LeaseData struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	RenewalIntervalSecs   int
+	DurationSecs          int
+	RegistrationTimestamp int64
+	LastRenewalTimestamp  int64
+	EvictionTimestamp     int64
+	ServiceUpTimestamp    int64
+}
+
+// Records is a batch of instance records: the fan-out of registry events to
+// every member, and the answer to a SyncRequest during anti-entropy.
+type Records struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	Records []InstanceRecord
+	// Done lists the applications whose anti-entropy transfer this
+	// message completes (empty for ordinary fan-out).
+	Done []string
+}
+
+// Type returns TypeRecords.
+func (*Records) Type() Type { return TypeRecords }
+
+// Renewal says that an instance renewed its lease Count times since the last
+// batch that carried it (renewals are coalesced before they are forwarded).
+type Renewal struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	App   string
+	ID    string
+	Count uint32
+}
+
+// Renewals is a batch of renewals forwarded to the owner of their
+// applications, so that a heartbeat costs one message, not one per member.
+type Renewals struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	Renewals []Renewal
+}
+
+// Type returns TypeRenewals.
+func (*Renewals) Type() Type { return TypeRenewals }
+
+// AppDigest summarises one application's records on the sender: a hash over
+// its records' keys and versions (tombstones included) and their count.
+type AppDigest struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	App   string
+	Hash  uint64
+	Count uint32
+}
+
+// Digest is the sender's summary of its registry, one entry per application,
+// exchanged in push/pull anti-entropy. A receiver compares it with its own and
+// asks, with a SyncRequest, for the applications that differ.
+type Digest struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	// Node is the sender's node name, so the receiver knows whom to ask.
+	Node string
+	Apps []AppDigest
+	// Reply asks the receiver to answer with its own digest.
+	Reply bool
+}
+
+// Type returns TypeDigest.
+func (*Digest) Type() Type { return TypeDigest }
+
+// SyncRequest asks the receiver for all its records (tombstones included) of
+// the listed applications; the answer is one or more Records messages.
+type SyncRequest struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	// Node is the sender's node name: memberlist does not tell a receiver
+	// who sent a message, and the answer has to go back to it.
+	Node string
+	// Apps are the upper-case application names the sender wants.
+	Apps []string
+}
+
+// Type returns TypeSyncRequest.
+func (*SyncRequest) Type() Type { return TypeSyncRequest }
