@@ -18,6 +18,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/cluster"
 	"github.com/heureka/heureka/httpapi"
 )
 
@@ -39,6 +40,12 @@ type Config struct {
 	Version string
 	// Logger receives all logs. Default: discard.
 	Logger *slog.Logger
+	// Cluster configures membership; nil runs a single node. Its NodeName,
+	// Logger, Delegate and Events are filled in by the node.
+	Cluster *cluster.Config
+	// Replication configures replication (used with Cluster). Its Logger,
+	// Clock and Meta are filled in.
+	Replication cluster.ReplicatorConfig
 }
 
 // DefaultConfig returns a node on ":8761" with Eureka's defaults.
@@ -63,6 +70,10 @@ type Node struct {
 	server   *http.Server
 	listener net.Listener
 
+	members     *cluster.Membership
+	replicator  *cluster.Replicator
+	unsubscribe func()
+
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	stopOnce sync.Once
@@ -78,21 +89,36 @@ func Start(cfg Config) (*Node, error) {
 	cfg.View.Encoders = httpapi.Encoders()
 	v := view.New(cfg.View)
 
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("node: listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	n := &Node{cfg: cfg, log: log, view: v, listener: ln}
+
 	rc := cfg.Registry
 	rc.NodeName = cfg.Name
 	rc.Logger = log
 	rc.Sinks = append([]actors.Sink{v}, rc.Sinks...)
+	if cfg.Cluster != nil {
+		// The replicator is a sink and the ownership oracle of the
+		// registry, and the registry is the replicator's store: build the
+		// replicator first and attach the registry afterwards.
+		repl := cfg.Replication
+		repl.Logger = log
+		repl.Clock = rc.Clock
+		repl.Meta = []byte("http://" + advertisedHTTP(ln.Addr().String(), cfg.Cluster) + "/eureka")
+		n.replicator = cluster.NewReplicator(repl)
+		rc.Sinks = append(rc.Sinks, n.replicator)
+		rc.Ownership = n.replicator
+		rc.OnRenew = n.replicator.OnRenew
+	}
 	reg, err := actors.NewRegistry(rc)
 	if err != nil {
+		_ = ln.Close()
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
-	if err != nil {
-		reg.Close()
-		return nil, fmt.Errorf("node: listen on %s: %w", cfg.HTTPAddr, err)
-	}
-	n := &Node{cfg: cfg, log: log, registry: reg, view: v, listener: ln}
-	n.api = httpapi.New(httpapi.Config{
+	n.registry = reg
+	apiCfg := httpapi.Config{
 		Registry:     reg,
 		View:         v,
 		NodeName:     cfg.Name,
@@ -100,7 +126,17 @@ func Start(cfg Config) (*Node, error) {
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       log,
 		Metrics:      prometheus.NewRegistry(),
-	})
+	}
+	if cfg.Cluster != nil {
+		if err := n.startCluster(log); err != nil {
+			_ = ln.Close()
+			reg.Close()
+			return nil, err
+		}
+		apiCfg.Cluster = clusterView{n}
+		apiCfg.Ready = n.replicator.Ready
+	}
+	n.api = httpapi.New(apiCfg)
 	n.server = &http.Server{
 		Handler:           n.api,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -140,10 +176,19 @@ func (n *Node) View() *view.View { return n.view }
 func (n *Node) Handler() http.Handler { return n.api }
 
 // Stop shuts the node down: HTTP first (in-flight requests finish within
-// ctx), then the actors. It is idempotent.
+// ctx), then it leaves the cluster gracefully, then the actors stop. It is
+// idempotent.
 func (n *Node) Stop(ctx context.Context) error {
 	n.stopOnce.Do(func() {
 		n.stopErr = n.server.Shutdown(ctx)
+		if n.members != nil {
+			n.unsubscribe()
+			if err := n.members.Leave(n.cfg.Cluster.LeaveTimeout); err != nil {
+				n.log.Warn("leaving the cluster", "err", err)
+			}
+			n.replicator.Stop()
+			_ = n.members.Shutdown()
+		}
 		n.cancel()
 		n.wg.Wait()
 		n.registry.Close()

@@ -1,0 +1,93 @@
+package node
+
+import (
+	"context"
+	"log/slog"
+	"net"
+
+	"github.com/heureka/heureka/cluster"
+	"github.com/heureka/heureka/httpapi"
+)
+
+// startCluster starts membership and replication. The replicator is already
+// wired into the registry as a sink and as the ownership oracle.
+func (n *Node) startCluster(log *slog.Logger) error {
+	n.replicator.Attach(n.registry, n.view)
+	mc := *n.cfg.Cluster
+	mc.NodeName = n.cfg.Name
+	mc.Logger = log
+	mc.Delegate = n.replicator
+	m, err := cluster.New(mc)
+	if err != nil {
+		return err
+	}
+	n.members = m
+	// Membership events re-derive ownership and peer queues; the
+	// subscription delivers the current members first.
+	_, n.unsubscribe = m.Subscribe(func(cluster.MemberEvent) { n.replicator.MembersChanged() })
+	if err := m.Start(context.Background()); err != nil {
+		n.unsubscribe()
+		return err
+	}
+	n.replicator.Start(peers{m, n.cfg.Name}, len(mc.Join) > 0)
+	return nil
+}
+
+// Members returns the node's membership, or nil for a single node.
+func (n *Node) Members() *cluster.Membership { return n.members }
+
+// Replicator returns the node's replicator, or nil for a single node.
+func (n *Node) Replicator() *cluster.Replicator { return n.replicator }
+
+// Ready reports whether the node has finished its initial cluster sync.
+func (n *Node) Ready() bool { return n.replicator == nil || n.replicator.Ready() }
+
+// peers adapts a Membership to what the replicator needs.
+type peers struct {
+	m    *cluster.Membership
+	name string
+}
+
+func (p peers) LocalName() string { return p.name }
+
+func (p peers) AliveMembers() []string {
+	live := p.m.LiveMembers()
+	names := make([]string, 0, len(live))
+	for _, mb := range live {
+		names = append(names, mb.Name)
+	}
+	return names
+}
+
+func (p peers) SendReliable(name string, msg []byte) error { return p.m.SendReliable(name, msg) }
+
+// clusterView adapts the membership to what the HTTP API reports.
+type clusterView struct{ n *Node }
+
+func (c clusterView) Members() []httpapi.Member {
+	share := c.n.replicator.OwnedShare()
+	var out []httpapi.Member
+	for _, mb := range c.n.members.Members() {
+		out = append(out, httpapi.Member{Name: mb.Name, Address: mb.Address, State: string(mb.State),
+			Owned: share[mb.Name], URL: string(mb.Meta)})
+	}
+	return out
+}
+
+// advertisedHTTP is the HTTP address peers are told: the listener's port on
+// the gossip advertise (or bind) host when the listener is on a wildcard.
+func advertisedHTTP(listen string, c *cluster.Config) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return listen
+	}
+	if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
+		return listen
+	}
+	for _, h := range []string{c.AdvertiseAddr, c.BindAddr} {
+		if ip := net.ParseIP(h); ip != nil && !ip.IsUnspecified() {
+			return net.JoinHostPort(h, port)
+		}
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}
