@@ -58,6 +58,9 @@ func TestDefaultConfig(t *testing.T) {
 		DeltaRetentionInterval:         30 * time.Second,
 		MaxBodyBytes:                   1 << 20,
 		ReadyTimeout:                   30 * time.Second,
+		TakeoverGrace:                  90 * time.Second,
+		RenewForwardInterval:           time.Second,
+		AntiEntropyInterval:            5 * time.Second,
 		LogLevel:                       "info",
 		LogFormat:                      "text",
 	}, c)
@@ -104,6 +107,9 @@ func TestLoadConfigFlagsAndEnv(t *testing.T) {
 		{"max-body-bytes", "2MiB", with(func(c *Config) { c.MaxBodyBytes = 2 << 20 })},
 		{"max-body-bytes", "64 KiB", with(func(c *Config) { c.MaxBodyBytes = 64 << 10 })},
 		{"ready-timeout", "0s", with(func(c *Config) { c.ReadyTimeout = 0 })},
+		{"takeover-grace", "2s", with(func(c *Config) { c.TakeoverGrace = 2 * time.Second })},
+		{"renew-forward-interval", "250ms", with(func(c *Config) { c.RenewForwardInterval = 250 * time.Millisecond })},
+		{"anti-entropy-interval", "1s", with(func(c *Config) { c.AntiEntropyInterval = time.Second })},
 		{"log-level", "debug", with(func(c *Config) { c.LogLevel = "debug" })},
 		{"log-level", "WARN", with(func(c *Config) { c.LogLevel = "warn" })},
 		{"log-level", "error", with(func(c *Config) { c.LogLevel = "error" })},
@@ -234,6 +240,9 @@ func TestLoadConfigYAMLFiles(t *testing.T) {
 				ResponseCacheUpdateInterval:    3 * time.Second,
 				MaxBodyBytes:                   2 << 20,
 				ReadyTimeout:                   5 * time.Second,
+				TakeoverGrace:                  90 * time.Second,
+				RenewForwardInterval:           time.Second,
+				AntiEntropyInterval:            5 * time.Second,
 				LogLevel:                       "debug",
 				LogFormat:                      "json",
 				ConfigFile:                     "testdata/heureka.yaml",
@@ -615,5 +624,5 @@ func TestEnvNames(t *testing.T) {
 		require.True(t, ok, name)
 		assert.Equal(t, env, o.env())
 	}
-	assert.Len(t, options, 22, "one option per Config field")
+	assert.Len(t, options, 25, "one option per Config field")
 }

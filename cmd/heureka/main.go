@@ -71,7 +71,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	n, err := node.Start(nodeConfig(cfg, log))
+	nc, err := nodeConfig(cfg, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "heureka: %v\n", err)
+		return 2
+	}
+	n, err := node.Start(nc)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
