@@ -99,6 +99,9 @@ type ReplicatorConfig struct {
 	ReadyTimeout time.Duration
 	// Seed seeds the choice of anti-entropy peers. Default: time-based.
 	Seed int64
+	// Meta is this node's metadata for its peers (memberlist NodeMeta),
+	// e.g. its Eureka API URL. At most 500 bytes.
+	Meta []byte
 }
 
 // DefaultReplicatorConfig returns the defaults documented on
@@ -136,8 +139,9 @@ type Replicator struct {
 
 	own atomic.Pointer[ownership]
 
-	mu     sync.Mutex
-	queues map[string]*peerQueue // guarded by mu
+	mu      sync.Mutex
+	queues  map[string]*peerQueue // guarded by mu
+	running bool                  // guarded by mu: between Start and Stop
 
 	renewMu sync.Mutex
 	renews  map[string]map[actors.Key]uint32 // owner → key → count
@@ -154,9 +158,11 @@ type Replicator struct {
 		messages, bytes, records, renewalMsgs, renewals, digests, syncs atomic.Uint64
 	}
 
-	rnd    *rand.Rand
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	rnd      *rand.Rand
+	cancel   context.CancelFunc
+	stopped  chan struct{} // closed by Stop
+	stopOnce sync.Once
+	wg       sync.WaitGroup
 }
 
 // NewReplicator returns a Replicator; call Attach and Start before use.
@@ -196,6 +202,7 @@ func NewReplicator(cfg ReplicatorConfig) *Replicator {
 		renews:  map[string]map[actors.Key]uint32{},
 		inbox:   make(chan wire.Message, 256),
 		ready:   make(chan struct{}),
+		stopped: make(chan struct{}),
 		pending: map[string]bool{},
 		rnd:     rand.New(rand.NewSource(cfg.Seed)),
 	}
@@ -215,10 +222,13 @@ func (r *Replicator) Attach(store Store, snaps Snapshots) {
 // expects to join others (then it reports ready only after its initial sync
 // or ReadyTimeout).
 func (r *Replicator) Start(peers Peers, joining bool) {
-	r.peers = peers
-	r.MembersChanged()
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
+	r.mu.Lock()
+	r.peers = peers
+	r.running = true
+	r.mu.Unlock()
+	r.MembersChanged()
 	r.wg.Add(3)
 	go r.receiveLoop(ctx)
 	go r.renewLoop(ctx)
@@ -241,11 +251,13 @@ func (r *Replicator) Start(peers Peers, joining bool) {
 
 // Stop ends replication and waits for its goroutines.
 func (r *Replicator) Stop() {
+	r.stopOnce.Do(func() { close(r.stopped) })
 	if r.cancel == nil {
 		return
 	}
 	r.cancel()
 	r.mu.Lock()
+	r.running = false
 	for name, q := range r.queues {
 		q.close()
 		delete(r.queues, name)
@@ -283,13 +295,20 @@ func (r *Replicator) Stats() WireStats {
 	}
 }
 
+// getPeers returns the membership once Start has run, else nil.
+func (r *Replicator) getPeers() Peers {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.peers
+}
+
 // send encodes m and sends it to one member.
 func (r *Replicator) send(to string, m wire.Message) error {
 	b, err := wire.Encode(m)
 	if err != nil {
 		return err
 	}
-	if err := r.peers.SendReliable(to, b); err != nil {
+	if err := r.getPeers().SendReliable(to, b); err != nil {
 		return err
 	}
 	r.stats.messages.Add(1)
@@ -408,11 +427,12 @@ func (r *Replicator) OwnedShare() map[string]float64 {
 // membership change, and starts an anti-entropy exchange with new members.
 // The membership layer calls it on every join, leave and update.
 func (r *Replicator) MembersChanged() {
-	if r.peers == nil {
+	peers := r.getPeers()
+	if peers == nil {
 		return
 	}
-	self := r.peers.LocalName()
-	members := append([]string(nil), r.peers.AliveMembers()...)
+	self := peers.LocalName()
+	members := append([]string(nil), peers.AliveMembers()...)
 	sort.Strings(members)
 	old := r.own.Load()
 	now := r.cfg.Clock.Now()
@@ -445,7 +465,7 @@ func (r *Replicator) MembersChanged() {
 			continue
 		}
 		alive[m] = true
-		if r.queues[m] == nil && r.cancel != nil || r.queues[m] == nil && old.self == "" {
+		if r.queues[m] == nil && r.running {
 			q := newPeerQueue(r, m)
 			r.queues[m] = q
 			added = append(added, m)
@@ -622,7 +642,10 @@ func (r *Replicator) handleMessage(b []byte) {
 		r.log.Warn("refused peer message", "err", err)
 		return
 	}
-	r.inbox <- m
+	select {
+	case r.inbox <- m:
+	case <-r.stopped:
+	}
 }
 
 func (r *Replicator) receiveLoop(ctx context.Context) {
@@ -680,7 +703,7 @@ func (r *Replicator) applyRecords(ctx context.Context, recs []wire.InstanceRecor
 
 // localDigest summarizes the registry per application.
 func (r *Replicator) localDigest(reply bool) *wire.Digest {
-	d := &wire.Digest{Node: r.peers.LocalName(), Reply: reply}
+	d := &wire.Digest{Node: r.getPeers().LocalName(), Reply: reply}
 	if r.snaps == nil {
 		return d
 	}
@@ -722,7 +745,8 @@ func (r *Replicator) pushDigest(to string, reply bool) {
 // application that differs, including ones only we have (the peer may hold
 // tombstones for them).
 func (r *Replicator) mergeDigest(d *wire.Digest) {
-	if d.Node == "" || r.peers == nil || d.Node == r.peers.LocalName() {
+	peers := r.getPeers()
+	if d.Node == "" || peers == nil || d.Node == peers.LocalName() {
 		return
 	}
 	local := map[string]uint64{}
@@ -759,7 +783,7 @@ func (r *Replicator) mergeDigest(d *wire.Digest) {
 	}
 	for len(want) > 0 {
 		n := min(len(want), 1024)
-		if err := r.send(d.Node, &wire.SyncRequest{Node: r.peers.LocalName(), Apps: want[:n]}); err != nil {
+		if err := r.send(d.Node, &wire.SyncRequest{Node: peers.LocalName(), Apps: want[:n]}); err != nil {
 			r.log.Debug("sync request failed", "peer", d.Node, "err", err)
 			return
 		}
@@ -838,7 +862,7 @@ func (r *Replicator) antiEntropyLoop(ctx context.Context) {
 
 // LocalState implements memberlist's push/pull: the digest goes out.
 func (r *Replicator) LocalState(join bool) []byte {
-	if r.peers == nil {
+	if r.getPeers() == nil {
 		return nil
 	}
 	b, err := wire.Encode(r.localDigest(false))
@@ -856,6 +880,19 @@ func (r *Replicator) MergeRemoteState(buf []byte, join bool) {
 	}
 	r.handleMessage(buf)
 }
+
+// NodeMeta implements memberlist.Delegate.
+func (r *Replicator) NodeMeta(limit int) []byte {
+	if len(r.cfg.Meta) > limit {
+		return nil
+	}
+	return r.cfg.Meta
+}
+
+// GetBroadcasts implements memberlist.Delegate: replication uses its own
+// streams, not gossip piggybacking, so that latency does not depend on the
+// gossip interval.
+func (r *Replicator) GetBroadcasts(overhead, limit int) [][]byte { return nil }
 
 // NotifyMsg implements memberlist's user messages.
 func (r *Replicator) NotifyMsg(b []byte) {
