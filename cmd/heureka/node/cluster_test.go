@@ -265,3 +265,44 @@ func TestClusterRenewalsReachOwnerSoNothingIsEvicted(t *testing.T) {
 	}
 	assert.Positive(t, client.Replicator().Stats().RenewalMessages)
 }
+
+func TestClusterOwnerCrashMovesOwnershipWithoutPrematureEviction(t *testing.T) {
+	tc := startCluster(t, 3, true, func(c *node.Config) {
+		c.Registry.SelfPreservation = false
+		c.Replication.TakeoverGrace = 3 * time.Second
+	})
+	app := "CRASHY"
+	owner := tc.nodes[0].Replicator().OwnerOf(app)
+	var ownerIdx int
+	var survivors []*node.Node
+	for i, nd := range tc.nodes {
+		if tc.names[i] == owner {
+			ownerIdx = i
+		} else {
+			survivors = append(survivors, nd)
+		}
+	}
+	client := survivors[0]
+	require.Equal(t, http.StatusNoContent, status(t, "POST", client.URL()+"/apps/"+app, registerBody(app, "alive-1", 2)))
+	for _, nd := range tc.nodes {
+		require.Eventually(t, func() bool { return hasInstance(t, nd, app, "alive-1") }, 10*time.Second, 10*time.Millisecond)
+	}
+	tc.net.Crash(owner)
+	// Ownership moves to a survivor once the owner is declared dead.
+	require.Eventually(t, func() bool {
+		o := survivors[0].Replicator().OwnerOf(app)
+		return o != owner && o == survivors[1].Replicator().OwnerOf(app)
+	}, 30*time.Second, 20*time.Millisecond, "ownership did not move")
+	newOwner := survivors[0].Replicator().OwnerOf(app)
+	// Keep renewing on the client's node through the takeover grace and
+	// several lease durations: the new owner must never evict it.
+	deadline := time.Now().Add(6 * time.Second)
+	for time.Now().Before(deadline) {
+		require.Equal(t, http.StatusOK, status(t, "PUT", client.URL()+"/apps/"+app+"/alive-1", ""))
+		for _, nd := range survivors {
+			require.True(t, hasInstance(t, nd, app, "alive-1"), "renewed instance evicted after owner crash")
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	assert.NotEqual(t, tc.names[ownerIdx], newOwner)
+}
