@@ -248,7 +248,7 @@ func (s *Server) batchItem(r *http.Request, it ReplicationItem) ReplicationRespo
 		return ReplicationResponse{StatusCode: http.StatusNotFound}
 	}
 	switch it.Action {
-	case "Register":
+	case ReplicationRegister:
 		if it.Instance != nil {
 			it.Instance.Normalize()
 			if validateRegistration(it.Instance, app) == nil {
@@ -258,7 +258,7 @@ func (s *Server) batchItem(r *http.Request, it ReplicationItem) ReplicationRespo
 			}
 		}
 		return ReplicationResponse{StatusCode: http.StatusOK} // Eureka always says 200
-	case "Heartbeat":
+	case ReplicationHeartbeat:
 		res, err := s.cfg.Registry.Renew(ctx, actors.RenewRequest{App: app, ID: it.ID,
 			LastDirtyTimestamp: it.LastDirtyTimestamp, OverriddenStatus: actors.LenientStatus(it.OverriddenStatus), Replicated: true})
 		if err != nil {
@@ -271,14 +271,14 @@ func (s *Server) batchItem(r *http.Request, it ReplicationItem) ReplicationRespo
 			return ReplicationResponse{StatusCode: http.StatusConflict, Entity: res.Instance}
 		}
 		return ReplicationResponse{StatusCode: http.StatusNotFound}
-	case "Cancel":
+	case ReplicationCancel:
 		return code(s.cfg.Registry.Cancel(ctx, app, it.ID, true))
-	case "StatusUpdate", "DeleteStatusOverride":
+	case ReplicationStatusUpdate, ReplicationDeleteStatusOverride:
 		st, ok := actors.ParseStatus(it.Status)
-		if !ok && (it.Action == "StatusUpdate" || it.Status != "") {
+		if !ok && (it.Action == ReplicationStatusUpdate || it.Status != "") {
 			return ReplicationResponse{StatusCode: http.StatusBadRequest}
 		}
-		if it.Action == "StatusUpdate" {
+		if it.Action == ReplicationStatusUpdate {
 			return code(s.cfg.Registry.SetStatus(ctx, app, it.ID, st, it.LastDirtyTimestamp, true))
 		}
 		return code(s.cfg.Registry.DeleteOverride(ctx, app, it.ID, st, it.LastDirtyTimestamp, true))
