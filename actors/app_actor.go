@@ -91,6 +91,9 @@ type (
 		replyTo *actor.PID
 		policy  Ownership
 		now     time.Time
+		// tombstonesOnly asks only for tombstone collection (eviction is
+		// blocked by self-preservation).
+		tombstonesOnly bool
 	}
 	// collectExpired asks one application for its expired leases.
 	collectExpired struct {
@@ -98,6 +101,9 @@ type (
 		extra   time.Duration
 		replyTo *actor.PID
 	}
+	// collectTombstones asks an application this node may not evict now to
+	// forget its expired tombstones all the same.
+	collectTombstones struct{}
 	// appIdle tells the front that an application actor has processed
 	// processed messages and holds nothing.
 	appIdle struct {
@@ -129,7 +135,9 @@ func (f *frontActor) Receive(ctx actor.Context) {
 	case *sweepCmd:
 		n := 0
 		for name, e := range f.apps {
-			if m.policy != nil && !m.policy.MayEvict(name, m.now) {
+			if m.tombstonesOnly || (m.policy != nil && !m.policy.MayEvict(name, m.now)) {
+				e.routed++
+				ctx.Send(e.pid, &collectTombstones{})
 				continue
 			}
 			e.routed++
@@ -188,6 +196,7 @@ type appActor struct {
 	r         *Registry
 	state     *appState
 	processed uint64
+	counted   int // len(state.leases) as last added to r.count
 }
 
 func (a *appActor) Receive(ctx actor.Context) {
@@ -197,7 +206,6 @@ func (a *appActor) Receive(ctx actor.Context) {
 		return
 	}
 	a.processed++
-	before := len(a.state.leases)
 	defer func() {
 		if p := recover(); p != nil {
 			a.r.log.Error("application actor failed", "app", a.state.name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -205,7 +213,7 @@ func (a *appActor) Receive(ctx actor.Context) {
 				c.respond(reply{err: ErrInternal})
 			}
 		}
-		a.r.count.Add(int64(len(a.state.leases) - before))
+		a.syncCount()
 		if a.state.empty() {
 			ctx.Send(ctx.Parent(), &appIdle{app: a.state.name, processed: a.processed})
 		}
@@ -213,7 +221,17 @@ func (a *appActor) Receive(ctx actor.Context) {
 	a.handle(ctx, msg)
 }
 
+// syncCount adds the change in this application's lease count to the
+// registry's total. emit calls it before any answer goes out, so a caller
+// that got its answer finds its change in Count().
+func (a *appActor) syncCount() {
+	n := len(a.state.leases)
+	a.r.count.Add(int64(n - a.counted))
+	a.counted = n
+}
+
 func (a *appActor) emit(evs ...Event) {
+	a.syncCount()
 	for i := range evs {
 		for _, s := range a.r.sinks {
 			s.Apply(&evs[i])
@@ -285,6 +303,8 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 		m.respond(reply{ok: true, records: applied})
 	case *recordsCmd:
 		m.respond(reply{ok: true, records: s.records()})
+	case *collectTombstones:
+		s.collectTombstones()
 	case *collectExpired:
 		s.collectTombstones()
 		ctx.Send(m.replyTo, &expiredReport{sweep: m.sweep, app: s.name, ids: s.expiredIDs(m.extra)})

@@ -111,6 +111,8 @@ func (a *evictorActor) onTick(ctx actor.Context) {
 	a.waiting = 0
 	if st := a.r.SelfPreservation(); !st.ExpirationEnabled {
 		a.r.log.Debug("eviction skipped: self-preservation", "renews", st.RenewsLastWindow, "threshold", st.Threshold)
+		// Expired tombstones are forgotten all the same.
+		ctx.Send(a.r.front, &sweepCmd{sweep: a.sweep, replyTo: ctx.Self(), tombstonesOnly: true})
 		return
 	}
 	ctx.Send(a.r.front, &sweepCmd{sweep: a.sweep, extra: a.extra, replyTo: ctx.Self(), policy: a.r.cfg.Ownership, now: now})

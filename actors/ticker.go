@@ -30,12 +30,16 @@ func startTicker(ctx actor.Context, interval time.Duration, msg any) *ticker {
 	}
 	root, self := ctx.ActorSystem().Root, ctx.Self()
 	tk.fire = func() {
-		root.Send(self, msg)
+		// Send under the lock: once stop has returned (in the actor's
+		// Stopping handler) no tick can reach the stopped actor as a dead
+		// letter. Send only enqueues, so holding the lock is cheap.
 		tk.mu.Lock()
-		if !tk.stopped {
-			tk.t.Reset(tk.interval)
+		defer tk.mu.Unlock()
+		if tk.stopped {
+			return
 		}
-		tk.mu.Unlock()
+		root.Send(self, msg)
+		tk.t.Reset(tk.interval)
 	}
 	tk.mu.Lock()
 	tk.t = time.AfterFunc(interval, tk.fire)
