@@ -125,7 +125,7 @@ func (a *evictorActor) maybeFinish(ctx actor.Context) {
 	if len(a.expired) == 0 {
 		return
 	}
-	limit := evictionLimit(a.r.Count(), a.r.cfg.RenewalPercentThreshold)
+	limit := evictionLimit(a.r.ownedCount(), a.r.cfg.RenewalPercentThreshold)
 	chosen := chooseEvictions(a.expired, limit, a.rnd)
 	a.r.log.Info("evicting expired leases", "expired", len(a.expired), "limit", limit, "evicting", len(chosen))
 	byApp := map[string][]string{}
