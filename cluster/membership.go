@@ -1,0 +1,1101 @@
+package cluster
+
+// Membership: who is in the cluster.
+//
+// Membership wraps a memberlist (SWIM gossip) and adds what memberlist leaves
+// to its user:
+//
+//   - Joining. Seeds are resolved (names to every address, again on every
+//     attempt) and joined in the background with exponential backoff and
+//     jitter until one answers, so nodes may start in any order.
+//   - Staying joined. memberlist stops gossiping to a dead node after
+//     GossipToTheDeadTime; two sides of a long partition would then never
+//     find each other again. A reconnect loop keeps trying failed members
+//     (and the seeds when the node finds itself alone) until ReconnectTimeout.
+//   - Compatibility. Every node advertises its wire.ProtocolVersion in its
+//     node meta; a peer advertising another version is refused at join
+//     (MergeDelegate) and whenever it is gossiped about (AliveDelegate).
+//   - Member states. memberlist's API lists live nodes only and does not say
+//     why a node went away. Membership keeps every member it has seen with a
+//     State: alive, suspect (this node's failure detector suspects it),
+//     dead (failed) or left (announced its leave). A node announces its
+//     leave by setting a flag in its meta before memberlist's leave message,
+//     which is how peers tell "left" from "dead".
+//   - Change notifications, delivered in order by one goroutine, never from
+//     inside memberlist's locks, to Subscribe callbacks and Config.Events.
+//
+// Lock order: memberlist's internal locks → Membership.mu. memberlist calls
+// the delegates with its locks held, so no code holding mu calls memberlist.
+// lifecycle serialises Start, Leave and Shutdown and is taken before either.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+
+	"github.com/heureka/heureka/wire"
+)
+
+// Errors returned by Membership.
+var (
+	// ErrNotStarted is returned by methods that need a started Membership.
+	ErrNotStarted = errors.New("cluster: membership not started")
+	// ErrStarted is returned by a second Start.
+	ErrStarted = errors.New("cluster: membership already started")
+	// ErrShutdown is returned after Shutdown.
+	ErrShutdown = errors.New("cluster: membership shut down")
+	// ErrUnknownMember is returned when sending to a node that is not a live
+	// member.
+	ErrUnknownMember = errors.New("cluster: no such live member")
+	// ErrProtocolMismatch is why a peer that advertises another wire protocol
+	// version (or no heureka node meta at all) is refused.
+	ErrProtocolMismatch = errors.New("cluster: peer speaks another wire protocol")
+)
+
+// State is a member's state as this node sees it.
+type State string
+
+// The member states.
+const (
+	// StateAlive: the member answers.
+	StateAlive State = "alive"
+	// StateSuspect: this node's probes of the member failed; unless it
+	// refutes in time it will be declared dead. Only this node's own
+	// suspicions show (memberlist exposes no others).
+	StateSuspect State = "suspect"
+	// StateDead: the member failed (declared dead by the cluster).
+	StateDead State = "dead"
+	// StateLeft: the member left gracefully.
+	StateLeft State = "left"
+)
+
+// Live reports whether the state counts as a live member (alive or suspect),
+// as memberlist counts them.
+func (s State) Live() bool { return s == StateAlive || s == StateSuspect }
+
+// Member is a node of the cluster as this node sees it.
+type Member struct {
+	// Name is the member's NodeName.
+	Name string
+	// Address is where the member gossips, "host:port".
+	Address string
+	// State is the member's state.
+	State State
+	// Meta is the member's Config.Delegate NodeMeta, without Membership's
+	// header. Do not modify it.
+	Meta []byte
+	// Protocol is the wire protocol version the member advertises.
+	Protocol uint8
+	// Since is when this node saw the member enter State (local clock).
+	Since time.Time
+}
+
+// EventType says what happened to a member.
+type EventType uint8
+
+// The membership events.
+const (
+	// MemberJoin: a member joined, or came back after it failed or left.
+	// The local node's own join is reported too, first.
+	MemberJoin EventType = iota + 1
+	// MemberLeave: a member failed (State dead) or left (State left).
+	MemberLeave
+	// MemberUpdate: a member's Meta changed.
+	MemberUpdate
+)
+
+// String returns "join", "leave" or "update".
+func (t EventType) String() string {
+	switch t {
+	case MemberJoin:
+		return "join"
+	case MemberLeave:
+		return "leave"
+	case MemberUpdate:
+		return "update"
+	}
+	return "unknown"
+}
+
+// MemberEvent is one membership change.
+type MemberEvent struct {
+	Type   EventType
+	Member Member
+}
+
+// Node meta header: every node's memberlist meta starts with these bytes,
+// followed by its Config.Delegate's own NodeMeta.
+const (
+	metaMagic     = 'h' // marks heureka meta
+	metaHeaderLen = 3   // magic, wire protocol version, flags
+	// metaLeaving is the flag a node sets just before it leaves, so that
+	// peers record it as "left" rather than "dead".
+	metaLeaving = 1 << 0
+)
+
+// Control messages: a user message whose first byte is controlPrefix is
+// Membership's own and is not passed to Config.Delegate. Wire frames start
+// with wire.ProtocolVersion, which is never 0 (the constant below fails to
+// compile if it ever were).
+const (
+	controlPrefix byte = 0x00
+	// ctlLeaving + node name: "I am about to leave", sent reliably to every
+	// live member just before memberlist's leave message.
+	ctlLeaving byte = 'L'
+)
+
+const _ = uint8(wire.ProtocolVersion - 1) // wire.ProtocolVersion must be > controlPrefix
+
+// parseMeta splits a node meta into its header fields and user part.
+func parseMeta(b []byte) (version, flags uint8, user []byte, ok bool) {
+	if len(b) < metaHeaderLen || b[0] != metaMagic {
+		return 0, 0, nil, false
+	}
+	return b[1], b[2], b[metaHeaderLen:], true
+}
+
+// Lifecycle states of a Membership.
+const (
+	stateNew = iota
+	stateRunning
+	stateStopped
+)
+
+// member is Membership's record of one node.
+type member struct {
+	Member
+	node    memberlist.Node // last known memberlist node, for sending
+	leaving bool            // announced a graceful leave
+}
+
+// queued is one item for the dispatcher: a change to log and, if notify,
+// to deliver to subscribers and Config.Events.
+type queued struct {
+	seq    uint64
+	ev     MemberEvent
+	node   memberlist.Node // copy for Config.Events
+	notify bool
+	msg    string // log message
+}
+
+// subscriber is one Subscribe callback; it sees events with seq > since.
+type subscriber struct {
+	id    int
+	since uint64
+	fn    func(MemberEvent)
+}
+
+// Membership is this node's view of the cluster: it joins, tracks members
+// and leaves. Create it with New, then Start it. All methods are safe for
+// concurrent use.
+type Membership struct {
+	cfg      Config
+	log      *slog.Logger
+	version  uint8 // the wire protocol version this node advertises
+	resolver Resolver
+
+	lifecycle sync.Mutex // serialises Start, Leave and Shutdown
+	ml        *memberlist.Memberlist
+	joined    chan struct{}
+	joinOnce  sync.Once
+	stop      chan struct{} // closed by Shutdown: background loops exit
+	wg        sync.WaitGroup
+	leaving   atomic.Bool // advertise metaLeaving
+	dispDone  chan struct{}
+	kick      chan struct{} // wakes the dispatcher
+
+	mu       sync.Mutex // guards the fields below
+	state    int
+	left     bool
+	members  map[string]*member
+	queue    []queued
+	seq      uint64
+	subs     []subscriber
+	nextSub  int
+	dispStop bool
+	refused  map[string]string // peer → reason last logged
+
+	// suspectTTL bounds how long a member stays suspect: memberlist's
+	// longest suspicion timeout for n members (it tells us of deaths, not
+	// of refutes, so a suspicion older than that was refuted).
+	suspectTTL func(n int) time.Duration
+
+	joinFailures atomic.Int64 // failed join attempts, for tests
+}
+
+// New returns a Membership for cfg, not yet started.
+func New(cfg Config) (*Membership, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.Join = slices.Clone(cfg.Join)
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	m := &Membership{
+		cfg:      cfg,
+		log:      logger.With("component", "cluster", "node", cfg.NodeName),
+		version:  wire.ProtocolVersion,
+		resolver: cfg.Resolver,
+		joined:   make(chan struct{}),
+		stop:     make(chan struct{}),
+		dispDone: make(chan struct{}),
+		kick:     make(chan struct{}, 1),
+		members:  make(map[string]*member),
+		refused:  make(map[string]string),
+	}
+	if cfg.protocolVersion != 0 {
+		m.version = cfg.protocolVersion
+	}
+	if m.resolver == nil {
+		m.resolver = net.DefaultResolver.LookupHost
+	}
+	return m, nil
+}
+
+// Start creates the memberlist, which starts listening, and begins joining
+// Config.Join in the background; watch Joined to know when that succeeded.
+// ctx bounds the joining only (cancel it to give up); the membership runs
+// until Shutdown. Start fails if the transport cannot listen.
+func (m *Membership) Start(ctx context.Context) error {
+	m.lifecycle.Lock()
+	defer m.lifecycle.Unlock()
+	m.mu.Lock()
+	st := m.state
+	m.mu.Unlock()
+	switch st {
+	case stateRunning:
+		return ErrStarted
+	case stateStopped:
+		return ErrShutdown
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	mc := m.cfg.memberlistConfig()
+	mc.Name = m.cfg.NodeName
+	if m.cfg.Transport != nil {
+		mc.Transport = m.cfg.Transport
+	}
+	h := &hooks{m}
+	mc.Delegate, mc.Events, mc.Alive, mc.Merge, mc.Ping = h, h, h, h, h
+	lw := NewLogWriter(m.log)
+	lw.observe = m.observeLog
+	mc.Logger, mc.LogOutput = nil, lw
+
+	mult, maxMult, iv := mc.SuspicionMult, mc.SuspicionMaxTimeoutMult, mc.ProbeInterval
+	m.suspectTTL = func(n int) time.Duration {
+		scale := math.Max(1, math.Log10(math.Max(1, float64(n))))
+		return time.Duration(float64(max(maxMult, 1)*mult)*scale*float64(iv)) + 2*iv
+	}
+
+	go m.dispatch() // memberlist reports our own join during Create
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		m.stopDispatcher()
+		m.mu.Lock()
+		m.state = stateStopped
+		m.mu.Unlock()
+		return fmt.Errorf("cluster: start memberlist: %w", err)
+	}
+	m.ml = ml
+	m.mu.Lock()
+	m.state = stateRunning
+	m.mu.Unlock()
+	m.log.Info("cluster: started", "addr", m.LocalNode().Address, "protocol", m.version, "seeds", m.cfg.Join)
+
+	m.wg.Add(2)
+	go m.joinLoop(ctx)
+	go m.maintain()
+	return nil
+}
+
+// Joined returns a channel closed once the first join succeeded, or at once
+// when there is nothing to join (no seeds, or all seeds are this node).
+func (m *Membership) Joined() <-chan struct{} { return m.joined }
+
+// Memberlist returns the underlying memberlist (nil before Start), for the
+// replication layer: broadcasts, NumMembers, UpdateNode. Do not Leave or
+// Shutdown it directly.
+func (m *Membership) Memberlist() *memberlist.Memberlist {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state == stateNew {
+		return nil
+	}
+	return m.ml // written before state left stateNew, under mu
+}
+
+// Members returns every member this node knows, itself included, in any
+// state, sorted by name. Failed members stay listed for
+// Config.ReconnectTimeout, departed ones for Config.TombstoneTimeout.
+func (m *Membership) Members() []Member {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.membersLocked(func(State) bool { return true })
+}
+
+// LiveMembers returns the alive and suspect members, itself included, sorted
+// by name: the set memberlist gossips with.
+func (m *Membership) LiveMembers() []Member {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.membersLocked(State.Live)
+}
+
+func (m *Membership) membersLocked(keep func(State) bool) []Member {
+	out := make([]Member, 0, len(m.members))
+	for _, mem := range m.members {
+		if keep(mem.State) {
+			out = append(out, mem.Member)
+		}
+	}
+	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Member returns the member called name, if this node knows it.
+func (m *Membership) Member(name string) (Member, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mem, ok := m.members[name]
+	if !ok {
+		return Member{}, false
+	}
+	return mem.Member, true
+}
+
+// LocalNode returns this node as a member (the zero Member before Start).
+func (m *Membership) LocalNode() Member {
+	mem, _ := m.Member(m.cfg.NodeName)
+	return mem
+}
+
+// Subscribe registers fn to be told of every membership change from now on
+// and returns the members as they stand (as Members would), so a caller can
+// build its view from the snapshot and keep it current with the events,
+// missing nothing and seeing nothing twice. fn is called in order, from one
+// goroutine shared by all subscribers; it may call Membership's methods but
+// should not block for long, as it delays later events (and Shutdown, which
+// delivers the last ones), and must not call Leave or Shutdown. cancel stops
+// delivery to fn.
+func (m *Membership) Subscribe(fn func(MemberEvent)) (current []Member, cancel func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.nextSub++
+	id := m.nextSub
+	m.subs = append(m.subs, subscriber{id: id, since: m.seq, fn: fn})
+	current = m.membersLocked(func(State) bool { return true })
+	return current, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.subs = slices.DeleteFunc(m.subs, func(s subscriber) bool { return s.id == id })
+	}
+}
+
+// SendReliable sends msg to the live member called node over a stream
+// (memberlist's SendReliable): delivered in full if it returns nil, any size.
+// The receiver gets it in its Config.Delegate's NotifyMsg.
+func (m *Membership) SendReliable(node string, msg []byte) error {
+	ml, n, err := m.target(node)
+	if err != nil {
+		return err
+	}
+	return ml.SendReliable(n, msg)
+}
+
+// SendBestEffort sends msg to the live member called node in one packet
+// (memberlist's SendBestEffort): it may be lost, and must fit the transport's
+// packet size (about 1.4 kB on UDP).
+func (m *Membership) SendBestEffort(node string, msg []byte) error {
+	ml, n, err := m.target(node)
+	if err != nil {
+		return err
+	}
+	return ml.SendBestEffort(n, msg)
+}
+
+// target returns the memberlist and a copy of the live node called name.
+func (m *Membership) target(name string) (*memberlist.Memberlist, *memberlist.Node, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch m.state {
+	case stateNew:
+		return nil, nil, ErrNotStarted
+	case stateStopped:
+		return nil, nil, ErrShutdown
+	}
+	mem, ok := m.members[name]
+	if !ok || !mem.State.Live() {
+		return nil, nil, fmt.Errorf("%w: %q", ErrUnknownMember, name)
+	}
+	n := mem.node
+	return m.ml, &n, nil
+}
+
+// Leave announces to the cluster that this node leaves, and waits up to
+// timeout (Config.LeaveTimeout if ≤ 0) for the announcement to be gossiped.
+// Peers then list the node as "left". The node keeps answering gossip until
+// Shutdown, but does not rejoin. Leave is idempotent.
+func (m *Membership) Leave(timeout time.Duration) error {
+	m.lifecycle.Lock()
+	defer m.lifecycle.Unlock()
+	m.mu.Lock()
+	st, left := m.state, m.left
+	m.mu.Unlock()
+	switch {
+	case st == stateNew:
+		return ErrNotStarted
+	case st == stateStopped:
+		return ErrShutdown
+	case left:
+		return nil
+	}
+	return m.leaveLocked(timeout)
+}
+
+// leaveLocked does Leave; m.lifecycle must be held.
+func (m *Membership) leaveLocked(timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = m.cfg.LeaveTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	// Before memberlist's leave (a dead message about ourselves, which peers
+	// cannot tell from a failure), tell every live member that we are
+	// leaving: directly and reliably, then by gossiping the leaving flag in
+	// our meta for any member the direct notice missed. Both are best
+	// effort: a member that got neither records the node as dead, not left.
+	m.leaving.Store(true)
+	m.announceLeave(deadline)
+	if err := m.ml.UpdateNode(time.Until(deadline)); err != nil {
+		m.log.Debug("cluster: leave flag not fully gossiped", "err", err)
+	}
+	err := m.ml.Leave(max(time.Until(deadline), time.Millisecond))
+	m.mu.Lock()
+	m.left = true
+	m.mu.Unlock()
+	if err != nil {
+		m.log.Warn("cluster: left the cluster, announcement not confirmed", "err", err)
+		return fmt.Errorf("cluster: leave: %w", err)
+	}
+	m.log.Info("cluster: left the cluster")
+	return nil
+}
+
+// announceLeave sends ctlLeaving to every live member in parallel and waits
+// for the sends until deadline. Sends still running then finish on their own
+// (within memberlist's TCPTimeout); Shutdown waits for them.
+func (m *Membership) announceLeave(deadline time.Time) {
+	m.mu.Lock()
+	var peers []memberlist.Node
+	for name, mem := range m.members {
+		if name != m.cfg.NodeName && mem.State.Live() {
+			peers = append(peers, mem.node)
+		}
+	}
+	m.mu.Unlock()
+	msg := append([]byte{controlPrefix, ctlLeaving}, m.cfg.NodeName...)
+	done := make(chan struct{}, len(peers))
+	for _, p := range peers {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			if err := m.ml.SendReliable(&p, msg); err != nil {
+				m.log.Debug("cluster: leave notice not delivered", "member", p.Name, "err", err)
+			}
+			done <- struct{}{}
+		}()
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for range peers {
+		select {
+		case <-done:
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// handleControl applies a control message from a peer (without its prefix).
+func (m *Membership) handleControl(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	switch b[0] {
+	case ctlLeaving:
+		name := string(b[1:])
+		m.mu.Lock()
+		if mem := m.members[name]; mem != nil && !mem.leaving {
+			mem.leaving = true
+			m.enqueueLocked(queued{ev: MemberEvent{Member: mem.Member}, msg: "cluster: member is leaving"})
+		}
+		m.mu.Unlock()
+	}
+}
+
+// Shutdown leaves the cluster gracefully (unless Leave was called), stops
+// memberlist and every background goroutine, and delivers the events still
+// queued. It is idempotent; afterwards the Membership cannot be restarted.
+func (m *Membership) Shutdown() error {
+	m.lifecycle.Lock()
+	defer m.lifecycle.Unlock()
+	m.mu.Lock()
+	st, left := m.state, m.left
+	m.state = stateStopped
+	m.mu.Unlock()
+	switch st {
+	case stateStopped:
+		return nil
+	case stateNew:
+		close(m.stop)
+		return nil
+	}
+	close(m.stop)
+	if !left {
+		_ = m.leaveLocked(m.cfg.LeaveTimeout) // logged by leaveLocked
+	}
+	err := m.ml.Shutdown()
+	m.wg.Wait()
+	m.stopDispatcher()
+	m.log.Info("cluster: shut down")
+	if err != nil {
+		return fmt.Errorf("cluster: shutdown: %w", err)
+	}
+	return nil
+}
+
+// joinLoop joins the seeds, retrying with backoff until one answers, there
+// is nothing to join, ctx is done or the membership shuts down.
+func (m *Membership) joinLoop(ctx context.Context) {
+	defer m.wg.Done()
+	if len(m.cfg.Join) == 0 {
+		m.markJoined("no seeds configured")
+		return
+	}
+	delay := m.cfg.JoinRetryMin
+	for attempt := 1; ; attempt++ {
+		addrs, complete, err := m.resolveSeeds(ctx)
+		if len(addrs) == 0 && complete {
+			m.markJoined("every seed is this node")
+			return
+		}
+		if len(addrs) > 0 {
+			n, jerr := m.ml.Join(addrs)
+			if n > 0 {
+				m.log.Info("cluster: joined", "seeds_answered", n, "seeds_tried", len(addrs), "attempt", attempt)
+				m.markJoined("")
+				return
+			}
+			err = errors.Join(err, jerr)
+		}
+		m.joinFailures.Add(1)
+		wait := jitter(delay)
+		level := slog.LevelInfo
+		if attempt == 1 || attempt%10 == 0 {
+			level = slog.LevelWarn
+		}
+		m.log.Log(context.Background(), level, "cluster: join failed, will retry",
+			"attempt", attempt, "seeds", addrs, "retry_in", wait.Round(time.Millisecond), "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			m.log.Warn("cluster: gave up joining", "err", ctx.Err())
+			return
+		case <-m.stop:
+			t.Stop()
+			return
+		}
+		delay = min(2*delay, m.cfg.JoinRetryMax)
+	}
+}
+
+// jitter returns a random duration in [d/2, d] ("equal jitter"), so nodes
+// started together do not retry in lockstep.
+func jitter(d time.Duration) time.Duration {
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
+
+// markJoined closes Joined once; reason, if any, is logged.
+func (m *Membership) markJoined(reason string) {
+	m.joinOnce.Do(func() {
+		if reason != "" {
+			m.log.Info("cluster: nothing to join", "reason", reason)
+		}
+		close(m.joined)
+	})
+}
+
+// resolveSeeds returns the "ip:port" addresses of the seeds other than this
+// node, and whether every seed resolved.
+func (m *Membership) resolveSeeds(ctx context.Context) (addrs []string, complete bool, err error) {
+	complete = true
+	seen := make(map[string]bool)
+	add := func(ip net.IP, port int) {
+		if m.isSelf(ip, port) {
+			return
+		}
+		a := net.JoinHostPort(ip.String(), strconv.Itoa(port))
+		if !seen[a] {
+			seen[a] = true
+			addrs = append(addrs, a)
+		}
+	}
+	for _, seed := range m.cfg.Join {
+		host, port, _ := splitJoinAddr(seed) // checked by Validate
+		if ip := net.ParseIP(host); ip != nil {
+			add(ip, port)
+			continue
+		}
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		names, lerr := m.resolver(lctx, host)
+		cancel()
+		if lerr != nil {
+			complete = false
+			err = errors.Join(err, fmt.Errorf("resolve %s: %w", host, lerr))
+			continue
+		}
+		for _, name := range names {
+			h, p := name, port
+			if hh, ps, e := net.SplitHostPort(name); e == nil {
+				if pp, e := strconv.Atoi(ps); e == nil {
+					h, p = hh, pp
+				}
+			}
+			ip := net.ParseIP(h)
+			if ip == nil {
+				complete = false
+				err = errors.Join(err, fmt.Errorf("resolve %s: %q is not an IP address", host, name))
+				continue
+			}
+			add(ip, p)
+		}
+	}
+	return addrs, complete, err
+}
+
+// isSelf reports whether ip:port reaches this node.
+func (m *Membership) isSelf(ip net.IP, port int) bool {
+	// Not m.ml.LocalNode(): it returns a pointer into memberlist's state,
+	// which memberlist rewrites under its lock (UpdateNode, refutes), so
+	// reading it races. The copy in m.members was taken under that lock.
+	m.mu.Lock()
+	self := m.members[m.cfg.NodeName]
+	m.mu.Unlock()
+	if self == nil || port != int(self.node.Port) {
+		return false
+	}
+	if ip.Equal(self.node.Addr) {
+		return true
+	}
+	// Bound to every interface: loopback and "any" reach us too.
+	bind := net.ParseIP(m.cfg.BindAddr)
+	return m.cfg.Transport == nil && bind != nil && bind.IsUnspecified() && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+// maintain runs the periodic duties: forget long-gone members and reconnect
+// to failed ones. It starts after a random stagger so that nodes started
+// together do not tick together.
+func (m *Membership) maintain() {
+	defer m.wg.Done()
+	iv := m.cfg.ReconnectInterval
+	stagger := time.NewTimer(rand.N(iv) + 1)
+	select {
+	case <-stagger.C:
+	case <-m.stop:
+		stagger.Stop()
+		return
+	}
+	tick := time.NewTicker(iv)
+	defer tick.Stop()
+	for {
+		m.reap()
+		m.reconnect()
+		select {
+		case <-tick.C:
+		case <-m.stop:
+			return
+		}
+	}
+}
+
+// reap forgets members dead longer than ReconnectTimeout or left longer than
+// TombstoneTimeout, and clears suspicions that must have been refuted.
+func (m *Membership) reap() {
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ttl := m.suspectTTL(len(m.members))
+	for name, mem := range m.members {
+		if mem.State == StateSuspect && now.Sub(mem.Since) > ttl {
+			mem.State, mem.Since = StateAlive, now
+			m.enqueueLocked(queued{ev: MemberEvent{Member: mem.Member}, msg: "cluster: member no longer suspected"})
+			continue
+		}
+		if (mem.State == StateDead && now.Sub(mem.Since) > m.cfg.ReconnectTimeout) ||
+			(mem.State == StateLeft && now.Sub(mem.Since) > m.cfg.TombstoneTimeout) {
+			delete(m.members, name)
+			m.enqueueLocked(queued{ev: MemberEvent{Member: mem.Member}, msg: "cluster: forgot member"})
+		}
+	}
+}
+
+// reconnect tries to join one random failed member, and the seeds when this
+// node has joined before but now sees no live peer (a partition that outlasted
+// memberlist's gossip to the dead, or peers that all restarted elsewhere).
+func (m *Membership) reconnect() {
+	m.mu.Lock()
+	var dead []string
+	alone := true
+	for name, mem := range m.members {
+		switch {
+		case name == m.cfg.NodeName:
+		case mem.State == StateDead:
+			dead = append(dead, mem.Address)
+		case mem.State.Live():
+			alone = false
+		}
+	}
+	left := m.left
+	m.mu.Unlock()
+	if left {
+		return
+	}
+	var targets []string
+	if len(dead) > 0 {
+		targets = append(targets, dead[rand.N(len(dead))])
+	}
+	select {
+	case <-m.joined:
+		if alone && len(m.cfg.Join) > 0 {
+			seeds, _, _ := m.resolveSeeds(context.Background())
+			targets = append(targets, seeds...)
+		}
+	default: // joinLoop is still at it
+	}
+	if len(targets) == 0 {
+		return
+	}
+	n, err := m.ml.Join(targets)
+	if n > 0 {
+		m.log.Debug("cluster: reconnected", "targets", targets, "answered", n)
+	} else {
+		m.log.Debug("cluster: reconnect failed", "targets", targets, "err", err)
+	}
+}
+
+// observeLog watches memberlist's log for the one event it reports nowhere
+// else: this node's failure detector starting to suspect a peer.
+func (m *Membership) observeLog(_ slog.Level, msg string) {
+	rest, ok := strings.CutPrefix(msg, "Suspect ")
+	if !ok {
+		return
+	}
+	name, ok := strings.CutSuffix(rest, " has failed, no acks received")
+	if !ok {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if mem := m.members[name]; mem != nil && mem.State == StateAlive {
+		mem.State, mem.Since = StateSuspect, time.Now()
+		m.enqueueLocked(queued{ev: MemberEvent{Member: mem.Member}, msg: "cluster: member suspected"})
+	}
+}
+
+// enqueueLocked queues q for the dispatcher. m.mu must be held.
+func (m *Membership) enqueueLocked(q queued) {
+	m.seq++
+	q.seq = m.seq
+	m.queue = append(m.queue, q)
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// dispatch logs queued changes and delivers events, in order, until
+// stopDispatcher; then it drains the queue and returns.
+func (m *Membership) dispatch() {
+	defer close(m.dispDone)
+	for {
+		m.mu.Lock()
+		batch, stopping := m.queue, m.dispStop
+		m.queue = nil
+		subs := slices.Clone(m.subs)
+		m.mu.Unlock()
+		for _, q := range batch {
+			m.logChange(q)
+			if !q.notify {
+				continue
+			}
+			for _, s := range subs {
+				if q.seq > s.since {
+					s.fn(q.ev)
+				}
+			}
+			if ev := m.cfg.Events; ev != nil {
+				n := q.node
+				switch q.ev.Type {
+				case MemberJoin:
+					ev.NotifyJoin(&n)
+				case MemberLeave:
+					ev.NotifyLeave(&n)
+				case MemberUpdate:
+					ev.NotifyUpdate(&n)
+				}
+			}
+		}
+		if len(batch) == 0 {
+			if stopping {
+				return
+			}
+			<-m.kick
+		}
+	}
+}
+
+// stopDispatcher makes the dispatcher drain its queue and exit, and waits.
+func (m *Membership) stopDispatcher() {
+	m.mu.Lock()
+	m.dispStop = true
+	m.mu.Unlock()
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+	<-m.dispDone
+}
+
+// logChange logs one queued change.
+func (m *Membership) logChange(q queued) {
+	mem := q.ev.Member
+	level := slog.LevelInfo
+	if mem.State == StateDead || mem.State == StateSuspect {
+		level = slog.LevelWarn
+	}
+	if q.msg == "cluster: forgot member" {
+		level = slog.LevelDebug
+	}
+	m.log.Log(context.Background(), level, q.msg, "member", mem.Name, "addr", mem.Address, "state", string(mem.State))
+}
+
+// noteRefused logs, once per peer and reason, that a peer was refused.
+func (m *Membership) noteRefused(peer string, err error) {
+	reason := err.Error()
+	m.mu.Lock()
+	seen := m.refused[peer] == reason
+	m.refused[peer] = reason
+	m.mu.Unlock()
+	if !seen {
+		m.log.Warn("cluster: refusing peer", "peer", peer, "reason", reason)
+	}
+}
+
+// checkPeer returns an error if n does not advertise our protocol version.
+func (m *Membership) checkPeer(n *memberlist.Node) error {
+	v, _, _, ok := parseMeta(n.Meta)
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: %s advertises no heureka node meta", ErrProtocolMismatch, n.Name)
+	case v != m.version:
+		return fmt.Errorf("%w: %s speaks wire protocol %d, this node %d", ErrProtocolMismatch, n.Name, v, m.version)
+	}
+	return nil
+}
+
+// hooks implements memberlist's delegate interfaces for a Membership, so
+// that those methods stay off Membership's own API. memberlist calls them
+// with its locks held: they only touch m.mu and the user's delegates.
+type hooks struct{ m *Membership }
+
+var (
+	_ memberlist.Delegate      = (*hooks)(nil)
+	_ memberlist.EventDelegate = (*hooks)(nil)
+	_ memberlist.AliveDelegate = (*hooks)(nil)
+	_ memberlist.MergeDelegate = (*hooks)(nil)
+	_ memberlist.PingDelegate  = (*hooks)(nil)
+)
+
+// NodeMeta returns the meta header followed by the user delegate's meta.
+func (h *hooks) NodeMeta(limit int) []byte {
+	var flags byte
+	if h.m.leaving.Load() {
+		flags |= metaLeaving
+	}
+	meta := []byte{metaMagic, h.m.version, flags}
+	if d := h.m.cfg.Delegate; d != nil {
+		user := d.NodeMeta(limit - metaHeaderLen)
+		if len(user) > limit-metaHeaderLen {
+			// memberlist would panic; drop the user part rather than
+			// truncate it into something that misreads.
+			h.m.log.Error("cluster: delegate NodeMeta too long, dropped", "len", len(user), "limit", limit-metaHeaderLen)
+			user = nil
+		}
+		meta = append(meta, user...)
+	}
+	return meta
+}
+
+// NotifyMsg handles Membership's control messages and passes every other
+// user message to the user delegate.
+func (h *hooks) NotifyMsg(b []byte) {
+	if len(b) > 0 && b[0] == controlPrefix {
+		h.m.handleControl(b[1:])
+		return
+	}
+	if d := h.m.cfg.Delegate; d != nil {
+		d.NotifyMsg(b)
+	}
+}
+
+// GetBroadcasts asks the user delegate for broadcasts.
+func (h *hooks) GetBroadcasts(overhead, limit int) [][]byte {
+	if d := h.m.cfg.Delegate; d != nil {
+		return d.GetBroadcasts(overhead, limit)
+	}
+	return nil
+}
+
+// LocalState asks the user delegate for its push/pull state.
+func (h *hooks) LocalState(join bool) []byte {
+	if d := h.m.cfg.Delegate; d != nil {
+		return d.LocalState(join)
+	}
+	return nil
+}
+
+// MergeRemoteState gives the user delegate a peer's push/pull state.
+func (h *hooks) MergeRemoteState(buf []byte, join bool) {
+	if d := h.m.cfg.Delegate; d != nil {
+		d.MergeRemoteState(buf, join)
+	}
+}
+
+// NotifyAlive refuses peers on another wire protocol, then asks the user's
+// AliveDelegate.
+func (h *hooks) NotifyAlive(n *memberlist.Node) error {
+	if err := h.m.checkPeer(n); err != nil {
+		h.m.noteRefused(n.Name, err)
+		return err
+	}
+	if a := h.m.cfg.Alive; a != nil {
+		return a.NotifyAlive(n)
+	}
+	return nil
+}
+
+// NotifyMerge cancels a join with a cluster that has a live member on
+// another wire protocol; memberlist then fails the join on both sides.
+func (h *hooks) NotifyMerge(peers []*memberlist.Node) error {
+	for _, n := range peers {
+		if n.State != memberlist.StateAlive && n.State != memberlist.StateSuspect {
+			continue
+		}
+		if err := h.m.checkPeer(n); err != nil {
+			h.m.noteRefused(n.Name, err)
+			return err
+		}
+	}
+	return nil
+}
+
+// AckPayload adds nothing to probe acks.
+func (h *hooks) AckPayload() []byte { return nil }
+
+// NotifyPingComplete clears this node's suspicion of a peer that answered a
+// probe: memberlist reports no event when a suspect refutes.
+func (h *hooks) NotifyPingComplete(n *memberlist.Node, _ time.Duration, _ []byte) {
+	m := h.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if mem := m.members[n.Name]; mem != nil && mem.State == StateSuspect {
+		mem.State, mem.Since = StateAlive, time.Now()
+		m.enqueueLocked(queued{ev: MemberEvent{Member: mem.Member}, msg: "cluster: member no longer suspected"})
+	}
+}
+
+// NotifyJoin records a member as alive.
+func (h *hooks) NotifyJoin(n *memberlist.Node) {
+	h.m.record(MemberJoin, n, "cluster: member joined")
+}
+
+// NotifyUpdate records a member's new meta.
+func (h *hooks) NotifyUpdate(n *memberlist.Node) {
+	h.m.record(MemberUpdate, n, "cluster: member updated")
+}
+
+// NotifyLeave records a member as dead or left.
+func (h *hooks) NotifyLeave(n *memberlist.Node) {
+	h.m.record(MemberLeave, n, "")
+}
+
+// record applies one memberlist event to the member table and queues it.
+func (m *Membership) record(t EventType, n *memberlist.Node, msg string) {
+	version, flags, user, _ := parseMeta(n.Meta)
+	node := *n
+	node.Meta = slices.Clone(n.Meta)
+	now := time.Now()
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := m.members[n.Name]
+	mem := &member{
+		Member: Member{
+			Name:     n.Name,
+			Address:  n.Address(),
+			State:    StateAlive,
+			Meta:     slices.Clone(user),
+			Protocol: version,
+			Since:    now,
+		},
+		node: node,
+		// A leave notice may have come before this event: keep it, unless
+		// the member (re)joined.
+		leaving: flags&metaLeaving != 0 || (old != nil && old.leaving && t != MemberJoin),
+	}
+	notify := true
+	switch t {
+	case MemberLeave:
+		mem.State, msg = StateDead, "cluster: member failed"
+		if mem.leaving || (n.Name == m.cfg.NodeName && m.leaving.Load()) {
+			mem.State, msg = StateLeft, "cluster: member left"
+		}
+	case MemberUpdate:
+		if old != nil {
+			mem.State, mem.Since = old.State, old.Since
+			if old.State == StateSuspect {
+				mem.State, mem.Since = StateAlive, now
+			}
+			if string(old.Meta) == string(mem.Meta) {
+				// Only our header changed (the leaving flag): log it,
+				// but it is no change to the member's meta.
+				notify = false
+				if mem.leaving && !old.leaving {
+					msg = "cluster: member is leaving"
+				} else {
+					msg = "cluster: member refreshed"
+				}
+			}
+		}
+	}
+	m.members[n.Name] = mem
+	m.enqueueLocked(queued{ev: MemberEvent{Type: t, Member: mem.Member}, node: node, notify: notify, msg: msg})
+}

@@ -1,0 +1,748 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/heureka/heureka/wire"
+)
+
+// TestMain fails the package if any test leaves a goroutine behind: every
+// Membership and MemNetwork must stop everything it started.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// waitFor is the deadline of every convergence check: generous, because
+// failure detection under -race on a loaded 2-core machine is slow, and
+// Eventually returns as soon as the condition holds.
+const waitFor = 30 * time.Second
+
+// tbWriter writes log output to t.Log until the test ends; memberlist may
+// log from its goroutines a moment after, when t.Log would panic.
+type tbWriter struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (w *tbWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+// testLogger logs to t.Log at Info (Debug with CLUSTER_TEST_DEBUG=1).
+func testLogger(t testing.TB) *slog.Logger {
+	w := &tbWriter{t: t}
+	t.Cleanup(func() {
+		w.mu.Lock()
+		w.done = true
+		w.mu.Unlock()
+	})
+	level := slog.LevelInfo
+	if os.Getenv("CLUSTER_TEST_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// fastTimings shrinks memberlist's timers so failures are detected within
+// a second or two instead of sleeping through production timeouts.
+func fastTimings(c *memberlist.Config) {
+	c.ProbeInterval = 400 * time.Millisecond
+	c.ProbeTimeout = 200 * time.Millisecond
+	c.GossipInterval = 25 * time.Millisecond
+	c.PushPullInterval = time.Second
+	c.GossipToTheDeadTime = time.Second
+	c.TCPTimeout = time.Second
+	c.SuspicionMaxTimeoutMult = 2
+}
+
+// testConfig is the named test value for a node on real loopback UDP/TCP.
+func testConfig(t testing.TB, name string, join ...string) Config {
+	c := DefaultLocalConfig()
+	c.NodeName = name
+	c.Join = join
+	c.Logger = testLogger(t)
+	c.JoinRetryMin = 20 * time.Millisecond
+	c.JoinRetryMax = 250 * time.Millisecond
+	c.ReconnectInterval = 250 * time.Millisecond
+	c.LeaveTimeout = 2 * time.Second
+	c.MemberlistConfig = fastTimings
+	return c
+}
+
+// memConfig is testConfig on a MemNetwork; Join may name nodes.
+func memConfig(t testing.TB, n *MemNetwork, name string, join ...string) Config {
+	c := testConfig(t, name, join...)
+	c.Transport = n.NewTransport(name)
+	c.Resolver = n.Resolve
+	return c
+}
+
+// startNode creates and starts a Membership, shut down when the test ends.
+func startNode(t testing.TB, c Config) *Membership {
+	t.Helper()
+	m, err := New(c)
+	require.NoError(t, err)
+	require.NoError(t, m.Start(context.Background()))
+	t.Cleanup(func() { assert.NoError(t, m.Shutdown()) })
+	return m
+}
+
+// states returns the state of every member m knows.
+func states(m *Membership) map[string]State {
+	out := make(map[string]State)
+	for _, mem := range m.Members() {
+		out[mem.Name] = mem.State
+	}
+	return out
+}
+
+// allAre maps each name to s.
+func allAre(s State, names ...string) map[string]State {
+	out := make(map[string]State, len(names))
+	for _, n := range names {
+		out[n] = s
+	}
+	return out
+}
+
+// merge returns the union of the maps.
+func merge(ms ...map[string]State) map[string]State {
+	out := make(map[string]State)
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// waitView waits until m sees exactly the states in want for those names.
+func waitView(t *testing.T, m *Membership, want map[string]State) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		got := states(m)
+		for name := range got {
+			if _, ok := want[name]; !ok {
+				delete(got, name)
+			}
+		}
+		assert.Equal(c, want, got, "view of %s", m.cfg.NodeName)
+	}, waitFor, 10*time.Millisecond)
+}
+
+// waitJoined waits until m's first join completed.
+func waitJoined(t *testing.T, m *Membership) {
+	t.Helper()
+	select {
+	case <-m.Joined():
+	case <-time.After(waitFor):
+		require.FailNow(t, "not joined", m.cfg.NodeName)
+	}
+}
+
+// requireNotJoined checks that m's Joined channel is still open.
+func requireNotJoined(t *testing.T, m *Membership) {
+	t.Helper()
+	select {
+	case <-m.Joined():
+		require.FailNow(t, "joined, but should not have", m.cfg.NodeName)
+	default:
+	}
+}
+
+// waitJoinFailures waits until m's join loop has failed at least n times.
+func waitJoinFailures(t *testing.T, m *Membership, n int64) {
+	t.Helper()
+	require.Eventually(t, func() bool { return m.joinFailures.Load() >= n }, waitFor, 5*time.Millisecond)
+}
+
+// freePort returns a port that was free on 127.0.0.1 for both TCP and UDP
+// (memberlist binds both to the same number).
+func freePort(t *testing.T) int {
+	t.Helper()
+	for range 20 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		port := l.Addr().(*net.TCPAddr).Port
+		u, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		_ = l.Close()
+		if err == nil {
+			_ = u.Close()
+			return port
+		}
+	}
+	require.FailNow(t, "no free port")
+	return 0
+}
+
+// recDelegate is a memberlist.Delegate that records what it is given.
+type recDelegate struct {
+	mu     sync.Mutex
+	meta   []byte
+	msgs   []string
+	local  []bool // join flags of LocalState calls
+	merged []string
+}
+
+func (d *recDelegate) NodeMeta(int) []byte {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.meta)
+}
+
+func (d *recDelegate) setMeta(b []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.meta = b
+}
+
+func (d *recDelegate) NotifyMsg(b []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.msgs = append(d.msgs, string(b))
+}
+
+func (d *recDelegate) GetBroadcasts(int, int) [][]byte { return nil }
+
+func (d *recDelegate) LocalState(join bool) []byte {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.local = append(d.local, join)
+	return []byte("state")
+}
+
+func (d *recDelegate) MergeRemoteState(b []byte, _ bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.merged = append(d.merged, string(b))
+}
+
+func (d *recDelegate) got(msg string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Contains(d.msgs, msg)
+}
+
+func (d *recDelegate) mergedState() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Contains(d.merged, "state")
+}
+
+// eventLog collects MemberEvents.
+type eventLog struct {
+	mu  sync.Mutex
+	evs []MemberEvent
+}
+
+func (l *eventLog) add(ev MemberEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.evs = append(l.evs, ev)
+}
+
+func (l *eventLog) has(t EventType, name string, s State) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.ContainsFunc(l.evs, func(ev MemberEvent) bool {
+		return ev.Type == t && ev.Member.Name == name && ev.Member.State == s
+	})
+}
+
+func (l *eventLog) about(name string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, ev := range l.evs {
+		if ev.Member.Name == name {
+			n++
+		}
+	}
+	return n
+}
+
+// nodeEvents is a memberlist.EventDelegate recording "join:a" etc.
+type nodeEvents struct {
+	mu  sync.Mutex
+	evs []string
+}
+
+func (e *nodeEvents) rec(kind string, n *memberlist.Node) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.evs = append(e.evs, kind+":"+n.Name)
+}
+func (e *nodeEvents) NotifyJoin(n *memberlist.Node)   { e.rec("join", n) }
+func (e *nodeEvents) NotifyLeave(n *memberlist.Node)  { e.rec("leave", n) }
+func (e *nodeEvents) NotifyUpdate(n *memberlist.Node) { e.rec("update", n) }
+func (e *nodeEvents) list() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.evs)
+}
+
+// TestLoopbackThreeNodesOneSeed: three nodes on real UDP/TCP join through
+// one seed, and the delegate hooks and sends work end to end.
+func TestLoopbackThreeNodesOneSeed(t *testing.T) {
+	t.Parallel()
+	da := &recDelegate{meta: []byte("meta-a")}
+	ca := testConfig(t, "a")
+	ca.Delegate = da
+	a := startNode(t, ca)
+	waitJoined(t, a) // no seeds: nothing to join
+	seed := a.LocalNode().Address
+	require.True(t, strings.HasPrefix(seed, "127.0.0.1:"), seed)
+
+	db := &recDelegate{}
+	cb := testConfig(t, "b", seed)
+	cb.Delegate = db
+	b := startNode(t, cb)
+	c := startNode(t, testConfig(t, "c", seed))
+	for _, m := range []*Membership{a, b, c} {
+		waitJoined(t, m)
+		waitView(t, m, allAre(StateAlive, "a", "b", "c"))
+	}
+
+	mem, ok := c.Member("a")
+	require.True(t, ok)
+	assert.Equal(t, []byte("meta-a"), mem.Meta, "user meta without our header")
+	assert.Equal(t, wire.ProtocolVersion, mem.Protocol)
+	assert.Equal(t, seed, mem.Address)
+	assert.Equal(t, "c", c.LocalNode().Name)
+	assert.Len(t, c.LiveMembers(), 3)
+
+	// Push/pull on join reached the delegates on both sides.
+	require.Eventually(t, da.mergedState, waitFor, 10*time.Millisecond)
+	require.Eventually(t, db.mergedState, waitFor, 10*time.Millisecond)
+
+	require.NoError(t, c.SendReliable("a", []byte("reliable")))
+	require.Eventually(t, func() bool { return da.got("reliable") }, waitFor, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		_ = b.SendBestEffort("a", []byte("packet")) // may be lost: resend
+		return da.got("packet")
+	}, waitFor, 50*time.Millisecond)
+	assert.ErrorIs(t, c.SendReliable("nobody", nil), ErrUnknownMember)
+	assert.NotNil(t, c.Memberlist())
+	assert.Equal(t, 3, c.Memberlist().NumMembers())
+}
+
+// TestJoinViaDNSNameResolvingToTwoSeeds: one name resolving to two
+// addresses joins both, merging two clusters that did not know each other.
+func TestJoinViaDNSNameResolvingToTwoSeeds(t *testing.T) {
+	t.Parallel()
+	ca := testConfig(t, "a")
+	ca.BindAddr = "127.0.0.2"
+	a := startNode(t, ca)
+	_, portStr, err := net.SplitHostPort(a.LocalNode().Address)
+	require.NoError(t, err)
+	port, err := strconv.Atoi(portStr)
+	require.NoError(t, err)
+
+	cb := testConfig(t, "b")
+	cb.BindAddr = "127.0.0.3" // same port, another address: like pods behind one name
+	cb.BindPort = port
+	b := startNode(t, cb)
+	waitView(t, a, allAre(StateAlive, "a"))
+	waitView(t, b, allAre(StateAlive, "b"))
+
+	var mu sync.Mutex
+	var asked []string
+	cc := testConfig(t, "c", "seeds.heureka.test:"+portStr)
+	cc.Resolver = func(_ context.Context, host string) ([]string, error) {
+		mu.Lock()
+		asked = append(asked, host)
+		mu.Unlock()
+		if host == "seeds.heureka.test" {
+			return []string{"127.0.0.2", "127.0.0.3"}, nil
+		}
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	c := startNode(t, cc)
+	waitJoined(t, c)
+	for _, m := range []*Membership{a, b, c} {
+		waitView(t, m, allAre(StateAlive, "a", "b", "c"))
+	}
+	mu.Lock()
+	assert.Contains(t, asked, "seeds.heureka.test")
+	mu.Unlock()
+}
+
+// TestNodesStartedInReverseOrderJoin: each node's seed starts after it, so
+// every join first fails and succeeds on a retry.
+func TestNodesStartedInReverseOrderJoin(t *testing.T) {
+	t.Parallel()
+	pa, pb := freePort(t), freePort(t)
+	addr := func(p int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)) }
+
+	c := startNode(t, testConfig(t, "c", addr(pb)))
+	waitJoinFailures(t, c, 1)
+
+	cb := testConfig(t, "b", addr(pa))
+	cb.BindPort = pb
+	b := startNode(t, cb)
+	waitJoinFailures(t, b, 1)
+
+	ca := testConfig(t, "a")
+	ca.BindPort = pa
+	a := startNode(t, ca)
+
+	for _, m := range []*Membership{a, b, c} {
+		waitJoined(t, m)
+		waitView(t, m, allAre(StateAlive, "a", "b", "c"))
+	}
+}
+
+// TestWrongGossipKeyCannotJoin: encryption keys gate membership.
+func TestWrongGossipKeyCannotJoin(t *testing.T) {
+	t.Parallel()
+	key := []byte("0123456789abcdef")
+	ca := testConfig(t, "a")
+	ca.GossipKey = key
+	a := startNode(t, ca)
+	seed := a.LocalNode().Address
+
+	cb := testConfig(t, "b", seed)
+	cb.GossipKey = []byte("fedcba9876543210")
+	b := startNode(t, cb)
+	waitJoinFailures(t, b, 3)
+	requireNotJoined(t, b)
+	assert.Equal(t, allAre(StateAlive, "a"), states(a))
+	assert.Equal(t, allAre(StateAlive, "b"), states(b))
+
+	cc := testConfig(t, "c", seed)
+	cc.GossipKey = key
+	c := startNode(t, cc)
+	waitJoined(t, c)
+	waitView(t, a, allAre(StateAlive, "a", "c"))
+	waitView(t, c, allAre(StateAlive, "a", "c"))
+	_, known := a.Member("b")
+	assert.False(t, known, "the wrong-key node never got in")
+}
+
+// TestVersionMismatchRefused: a node advertising another wire protocol
+// version cannot join, and is told why in the log.
+func TestVersionMismatchRefused(t *testing.T) {
+	t.Parallel()
+	n := NewMemNetwork(3)
+	t.Cleanup(n.Shutdown)
+	a := startNode(t, memConfig(t, n, "a"))
+
+	cb := memConfig(t, n, "b", "a")
+	cb.protocolVersion = wire.ProtocolVersion + 1
+	b := startNode(t, cb)
+	waitJoinFailures(t, b, 3)
+	requireNotJoined(t, b)
+	assert.Equal(t, allAre(StateAlive, "a"), states(a))
+	assert.Equal(t, allAre(StateAlive, "b"), states(b))
+	a.mu.Lock()
+	assert.Contains(t, a.refused["b"], fmt.Sprintf("speaks wire protocol %d", wire.ProtocolVersion+1))
+	a.mu.Unlock()
+
+	// A peer on the same version still joins.
+	c := startNode(t, memConfig(t, n, "c", "a"))
+	waitJoined(t, c)
+	waitView(t, a, allAre(StateAlive, "a", "c"))
+}
+
+// TestAliveDelegateChecksVersion covers the gossip path of the version check:
+// a peer learned of from a third node, not by joining it.
+func TestAliveDelegateChecksVersion(t *testing.T) {
+	var asked []string
+	c := DefaultLocalConfig()
+	c.NodeName = "a"
+	c.Alive = aliveFunc(func(n *memberlist.Node) error {
+		asked = append(asked, n.Name)
+		if n.Name == "banned" {
+			return fmt.Errorf("banned")
+		}
+		return nil
+	})
+	c.Logger = testLogger(t)
+	m, err := New(c)
+	require.NoError(t, err)
+	h := &hooks{m}
+	meta := func(v uint8) []byte { return []byte{metaMagic, v, 0} }
+
+	assert.NoError(t, h.NotifyAlive(&memberlist.Node{Name: "ok", Meta: meta(wire.ProtocolVersion)}))
+	assert.ErrorIs(t, h.NotifyAlive(&memberlist.Node{Name: "new", Meta: meta(wire.ProtocolVersion + 1)}), ErrProtocolMismatch)
+	assert.ErrorIs(t, h.NotifyAlive(&memberlist.Node{Name: "foreign", Meta: []byte("x")}), ErrProtocolMismatch)
+	assert.ErrorIs(t, h.NotifyAlive(&memberlist.Node{Name: "none"}), ErrProtocolMismatch)
+	assert.EqualError(t, h.NotifyAlive(&memberlist.Node{Name: "banned", Meta: meta(wire.ProtocolVersion)}), "banned")
+	assert.Equal(t, []string{"ok", "banned"}, asked, "the user's delegate sees only compatible peers")
+
+	// Merge: dead peers of another version do not block a join.
+	assert.NoError(t, h.NotifyMerge([]*memberlist.Node{
+		{Name: "ok", Meta: meta(wire.ProtocolVersion), State: memberlist.StateAlive},
+		{Name: "old", Meta: meta(wire.ProtocolVersion + 1), State: memberlist.StateDead},
+	}))
+	assert.ErrorIs(t, h.NotifyMerge([]*memberlist.Node{
+		{Name: "new", Meta: meta(wire.ProtocolVersion + 1), State: memberlist.StateSuspect},
+	}), ErrProtocolMismatch)
+
+	// Our own meta carries the header, the leaving flag and the user's meta.
+	assert.Equal(t, []byte{metaMagic, wire.ProtocolVersion, 0}, h.NodeMeta(512))
+	require.NoError(t, m.Shutdown())
+}
+
+type aliveFunc func(*memberlist.Node) error
+
+func (f aliveFunc) NotifyAlive(n *memberlist.Node) error { return f(n) }
+
+// TestNothingToJoin: no seeds, or seeds that are all this node, need no join.
+func TestNothingToJoin(t *testing.T) {
+	t.Parallel()
+	n := NewMemNetwork(4)
+	t.Cleanup(n.Shutdown)
+	a := startNode(t, memConfig(t, n, "a"))
+	waitJoined(t, a)
+	c := memConfig(t, n, "self")
+	c.Join = []string{"self", n.Addr("self"), "10.0.0.2"}
+	self := startNode(t, c)
+	waitJoined(t, self)
+	assert.Zero(t, self.joinFailures.Load())
+}
+
+// TestMemNetworkFaults runs one five-node cluster on a MemNetwork through a
+// partition and its heal, a crash and a restart, a graceful leave and a
+// fresh restart. Each step ends with the whole cluster alive again.
+func TestMemNetworkFaults(t *testing.T) {
+	t.Parallel()
+	n := NewMemNetwork(42)
+	t.Cleanup(n.Shutdown)
+	names := []string{"n1", "n2", "n3", "n4", "n5"}
+	nodes := make([]*Membership, len(names))
+	for i, name := range names {
+		nodes[i] = startNode(t, memConfig(t, n, name, "n1"))
+	}
+	waitAll := func(t *testing.T, want map[string]State, ms ...*Membership) {
+		t.Helper()
+		for _, m := range ms {
+			waitView(t, m, want)
+		}
+	}
+	waitAll(t, allAre(StateAlive, names...), nodes...)
+
+	t.Run("partition splits membership and heal rejoins", func(t *testing.T) {
+		left, right := names[:3], names[3:]
+		n.Partition(left, right)
+		waitAll(t, merge(allAre(StateAlive, left...), allAre(StateDead, right...)), nodes[:3]...)
+		waitAll(t, merge(allAre(StateDead, left...), allAre(StateAlive, right...)), nodes[3:]...)
+		n.Heal()
+		waitAll(t, allAre(StateAlive, names...), nodes...)
+	})
+
+	t.Run("crash is dead, restart is alive", func(t *testing.T) {
+		n.Crash("n5")
+		waitAll(t, allAre(StateDead, "n5"), nodes[:4]...)
+		n.Restart("n5")
+		waitAll(t, allAre(StateAlive, names...), nodes...)
+	})
+
+	t.Run("graceful leave is left", func(t *testing.T) {
+		require.NoError(t, nodes[4].Leave(0))
+		require.NoError(t, nodes[4].Leave(0), "idempotent")
+		waitAll(t, allAre(StateLeft, "n5"), nodes[:4]...)
+		assert.Equal(t, StateLeft, nodes[4].LocalNode().State)
+		require.NoError(t, nodes[4].Shutdown())
+
+		// The same node name comes back as a fresh process.
+		nodes[4] = startNode(t, memConfig(t, n, "n5", "n1"))
+		waitAll(t, allAre(StateAlive, names...), nodes...)
+	})
+
+	s := n.TotalStats()
+	t.Logf("wire cost: %d packets (%d B), %d streams (%d B), %d packets dropped",
+		s.PacketsSent, s.PacketBytes, s.StreamsOpened, s.StreamBytes, s.PacketsDropped)
+	assert.NotZero(t, s.PacketsDropped, "the faults dropped packets")
+}
+
+// TestSuspectThenRefute: a crashed peer is first suspect, and a peer that
+// comes back before the suspicion times out is alive again.
+func TestSuspectThenRefute(t *testing.T) {
+	t.Parallel()
+	n := NewMemNetwork(5)
+	t.Cleanup(n.Shutdown)
+	slowSuspicion := func(c *memberlist.Config) {
+		fastTimings(c)
+		c.SuspicionMult = 100 // a crashed peer stays suspect for 40s
+	}
+	ca := memConfig(t, n, "a")
+	ca.MemberlistConfig = slowSuspicion
+	a := startNode(t, ca)
+	cb := memConfig(t, n, "b", "a")
+	cb.MemberlistConfig = slowSuspicion
+	b := startNode(t, cb)
+	waitView(t, a, allAre(StateAlive, "a", "b"))
+
+	n.Crash("b")
+	waitView(t, a, allAre(StateSuspect, "b"))
+	assert.Len(t, a.LiveMembers(), 2, "suspect members are live")
+	n.Restart("b")
+	waitView(t, a, allAre(StateAlive, "a", "b"))
+	waitView(t, b, allAre(StateAlive, "a", "b"))
+}
+
+// TestSubscribe: a subscriber gets a snapshot and then every change once,
+// in order; Config.Events sees the same; cancel stops delivery.
+func TestSubscribe(t *testing.T) {
+	t.Parallel()
+	n := NewMemNetwork(6)
+	t.Cleanup(n.Shutdown)
+	events := &nodeEvents{}
+	ca := memConfig(t, n, "a")
+	ca.Events = events
+	a := startNode(t, ca)
+
+	var log1, log2 eventLog
+	current, cancel := a.Subscribe(log1.add)
+	assert.Equal(t, []string{"a"}, names(current))
+
+	db := &recDelegate{meta: []byte("v1")}
+	cb := memConfig(t, n, "b", "a")
+	cb.Delegate = db
+	b := startNode(t, cb)
+	require.Eventually(t, func() bool { return log1.has(MemberJoin, "b", StateAlive) }, waitFor, 10*time.Millisecond)
+	assert.Zero(t, log1.about("a"), "a's own join was in the snapshot, not repeated")
+
+	db.setMeta([]byte("v2"))
+	require.NoError(t, b.Memberlist().UpdateNode(time.Second))
+	require.Eventually(t, func() bool {
+		mem, _ := a.Member("b")
+		return string(mem.Meta) == "v2" && log1.has(MemberUpdate, "b", StateAlive)
+	}, waitFor, 10*time.Millisecond)
+
+	require.NoError(t, b.Leave(0))
+	require.Eventually(t, func() bool { return log1.has(MemberLeave, "b", StateLeft) }, waitFor, 10*time.Millisecond)
+	assert.Equal(t, 1, countOf(&log1, MemberLeave), "leaving flag is not an update event")
+
+	cancel()
+	_, cancel2 := a.Subscribe(log2.add)
+	defer cancel2()
+	startNode(t, memConfig(t, n, "c", "a"))
+	require.Eventually(t, func() bool { return log2.has(MemberJoin, "c", StateAlive) }, waitFor, 10*time.Millisecond)
+	assert.Zero(t, log1.about("c"), "cancelled subscriber gets nothing more")
+
+	assert.Equal(t, []string{"join:a", "join:b", "update:b", "leave:b", "join:c"}, events.list())
+}
+
+func names(ms []Member) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Name
+	}
+	return out
+}
+
+func countOf(l *eventLog, t EventType) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, ev := range l.evs {
+		if ev.Type == t {
+			n++
+		}
+	}
+	return n
+}
+
+// TestLifecycle covers the errors around Start, Leave and Shutdown.
+func TestLifecycle(t *testing.T) {
+	t.Parallel()
+	_, err := New(Config{})
+	require.ErrorIs(t, err, ErrInvalidConfig)
+
+	n := NewMemNetwork(7)
+	t.Cleanup(n.Shutdown)
+
+	m, err := New(memConfig(t, n, "a"))
+	require.NoError(t, err)
+	assert.ErrorIs(t, m.Leave(0), ErrNotStarted)
+	assert.ErrorIs(t, m.SendReliable("a", nil), ErrNotStarted)
+	assert.Nil(t, m.Memberlist())
+	assert.Equal(t, Member{}, m.LocalNode())
+	require.NoError(t, m.Shutdown())
+	assert.ErrorIs(t, m.Start(context.Background()), ErrShutdown)
+
+	m, err = New(memConfig(t, n, "b"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.ErrorIs(t, m.Start(ctx), context.Canceled)
+	require.NoError(t, m.Start(context.Background()))
+	assert.ErrorIs(t, m.Start(context.Background()), ErrStarted)
+	assert.Equal(t, StateAlive, m.LocalNode().State)
+	require.NoError(t, m.Shutdown())
+	require.NoError(t, m.Shutdown(), "idempotent")
+	assert.ErrorIs(t, m.Leave(0), ErrShutdown)
+	assert.ErrorIs(t, m.SendBestEffort("b", nil), ErrShutdown)
+
+	// A port already in use fails Start and leaves nothing running.
+	taken := startNode(t, testConfig(t, "taken"))
+	_, portStr, _ := net.SplitHostPort(taken.LocalNode().Address)
+	port, _ := strconv.Atoi(portStr)
+	c := testConfig(t, "clash")
+	c.BindPort = port
+	m, err = New(c)
+	require.NoError(t, err)
+	assert.Error(t, m.Start(context.Background()))
+	require.NoError(t, m.Shutdown())
+
+	// Giving up joining (ctx cancelled) leaves the node running alone.
+	ctx, cancel = context.WithCancel(context.Background())
+	lonely, err := New(memConfig(t, n, "lonely", "nowhere"))
+	require.NoError(t, err)
+	require.NoError(t, lonely.Start(ctx))
+	waitJoinFailures(t, lonely, 2)
+	cancel()
+	requireNotJoined(t, lonely)
+	require.NoError(t, lonely.Shutdown())
+}
+
+// TestSuspicionFromLogLine covers the parsing of memberlist's suspicion line
+// and its clearing by a successful probe.
+func TestSuspicionFromLogLine(t *testing.T) {
+	t.Parallel()
+	n := NewMemNetwork(8)
+	t.Cleanup(n.Shutdown)
+	a := startNode(t, memConfig(t, n, "a"))
+	b := startNode(t, memConfig(t, n, "b", "a"))
+	waitView(t, a, allAre(StateAlive, "a", "b"))
+
+	a.observeLog(slog.LevelInfo, "Suspect nobody has failed, no acks received")
+	a.observeLog(slog.LevelInfo, "Suspect b of something else")
+	mem, _ := a.Member("b")
+	require.Equal(t, StateAlive, mem.State, "lines that do not match change nothing")
+
+	// A real probe of b may clear the suspicion at any moment: retry.
+	require.Eventually(t, func() bool {
+		a.observeLog(slog.LevelInfo, "Suspect b has failed, no acks received")
+		mem, _ := a.Member("b")
+		return mem.State == StateSuspect
+	}, waitFor, 10*time.Millisecond)
+
+	(&hooks{a}).NotifyPingComplete(&memberlist.Node{Name: "b"}, time.Millisecond, nil)
+	mem, _ = a.Member("b")
+	assert.Equal(t, StateAlive, mem.State)
+	waitView(t, b, allAre(StateAlive, "a", "b"))
+}

@@ -1,0 +1,144 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Errors returned by Encode and Decode. Decode wraps them with details, so
+// test with errors.Is.
+var (
+	// ErrVersion means the frame was written by a peer speaking another
+	// ProtocolVersion; the error text carries the version seen.
+	ErrVersion = errors.New("wire: unsupported protocol version")
+	// ErrUnknownType means the frame's type tag is not one this build knows.
+	ErrUnknownType = errors.New("wire: unknown message type")
+	// ErrTruncated means the input is too short to hold a frame header or
+	// its body ends before the last value does.
+	ErrTruncated = errors.New("wire: truncated message")
+	// ErrMalformed means the body is not a well-formed encoding of the
+	// message its tag names.
+	ErrMalformed = errors.New("wire: malformed message")
+	// ErrNilMessage means Encode was given a nil Message.
+	ErrNilMessage = errors.New("wire: nil message")
+)
+
+// headerLen is the frame header: version byte and type tag.
+const headerLen = 2
+
+// maxDepth bounds how deeply containers may nest in a body. Our deepest value
+// (Records → records → record → instance → data center → metadata map) nests
+// six deep; anything much deeper is garbage or an attack on the decoder.
+const maxDepth = 16
+
+// Encoders and decoders are pooled privately (not via msgpack.GetEncoder) so
+// that the options set here cannot leak to, or be changed by, other users of
+// msgpack's shared pools.
+var (
+	encPool = sync.Pool{New: func() any {
+		e := msgpack.NewEncoder(nil)
+		// Compact ints: ports, counts and lease seconds take 1–3 bytes
+		// instead of 9. Sorted map keys: a message always encodes to the
+		// same bytes, which keeps digests and tests stable.
+		e.UseCompactInts(true)
+		e.SetSortMapKeys(true)
+		return e
+	}}
+	decPool = sync.Pool{New: func() any { return msgpack.NewDecoder(nil) }}
+)
+
+// Encode returns the frame of m: version byte, type tag, msgpack body.
+func Encode(m Message) ([]byte, error) {
+	if err := checkMessage(m); err != nil {
+		return nil, err
+	}
+	t := m.Type()
+	var buf bytes.Buffer
+	buf.Grow(256)
+	buf.WriteByte(ProtocolVersion)
+	buf.WriteByte(byte(t))
+	enc := encPool.Get().(*msgpack.Encoder)
+	enc.ResetWriter(&buf) // not Reset: it would clear the options set in encPool
+	err := enc.Encode(m)
+	enc.ResetWriter(nil)
+	encPool.Put(enc)
+	if err != nil {
+		return nil, fmt.Errorf("wire: encode %s: %w", t, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Decode parses one frame produced by Encode. It returns ErrVersion for a
+// frame of another protocol version, ErrUnknownType for an unknown tag and
+// ErrTruncated or ErrMalformed for input that is not a whole, well-formed
+// message; it never panics and never returns a partially decoded message.
+func Decode(b []byte) (Message, error) {
+	if len(b) < headerLen {
+		return nil, fmt.Errorf("%w: %d bytes, want at least %d", ErrTruncated, len(b), headerLen)
+	}
+	if b[0] != ProtocolVersion {
+		return nil, fmt.Errorf("%w: got %d, want %d", ErrVersion, b[0], ProtocolVersion)
+	}
+	t := Type(b[1])
+	m := newMessage(t)
+	if m == nil {
+		return nil, fmt.Errorf("%w: tag %d", ErrUnknownType, b[1])
+	}
+	body := b[headerLen:]
+	if err := checkBody(body); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", t, err)
+	}
+	dec := decPool.Get().(*msgpack.Decoder)
+	dec.Reset(bytes.NewReader(body))
+	err := dec.Decode(m)
+	dec.Reset(nil)
+	decPool.Put(dec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, t, err)
+	}
+	return m, nil
+}
+
+// newMessage returns a zero message of type t, or nil if t is unknown.
+func newMessage(t Type) Message {
+	switch t {
+	case TypeRecords:
+		return new(Records)
+	case TypeRenewals:
+		return new(Renewals)
+	case TypeDigest:
+		return new(Digest)
+	case TypeSyncRequest:
+		return new(SyncRequest)
+	}
+	return nil
+}
+
+// checkMessage accepts only this package's message types, non-nil: a foreign
+// type that merely returns one of our tags would otherwise be framed as
+// something a peer cannot read back.
+func checkMessage(m Message) error {
+	var isNil bool
+	switch v := m.(type) {
+	case nil:
+		isNil = true
+	case *Records:
+		isNil = v == nil
+	case *Renewals:
+		isNil = v == nil
+	case *Digest:
+		isNil = v == nil
+	case *SyncRequest:
+		isNil = v == nil
+	default:
+		return fmt.Errorf("%w: %T", ErrUnknownType, m)
+	}
+	if isNil {
+		return ErrNilMessage
+	}
+	return nil
+}
