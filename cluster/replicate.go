@@ -35,7 +35,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/binary"
 	"hash/fnv"
 	"log/slog"
 	"math/rand"
@@ -708,27 +707,10 @@ func (r *Replicator) localDigest(reply bool) *wire.Digest {
 		return d
 	}
 	r.snaps.Snapshot().Apps(func(a *view.App) bool {
-		d.Apps = append(d.Apps, wire.AppDigest{App: a.Name(), Hash: appHash(a), Count: uint32(len(a.Instances()))})
+		d.Apps = append(d.Apps, wire.AppDigest{App: a.Name(), Hash: a.Digest(), Count: uint32(len(a.Instances()))})
 		return true
 	})
 	return d
-}
-
-// appHash is the XOR of a hash of every instance's id and version, so that
-// two nodes agree on it exactly when they hold the same versions.
-func appHash(a *view.App) uint64 {
-	var x uint64
-	vs := a.Versions()
-	var buf [8]byte
-	for i, in := range a.Instances() {
-		h := fnv.New64a()
-		_, _ = h.Write([]byte(in.ID()))
-		binary.LittleEndian.PutUint64(buf[:], vs[i].Clock)
-		_, _ = h.Write(buf[:])
-		_, _ = h.Write([]byte(vs[i].Node))
-		x ^= mix64(h.Sum64())
-	}
-	return x
 }
 
 // pushDigest sends this node's digest to a peer, asking for its digest back
@@ -752,7 +734,7 @@ func (r *Replicator) mergeDigest(d *wire.Digest) {
 	local := map[string]uint64{}
 	if r.snaps != nil {
 		r.snaps.Snapshot().Apps(func(a *view.App) bool {
-			local[a.Name()] = appHash(a)
+			local[a.Name()] = a.Digest()
 			return true
 		})
 	}

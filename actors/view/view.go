@@ -31,6 +31,8 @@ package view
 
 import (
 	"context"
+	"encoding/binary"
+	"hash/fnv"
 	"sort"
 	"strconv"
 	"strings"
@@ -320,6 +322,38 @@ type App struct {
 	elem      [NumFormats]lazy   // the application element
 	gz        [NumFormats]lazyGz // the element as a gzip piece
 	doc       [NumFormats][2]lazy
+	digest    struct {
+		once sync.Once
+		v    uint64
+	}
+}
+
+// Digest summarizes the application's instance versions: two nodes holding
+// the same versions of the same instances get the same digest. It is an XOR
+// of a hash of every instance's id and version, computed once per App.
+func (a *App) Digest() uint64 {
+	a.digest.once.Do(func() {
+		var buf [8]byte
+		for i, in := range a.instances {
+			h := fnv.New64a()
+			_, _ = h.Write([]byte(in.ID()))
+			binary.LittleEndian.PutUint64(buf[:], a.versions[i].Clock)
+			_, _ = h.Write(buf[:])
+			_, _ = h.Write([]byte(a.versions[i].Node))
+			a.digest.v ^= mix64(h.Sum64())
+		}
+	})
+	return a.digest.v
+}
+
+// mix64 is a finalizer that spreads FNV's output over all bits.
+func mix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
 }
 
 // Name returns the application's upper-case name.
