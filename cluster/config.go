@@ -106,8 +106,10 @@ type Config struct {
 	// Delegate receives the node's user messages and takes part in push/pull
 	// state exchange and broadcasts (memberlist.Delegate): the replication
 	// layer plugs in here. Its NodeMeta may return up to
-	// memberlist.MetaMaxSize-metaHeaderLen bytes; Membership prefixes it with
-	// the wire protocol version. Nil: membership only.
+	// memberlist.MetaMaxSize-3 bytes (509); Membership prefixes it with its
+	// own header (the wire protocol version). User messages whose first byte
+	// is 0 are Membership's own and never reach NotifyMsg (wire frames start
+	// with the protocol version, never 0). Nil: membership only.
 	Delegate memberlist.Delegate
 
 	// Events, if set, is told of joins, leaves and updates, like

@@ -18,9 +18,10 @@ package cluster
 //   - Member states. memberlist's API lists live nodes only and does not say
 //     why a node went away. Membership keeps every member it has seen with a
 //     State: alive, suspect (this node's failure detector suspects it),
-//     dead (failed) or left (announced its leave). A node announces its
-//     leave by setting a flag in its meta before memberlist's leave message,
-//     which is how peers tell "left" from "dead".
+//     dead (failed) or left (announced its leave). memberlist's leave
+//     message looks like a failure to the event API, so a leaving node first
+//     tells every live member directly (a control message) and sets a flag
+//     in its meta; that is how peers tell "left" from "dead".
 //   - Change notifications, delivered in order by one goroutine, never from
 //     inside memberlist's locks, to Subscribe callbacks and Config.Events.
 //
@@ -188,6 +189,7 @@ type queued struct {
 	node   memberlist.Node // copy for Config.Events
 	notify bool
 	msg    string // log message
+	debug  bool   // log at Debug, not Info/Warn
 }
 
 // subscriber is one Subscribe callback; it sees events with seq > since.
@@ -300,7 +302,8 @@ func (m *Membership) Start(ctx context.Context) error {
 	mult, maxMult, iv := mc.SuspicionMult, mc.SuspicionMaxTimeoutMult, mc.ProbeInterval
 	m.suspectTTL = func(n int) time.Duration {
 		scale := math.Max(1, math.Log10(math.Max(1, float64(n))))
-		return time.Duration(float64(max(maxMult, 1)*mult)*scale*float64(iv)) + 2*iv
+		// Twice the longest timeout, plus slack for a busy scheduler.
+		return 2*time.Duration(float64(max(maxMult, 1)*mult)*scale*float64(iv)) + 2*iv
 	}
 
 	go m.dispatch() // memberlist reports our own join during Create
@@ -589,6 +592,12 @@ func (m *Membership) joinLoop(ctx context.Context) {
 	}
 	delay := m.cfg.JoinRetryMin
 	for attempt := 1; ; attempt++ {
+		m.mu.Lock()
+		left := m.left
+		m.mu.Unlock()
+		if left {
+			return // Leave before the first join: nothing to join any more
+		}
 		addrs, complete, err := m.resolveSeeds(ctx)
 		if len(addrs) == 0 && complete {
 			m.markJoined("every seed is this node")
@@ -752,7 +761,7 @@ func (m *Membership) reap() {
 		if (mem.State == StateDead && now.Sub(mem.Since) > m.cfg.ReconnectTimeout) ||
 			(mem.State == StateLeft && now.Sub(mem.Since) > m.cfg.TombstoneTimeout) {
 			delete(m.members, name)
-			m.enqueueLocked(queued{ev: MemberEvent{Member: mem.Member}, msg: "cluster: forgot member"})
+			m.enqueueLocked(queued{ev: MemberEvent{Member: mem.Member}, msg: "cluster: forgot member", debug: true})
 		}
 	}
 }
@@ -891,7 +900,7 @@ func (m *Membership) logChange(q queued) {
 	if mem.State == StateDead || mem.State == StateSuspect {
 		level = slog.LevelWarn
 	}
-	if q.msg == "cluster: forgot member" {
+	if q.debug {
 		level = slog.LevelDebug
 	}
 	m.log.Log(context.Background(), level, q.msg, "member", mem.Name, "addr", mem.Address, "state", string(mem.State))
@@ -1071,7 +1080,7 @@ func (m *Membership) record(t EventType, n *memberlist.Node, msg string) {
 		// the member (re)joined.
 		leaving: flags&metaLeaving != 0 || (old != nil && old.leaving && t != MemberJoin),
 	}
-	notify := true
+	notify, debug := true, false
 	switch t {
 	case MemberLeave:
 		mem.State, msg = StateDead, "cluster: member failed"
@@ -1091,11 +1100,11 @@ func (m *Membership) record(t EventType, n *memberlist.Node, msg string) {
 				if mem.leaving && !old.leaving {
 					msg = "cluster: member is leaving"
 				} else {
-					msg = "cluster: member refreshed"
+					msg, debug = "cluster: member refreshed", true
 				}
 			}
 		}
 	}
 	m.members[n.Name] = mem
-	m.enqueueLocked(queued{ev: MemberEvent{Type: t, Member: mem.Member}, node: node, notify: notify, msg: msg})
+	m.enqueueLocked(queued{ev: MemberEvent{Type: t, Member: mem.Member}, node: node, notify: notify, msg: msg, debug: debug})
 }

@@ -427,8 +427,9 @@ func (n *MemNetwork) dial(from *memTransport, addr string, timeout time.Duration
 	n.mu.Lock()
 	to, why := n.reachableLocked(from, addr)
 	if why != "" {
+		closed := from.closed
 		n.mu.Unlock()
-		if from.closed {
+		if closed {
 			return nil, ErrTransportClosed
 		}
 		return nil, fmt.Errorf("%w: dial %s: %s", ErrUnreachable, addr, why)

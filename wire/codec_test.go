@@ -61,10 +61,11 @@ func sampleMessages() map[string]Message {
 		"records": &Records{Records: []InstanceRecord{
 			{App: "APP", ID: "i-1", Clock: 1 << 40, Node: "node-a", Instance: sampleInstance("APP", "i-1")},
 			{App: "APP", ID: "i-2", Clock: 1<<40 + 7, Node: "node-b", Deleted: true},
-		}},
+			{App: "APP", ID: "i-3", Clock: 1<<40 + 9, Node: "node-c", Deleted: true, Evicted: true},
+		}, Done: []string{"APP"}},
 		"records-empty":    &Records{},
 		"renewals":         &Renewals{Renewals: []Renewal{{App: "APP", ID: "i-1", Count: 3}, {App: "B", ID: "x", Count: 1}}},
-		"digest":           &Digest{Node: "node-a", Apps: []AppDigest{{App: "APP", Hash: 0xdeadbeefcafef00d, Count: 2}}},
+		"digest":           &Digest{Node: "node-a", Apps: []AppDigest{{App: "APP", Hash: 0xdeadbeefcafef00d, Count: 2}}, Reply: true},
 		"sync-request":     &SyncRequest{Node: "node-b", Apps: []string{"APP", "OTHER"}},
 		"sync-request-nil": &SyncRequest{},
 	}
@@ -173,8 +174,8 @@ func TestGarbageIsAnError(t *testing.T) {
 		"no body":          {v, tr},
 		"trailing bytes":   {v, tr, 0x91, 0x90, 0x00},
 		"reserved code":    {v, tr, 0xc1},
-		"wrong shape":      {v, tr, 0x92, 0x90, 0x90},          // 2 fields where Records has 1
-		"wrong field type": {v, tr, 0x91, 0xa3, 'a', 'b', 'c'}, // string where a slice goes
+		"wrong shape":      {v, tr, 0x9f, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0, 0xc0}, // 15 fields: no message has so many
+		"wrong field type": {v, tr, 0x91, 0xa3, 'a', 'b', 'c'},                                                                      // string where a slice goes
 		// A header claiming 2^32-1 records in a 7-byte body must not make
 		// the decoder allocate for them.
 		"huge array":  {v, tr, 0x91, 0xdd, 0xff, 0xff, 0xff, 0xff},
