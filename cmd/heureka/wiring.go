@@ -2,8 +2,9 @@ package main
 
 import (
 	"log/slog"
-	"net"
-	"strconv"
+	"time"
+
+	"github.com/hashicorp/memberlist"
 
 	"github.com/heureka/heureka/cluster"
 	"github.com/heureka/heureka/cmd/heureka/node"
@@ -35,16 +36,18 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 	v.CacheUpdateInterval = c.ResponseCacheUpdateInterval
 
 	cc := cluster.DefaultConfig()
-	host, port, err := splitAddr(c.GossipAddr)
-	if err != nil {
+	var err error
+	if cc.BindAddr, cc.BindPort, err = cluster.ParseGossipAddr(c.GossipAddr); err != nil {
 		return nc, err
 	}
-	cc.BindAddr, cc.BindPort = host, port
 	if c.AdvertiseAddr != "" {
-		if cc.AdvertiseAddr, cc.AdvertisePort, err = splitAddr(c.AdvertiseAddr); err != nil {
+		if cc.AdvertiseAddr, cc.AdvertisePort, err = cluster.ParseGossipAddr(c.AdvertiseAddr); err != nil {
 			return nc, err
 		}
 	}
+	// A node that comes back under its old name with a new address (a
+	// rescheduled pod) may reclaim its name once it has been dead a while.
+	cc.MemberlistConfig = func(mc *memberlist.Config) { mc.DeadNodeReclaimTime = 30 * time.Second }
 	cc.Join = c.Join
 	if cc.GossipKey, err = decodeGossipKey(c.GossipKey); err != nil {
 		return nc, err
@@ -58,20 +61,4 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 	rp.AntiEntropyInterval = c.AntiEntropyInterval
 	nc.Replication = rp
 	return nc, nil
-}
-
-// splitAddr splits "host:port"; an empty host means all interfaces.
-func splitAddr(addr string) (string, int, error) {
-	host, p, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", 0, err
-	}
-	port, err := strconv.Atoi(p)
-	if err != nil {
-		return "", 0, err
-	}
-	if host == "" {
-		host = "0.0.0.0"
-	}
-	return host, port, nil
 }
