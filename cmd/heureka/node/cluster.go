@@ -68,26 +68,11 @@ func (c clusterView) Members() []httpapi.Member {
 	share := c.n.replicator.OwnedShare()
 	var out []httpapi.Member
 	for _, mb := range c.n.members.Members() {
-		out = append(out, httpapi.Member{Name: mb.Name, Address: mb.Address, State: string(mb.State),
-			Owned: share[mb.Name], URL: string(mb.Meta)})
+		m := httpapi.Member{Name: mb.Name, Address: mb.Address, State: string(mb.State), Owned: share[mb.Name]}
+		if host, _, err := net.SplitHostPort(mb.Address); err == nil && len(mb.Meta) > 0 {
+			m.URL = "http://" + net.JoinHostPort(host, string(mb.Meta)) + "/eureka/"
+		}
+		out = append(out, m)
 	}
 	return out
-}
-
-// advertisedHTTP is the HTTP address peers are told: the listener's port on
-// the gossip advertise (or bind) host when the listener is on a wildcard.
-func advertisedHTTP(listen string, c *cluster.Config) string {
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return listen
-	}
-	if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
-		return listen
-	}
-	for _, h := range []string{c.AdvertiseAddr, c.BindAddr} {
-		if ip := net.ParseIP(h); ip != nil && !ip.IsUnspecified() {
-			return net.JoinHostPort(h, port)
-		}
-	}
-	return net.JoinHostPort("127.0.0.1", port)
 }

@@ -106,7 +106,10 @@ func Start(cfg Config) (*Node, error) {
 		repl := cfg.Replication
 		repl.Logger = log
 		repl.Clock = rc.Clock
-		repl.Meta = []byte("http://" + advertisedHTTP(ln.Addr().String(), cfg.Cluster) + "/eureka")
+		// Peers learn this node's HTTP port; its host is the one they
+		// gossip with.
+		_, httpPort, _ := net.SplitHostPort(ln.Addr().String())
+		repl.Meta = []byte(httpPort)
 		n.replicator = cluster.NewReplicator(repl)
 		rc.Sinks = append(rc.Sinks, n.replicator)
 		rc.Ownership = n.replicator
