@@ -86,10 +86,10 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			fmt.Fprintf(&b, "%q:%q", kv[0], kv[1])
+			fmt.Fprintf(&b, "%s:%s", jsonString(kv[0]), jsonString(kv[1]))
 		}
-		fmt.Fprintf(&b, `},"applicationStats":{"registered-replicas":%q,"available-replicas":%q,"unavailable-replicas":%q},"instanceInfo":`,
-			st.replicas[0], st.replicas[1], st.replicas[2])
+		fmt.Fprintf(&b, `},"applicationStats":{"registered-replicas":%s,"available-replicas":%s,"unavailable-replicas":%s},"instanceInfo":`,
+			jsonString(st.replicas[0]), jsonString(st.replicas[1]), jsonString(st.replicas[2]))
 		inst := AppendInstanceDocument(nil, f, st.self)
 		// Unwrap {"instance":…} to embed the object.
 		b.Write(inst[len(`{"instance":`) : len(inst)-1])
@@ -108,6 +108,10 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	writeEntity(w, http.StatusOK, f, []byte(b.String()))
 }
 
-var statusEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;")
+// jsonString quotes s as a JSON string (Go's %q is not JSON: it writes
+// \x01 or \xff escapes for control bytes and invalid UTF-8).
+func jsonString(s string) string { return string(appendJSONString(nil, s)) }
 
-func escapeXMLText(s string) string { return statusEscaper.Replace(s) }
+// escapeXMLText escapes s as XML character data, replacing characters XML
+// cannot hold, so that the document stays well-formed.
+func escapeXMLText(s string) string { return string(appendXMLText(nil, s, false)) }
