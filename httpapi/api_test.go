@@ -711,9 +711,6 @@ func TestConformance(t *testing.T) {
 	})
 
 	t.Run("06_instances_by_id_is_live", func(t *testing.T) {
-		t.Skip("BUG (reported): GET instances/{id} finds the application in the cached snapshot, so with " +
-			"View.CacheUpdateInterval > 0 a fresh registration is 404 until the next refresh; Eureka reads the live " +
-			"registry (spec §2 Get instance / Instance by id). Remove this Skip once fixed.")
 		h := startNode(t, func(c *node.Config) { c.View.CacheUpdateInterval = time.Hour })
 		i := javaInstance("CACHED", 1)
 		h.register(i)

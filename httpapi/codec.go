@@ -48,6 +48,15 @@ const (
 	contentTypeXML  = "application/xml"
 )
 
+// defaultPort is what Eureka's InstanceInfo holds when a client sends no
+// port (7001, enabled) or no securePort (7002, disabled).
+func defaultPort(plain bool) actors.Port {
+	if plain {
+		return actors.Port{Number: 7001, Enabled: true}
+	}
+	return actors.Port{Number: 7002}
+}
+
 // Encoders returns the view encoders indexed by view.Format (FormatJSON,
 // FormatXML, FormatCompactJSON, FormatCompactXML). The encoders are
 // stateless and safe for concurrent use.

@@ -525,6 +525,7 @@ func (r *jsonFields) port(key string, def bool) actors.Port {
 	p := actors.Port{Enabled: def}
 	switch v := r.obj[key].(type) {
 	case nil:
+		p = defaultPort(def)
 	case json.Number, string:
 		n, ok := jsonInt(v)
 		if !ok || int64(int(n)) != n {

@@ -95,7 +95,7 @@ func TestDecodeInstanceJSON(t *testing.T) {
 	jsWant := &actors.Instance{
 		InstanceID: "js-alpha-1-x", HostName: "alpha1-x.js.test", App: "JS-ALPHA-X", IPAddr: "127.0.0.61",
 		Status: actors.StatusUp, OverriddenStatus: actors.StatusUnknown,
-		Port: actors.Port{Number: 19301, Enabled: true}, CountryID: 1,
+		Port: actors.Port{Number: 19301, Enabled: true}, SecurePort: actors.Port{Number: 7002}, CountryID: 1,
 		DataCenterInfo: actors.DataCenterInfo{Class: classDefaultDataCenter, Name: "MyOwn"},
 		LeaseInfo:      actors.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90},
 		Metadata:       map[string]string{"version": "1.0.0", "zone": "zone-a", "weight": "10"},
@@ -105,7 +105,7 @@ func TestDecodeInstanceJSON(t *testing.T) {
 	readmeWant := &actors.Instance{
 		HostName: "localhost", App: "JQSERVICE", IPAddr: "127.0.0.1",
 		Status: actors.StatusUp, OverriddenStatus: actors.StatusUnknown,
-		Port: actors.Port{Number: 8080, Enabled: true}, CountryID: 1,
+		Port: actors.Port{Number: 8080, Enabled: true}, SecurePort: actors.Port{Number: 7002}, CountryID: 1,
 		DataCenterInfo: actors.DataCenterInfo{Name: "MyOwn"},
 		LeaseInfo:      actors.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90},
 		VIPAddress:     "jq.test.something.com",
@@ -117,7 +117,8 @@ func TestDecodeInstanceJSON(t *testing.T) {
 		return c
 	}
 	minimal := &actors.Instance{Status: actors.StatusUp, OverriddenStatus: actors.StatusUnknown, CountryID: 1,
-		Port: actors.Port{Enabled: true}, LeaseInfo: actors.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90}}
+		Port: actors.Port{Number: 7001, Enabled: true}, SecurePort: actors.Port{Number: 7002},
+		LeaseInfo: actors.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90}}
 
 	tests := []struct {
 		name        string
@@ -136,7 +137,7 @@ func TestDecodeInstanceJSON(t *testing.T) {
 		{name: "byte order mark", contentType: "application/json", body: "\uFEFF" + codecJavaBody, want: javaWant},
 		{name: "fargo echoes server metadata", contentType: "application/json",
 			body: `{"instance":{"instanceId":"","hostName":"h","metadata":{"@class":"java.util.Collections$EmptyMap"},"securePort":{"$":"0","@enabled":"false"}}}`,
-			want: with(minimal, func(i *actors.Instance) { i.HostName = "h" })},
+			want: with(minimal, func(i *actors.Instance) { i.HostName, i.SecurePort = "h", actors.Port{} })},
 		{name: "string numbers and booleans", contentType: "application/json",
 			body: `{"port":{"$":"80","@enabled":"false"},"securePort":{"$":"443","@enabled":true},"countryId":"2",
 				"leaseInfo":{"renewalIntervalInSecs":"10","durationInSecs":20.0,"registrationTimestamp":"5","lastRenewalTimestamp":"",
@@ -166,7 +167,7 @@ func TestDecodeInstanceJSON(t *testing.T) {
 		{name: "unknown status", contentType: "application/json", body: `{"status":"SLEEPING"}`,
 			want: with(minimal, func(i *actors.Instance) { i.Status = actors.StatusUnknown })},
 		{name: "nulls and unknown keys", contentType: "application/json", body: `{"instance":{"instanceId":null,"port":null,"securePort":{"$":null,"@enabled":null},"metadata":null,"leaseInfo":null,"dataCenterInfo":null}}`,
-			want: minimal},
+			want: with(minimal, func(i *actors.Instance) { i.SecurePort = actors.Port{} })},
 		{name: "unknown keys", contentType: "application/json", body: `{"foo":[1,{"x":null}],"sid":"na","appGroupName":"grp","actionType":"ADDED","asgName":"asg"}`,
 			want: with(minimal, func(i *actors.Instance) {
 				i.AppGroupName, i.ActionType, i.ASGName = "GRP", actors.ActionAdded, "asg"

@@ -422,7 +422,7 @@ func decodeInstanceXML(body []byte) (*actors.Instance, error) {
 	if root.Name.Local != "instance" {
 		return nil, badBody("xml: root element <%s>, want <instance>", root.Name.Local)
 	}
-	inst := &actors.Instance{Port: actors.Port{Enabled: true}}
+	inst := &actors.Instance{Port: defaultPort(true), SecurePort: defaultPort(false)}
 	for {
 		tok, err := d.Token()
 		if err != nil {

@@ -63,7 +63,8 @@ var codecXMLSeeds = []codecSeed{
 
 func TestDecodeInstanceXML(t *testing.T) {
 	minimal := &actors.Instance{Status: actors.StatusUp, OverriddenStatus: actors.StatusUnknown, CountryID: 1,
-		Port: actors.Port{Enabled: true}, LeaseInfo: actors.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90}}
+		Port: actors.Port{Number: 7001, Enabled: true}, SecurePort: actors.Port{Number: 7002},
+		LeaseInfo: actors.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90}}
 	with := func(f func(*actors.Instance)) *actors.Instance {
 		c := minimal.Clone()
 		f(c)
@@ -115,7 +116,8 @@ func TestDecodeInstanceXML(t *testing.T) {
 		{name: "enabled attributes", contentType: "application/xml",
 			body: `<instance><port enabled="false">1</port><securePort>2</securePort></instance>`,
 			want: with(func(i *actors.Instance) { i.Port, i.SecurePort = actors.Port{Number: 1}, actors.Port{Number: 2} })},
-		{name: "empty port", contentType: "application/xml", body: `<instance><port enabled="true"></port></instance>`, want: minimal},
+		{name: "empty port", contentType: "application/xml", body: `<instance><port enabled="true"></port></instance>`,
+			want: with(func(i *actors.Instance) { i.Port = actors.Port{Enabled: true} })},
 		{name: "legacy and current override", contentType: "application/xml",
 			body: `<instance><overriddenstatus>out_of_service</overriddenstatus><status>starting</status></instance>`,
 			want: with(func(i *actors.Instance) {

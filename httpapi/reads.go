@@ -101,7 +101,7 @@ func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getInstanceByID(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	inst := s.cfg.View.Snapshot().InstanceByID(id)
+	inst := s.cfg.View.Latest().InstanceByID(id)
 	if inst == nil {
 		w.WriteHeader(http.StatusNotFound)
 		return

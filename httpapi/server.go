@@ -27,9 +27,12 @@ type Registry interface {
 	SelfPreservation() *actors.SelfPreservationStatus
 }
 
-// Snapshots gives the current read snapshot (view.View implements it).
+// Snapshots gives the read snapshots (view.View implements it).
 type Snapshots interface {
+	// Snapshot is what cached reads serve.
 	Snapshot() *view.Snapshot
+	// Latest is the newest state, for live lookups.
+	Latest() *view.Snapshot
 }
 
 // Member is one cluster member as the API reports it.

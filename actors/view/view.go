@@ -100,6 +100,15 @@ func New(cfg Config) *View {
 // Snapshot returns the snapshot readers should use now.
 func (v *View) Snapshot() *Snapshot { return v.pub.Load() }
 
+// Latest returns the newest snapshot, even while CacheUpdateInterval hides
+// it from readers. Live lookups (instance GETs, which Eureka serves from the
+// registry rather than its cache) use it.
+func (v *View) Latest() *Snapshot {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.cur
+}
+
 // Run prunes the delta window and, when CacheUpdateInterval is set,
 // refreshes the readers' snapshot, until ctx ends.
 func (v *View) Run(ctx context.Context) {

@@ -143,6 +143,7 @@ func Start(cfg Config) (*Node, error) {
 	n.server = &http.Server{
 		Handler:           n.api,
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute, // a body that trickles in does not hold a connection forever
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
