@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/cluster"
@@ -305,4 +306,26 @@ func TestClusterOwnerCrashMovesOwnershipWithoutPrematureEviction(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	assert.NotEqual(t, tc.names[ownerIdx], newOwner)
+}
+
+func TestClusterShutdownLeaksNothing(t *testing.T) {
+	// memberlist's Shutdown does not wait for a probe already in flight, so
+	// give stragglers time to finish before calling them leaks.
+	defer func() {
+		var err error
+		deadline := time.Now().Add(20 * time.Second)
+		for err = goleak.Find(); err != nil && time.Now().Before(deadline); err = goleak.Find() {
+			time.Sleep(100 * time.Millisecond)
+		}
+		require.NoError(t, err, "goroutines left after the cluster stopped")
+	}()
+	for _, inMemory := range []bool{true, false} {
+		tc := startCluster(t, 3, inMemory, nil)
+		require.Equal(t, http.StatusNoContent, status(t, "POST", tc.nodes[1].URL()+"/apps/leak", registerBody("LEAK", "l-1", 30)))
+		for _, nd := range tc.nodes {
+			require.Eventually(t, func() bool { return hasInstance(t, nd, "LEAK", "l-1") }, 10*time.Second, 10*time.Millisecond)
+		}
+		require.Equal(t, http.StatusOK, status(t, "PUT", tc.nodes[2].URL()+"/apps/leak/l-1", ""))
+		tc.stop()
+	}
 }
