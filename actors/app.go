@@ -16,6 +16,16 @@ type lease struct {
 	lastUpdate int64
 	duration   time.Duration
 	serviceUp  int64
+	// clientRenewed is when a client last renewed or registered this lease
+	// on this node (epoch ms; 0 if only peers ever told us of it). Only
+	// such a renewal can overrule a peer's eviction.
+	clientRenewed int64
+}
+
+// renewedByClient reports whether a client renewed l on this node within its
+// lease duration before now.
+func (l *lease) renewedByClient(now int64) bool {
+	return l.clientRenewed > 0 && now-l.clientRenewed <= l.duration.Milliseconds()
 }
 
 // expired reports whether the lease has run out at now, allowing extra slack
@@ -127,6 +137,9 @@ func (a *appState) register(in *Instance, replicated bool) Event {
 	if r.Status == StatusUp && l.serviceUp == 0 {
 		l.serviceUp = now
 	}
+	if !replicated {
+		l.clientRenewed = now
+	}
 	a.leases[r.ID()] = l
 	delete(a.tombstones, r.ID())
 	ev := a.publish(l, r, ActionAdded, CauseRegister, existing == nil, now)
@@ -189,6 +202,9 @@ func (a *appState) renew(req RenewRequest) (RenewResult, []Event, bool) {
 		events = append(events, a.publish(l, inst, ActionModified, CauseStatusUpdate, false, now))
 	}
 	a.touch(l, now)
+	if !req.Replicated {
+		l.clientRenewed = now
+	}
 	if req.LastDirtyTimestamp == nil {
 		return RenewResult{Outcome: RenewOK}, events, true
 	}
@@ -369,9 +385,11 @@ func (a *appState) applyRecord(r Record) (Event, bool) {
 	now := a.now()
 	if r.Deleted {
 		l := a.leases[r.ID]
-		if r.Evicted && l != nil && !l.expired(now, 0) {
+		if r.Evicted && l != nil && l.renewedByClient(now) {
 			// The owner gave up on this lease, but a client renewed it here
-			// since: the renewal wins, and a new version tells everyone.
+			// within a lease duration: the renewal wins, and a new version
+			// tells everyone. A copy merely received from a peer does not
+			// count, or every fresh replica would resurrect evictions.
 			return a.publish(l, l.inst.Clone(), ActionAdded, CauseRegister, false, now), true
 		}
 		a.tombstones[r.ID] = tombstone{version: r.Version, deleted: now, evicted: r.Evicted}
@@ -397,6 +415,7 @@ func (a *appState) applyRecord(r Record) (Event, bool) {
 		// A replicated change does not restart the local lease clock
 		// backwards: keep the later of the two renewals.
 		l.lastUpdate = max(existing.lastUpdate, now)
+		l.clientRenewed = existing.clientRenewed
 	}
 	l.inst = inst
 	l.version = r.Version

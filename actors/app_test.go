@@ -761,6 +761,24 @@ func TestApplyEvictedTombstone(t *testing.T) {
 		assert.True(t, recs[0].Evicted)
 		assert.Equal(t, tomb.Version, recs[0].Version)
 	})
+	t.Run("a copy received from a peer does not overrule the eviction", func(t *testing.T) {
+		// BUG-1 of the simulations: a replica that merely received the
+		// instance recently used to re-publish it after the owner evicted it.
+		a, clock := newTestApp(t, false)
+		inst := testInstance("i-1", StatusUp)
+		inst.Normalize()
+		copyV := Version{Clock: 1 << 20, Node: "node-c"}
+		_, ok := a.applyRecord(Record{App: "APP", ID: "i-1", Version: copyV, Instance: inst})
+		require.True(t, ok)
+		clock.Advance(time.Second) // well within the lease duration
+		tomb := Record{App: "APP", ID: "i-1", Deleted: true, Evicted: true, Version: peer}
+		tomb.Version.Clock = copyV.Clock + 100
+		ev, ok := a.applyRecord(tomb)
+		require.True(t, ok)
+		assert.Equal(t, ActionDeleted, ev.Action)
+		_, _, found := a.get("i-1")
+		assert.False(t, found, "an eviction must win over a copy no client renewed here")
+	})
 	t.Run("local eviction marks its tombstone", func(t *testing.T) {
 		a, clock := newTestApp(t, false)
 		a.register(testInstance("i-1", StatusUp), false)
