@@ -270,22 +270,34 @@ type reply struct {
 	err     error
 }
 
-var replyPool = sync.Pool{New: func() any { return make(chan reply, 1) }}
+var (
+	replyPool = sync.Pool{New: func() any { return make(chan reply, 1) }}
+	// timerPool recycles the timers that bound a call, so the hot path
+	// (renew) allocates none. Since Go 1.23 a stopped timer delivers
+	// nothing stale, so a timer can be reset and reused safely.
+	timerPool = sync.Pool{New: func() any {
+		t := time.NewTimer(time.Hour)
+		t.Stop()
+		return t
+	}}
+)
 
-// call sends cmd to its application actor and waits for the reply.
+// call sends cmd to its application actor and waits for the reply, at most
+// RequestTimeout (or until ctx ends).
 func (r *Registry) call(ctx context.Context, cmd appCommand) (reply, error) {
-	ch := replyPool.Get().(chan reply)
-	cmd.setReply(ch)
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, r.cfg.RequestTimeout)
-		defer cancel()
-	}
 	select {
 	case <-r.closed:
 		return reply{}, ErrClosed
 	default:
 	}
+	ch := replyPool.Get().(chan reply)
+	cmd.setReply(ch)
+	t := timerPool.Get().(*time.Timer)
+	t.Reset(r.cfg.RequestTimeout)
+	defer func() {
+		t.Stop()
+		timerPool.Put(t)
+	}()
 	r.root.Send(r.front, cmd)
 	select {
 	case rep := <-ch:
@@ -293,6 +305,8 @@ func (r *Registry) call(ctx context.Context, cmd appCommand) (reply, error) {
 		return rep, rep.err
 	case <-ctx.Done():
 		return reply{}, ctx.Err()
+	case <-t.C:
+		return reply{}, context.DeadlineExceeded
 	case <-r.closed:
 		return reply{}, ErrClosed
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -95,8 +96,8 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 }
 
 // optionalTimestamp parses an optional epoch-millisecond query parameter.
-func optionalTimestamp(r *http.Request, name string) (*int64, error) {
-	v := r.URL.Query().Get(name)
+func optionalTimestamp(q url.Values, name string) (*int64, error) {
+	v := q.Get(name)
 	if v == "" {
 		return nil, nil
 	}
@@ -110,12 +111,13 @@ func optionalTimestamp(r *http.Request, name string) (*int64, error) {
 func (s *Server) renew(w http.ResponseWriter, r *http.Request) {
 	req := actors.RenewRequest{App: appName(r), ID: r.PathValue("id"), Replicated: replicated(r)}
 	if r.URL.RawQuery != "" {
+		q := r.URL.Query()
 		var err error
-		if req.LastDirtyTimestamp, err = optionalTimestamp(r, "lastDirtyTimestamp"); err != nil {
+		if req.LastDirtyTimestamp, err = optionalTimestamp(q, "lastDirtyTimestamp"); err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		if o := r.URL.Query().Get("overriddenstatus"); o != "" {
+		if o := q.Get("overriddenstatus"); o != "" {
 			req.OverriddenStatus = actors.LenientStatus(o)
 		}
 	}
@@ -155,8 +157,8 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, ok bool, err err
 // statusParam parses the value parameter of the status endpoints: an exact
 // upper-case status name. required says whether it may be absent (then
 // UNKNOWN).
-func statusParam(r *http.Request, required bool) (actors.Status, error) {
-	v := r.URL.Query().Get("value")
+func statusParam(q url.Values, required bool) (actors.Status, error) {
+	v := q.Get("value")
 	if v == "" {
 		if required {
 			return "", badRequest("missing status value (value=UP|DOWN|STARTING|OUT_OF_SERVICE|UNKNOWN)")
@@ -179,12 +181,13 @@ func (s *Server) deleteStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) statusChange(w http.ResponseWriter, r *http.Request, remove bool) {
-	st, err := statusParam(r, !remove)
+	q := r.URL.Query()
+	st, err := statusParam(q, !remove)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	dirty, err := optionalTimestamp(r, "lastDirtyTimestamp")
+	dirty, err := optionalTimestamp(q, "lastDirtyTimestamp")
 	if err != nil {
 		s.fail(w, r, err)
 		return
