@@ -45,20 +45,31 @@ var (
 
 // writeDoc writes prepared bytes with their headers.
 func writeDoc(w http.ResponseWriter, f view.Format, gz bool, body []byte) {
+	writeHeaders(w, f, gz, len(body))
+	_, _ = w.Write(body)
+}
+
+// writeHeaders writes the headers and status of a cached read.
+func writeHeaders(w http.ResponseWriter, f view.Format, gz bool, length int) {
 	h := w.Header()
 	h["Content-Type"] = contentTypes[f]
 	h["Vary"] = varyValue
 	if gz {
 		h["Content-Encoding"] = gzipValue
 	}
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["Content-Length"] = []string{strconv.Itoa(length)}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
 }
 
 func (s *Server) getApps(w http.ResponseWriter, r *http.Request) {
 	f, gz := negotiate(r)
-	writeDoc(w, f, gz, s.cfg.View.Snapshot().Full(f, gz))
+	p := s.cfg.View.Snapshot().FullParts(f, gz)
+	writeHeaders(w, f, gz, p.Len)
+	for _, b := range p.Pieces {
+		if _, err := w.Write(b); err != nil {
+			return // the client went away
+		}
+	}
 }
 
 func (s *Server) getDelta(w http.ResponseWriter, r *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/benbjohnson/immutable"
 
@@ -12,8 +13,20 @@ import (
 
 // docCache holds a snapshot's whole documents, built on first use.
 type docCache struct {
-	full  [NumFormats][2]lazy
-	delta [NumFormats][2]lazy
+	fullParts [NumFormats][2]lazyParts
+	full      [NumFormats][2]lazy
+	delta     [NumFormats][2]lazy
+}
+
+// lazyParts is a Parts built once on first use.
+type lazyParts struct {
+	once sync.Once
+	p    *Parts
+}
+
+func (l *lazyParts) get(build func() *Parts) *Parts {
+	l.once.Do(func() { l.p = build() })
+	return l.p
 }
 
 func newDocCache() *docCache { return &docCache{} }
@@ -29,14 +42,42 @@ func gzIndex(gz bool) int {
 // value other than -1 makes Java clients use deltas afterwards.
 const FullVersionDelta = "1"
 
-// Full returns the full registry document (GET apps) in format f, gzipped
-// if gz. Applications without instances are omitted.
-func (s *Snapshot) Full(f Format, gz bool) []byte {
-	return s.docCache.full[f][gzIndex(gz)].get(func() []byte {
+// Parts is a document as a sequence of byte slices to be written in order.
+// The slices are shared with the cache and must not be modified.
+type Parts struct {
+	Pieces [][]byte
+	// Len is the total length in bytes.
+	Len int
+}
+
+// Bytes joins the parts into one slice.
+func (p *Parts) Bytes() []byte {
+	out := make([]byte, 0, p.Len)
+	for _, b := range p.Pieces {
+		out = append(out, b...)
+	}
+	return out
+}
+
+func (p *Parts) add(b []byte) {
+	if len(b) > 0 {
+		p.Pieces = append(p.Pieces, b)
+		p.Len += len(b)
+	}
+}
+
+// FullParts returns the full registry document (GET apps) in format f,
+// gzipped if gz, as the cached bytes of each application between the
+// document's head and tail: serving it copies nothing, and a change costs
+// re-encoding one application, not re-assembling the registry.
+// Applications without instances are omitted.
+func (s *Snapshot) FullParts(f Format, gz bool) *Parts {
+	return s.docCache.fullParts[f][gzIndex(gz)].get(func() *Parts {
 		enc := s.enc[f]
 		open := enc.AppendApplicationsOpen(nil, FullVersionDelta, s.HashCode())
 		sep := enc.AppendApplicationsSeparator(nil)
 		closing := enc.AppendApplicationsClose(nil)
+		p := &Parts{Pieces: make([][]byte, 0, 2*s.apps.Len()+4)}
 		if gz {
 			pieces := make([]gzPiece, 0, 2*s.apps.Len()+2)
 			pieces = append(pieces, compressPiece(open))
@@ -54,26 +95,30 @@ func (s *Snapshot) Full(f Format, gz bool) []byte {
 				return true
 			})
 			pieces = append(pieces, compressPiece(closing))
-			return assembleGzip(pieces)
+			for _, b := range gzipParts(pieces) {
+				p.add(b)
+			}
+			return p
 		}
-		size := len(open) + len(closing)
-		s.Apps(func(a *App) bool {
-			size += len(a.element(enc, f)) + len(sep)
-			return true
-		})
-		out := make([]byte, 0, size)
-		out = append(out, open...)
+		p.add(open)
 		first := true
 		s.Apps(func(a *App) bool {
 			if !first {
-				out = append(out, sep...)
+				p.add(sep)
 			}
 			first = false
-			out = append(out, a.element(enc, f)...)
+			p.add(a.element(enc, f))
 			return true
 		})
-		return append(out, closing...)
+		p.add(closing)
+		return p
 	})
+}
+
+// Full returns the full registry document as one slice (see FullParts,
+// which the HTTP API serves without this copy).
+func (s *Snapshot) Full(f Format, gz bool) []byte {
+	return s.docCache.full[f][gzIndex(gz)].get(func() []byte { return s.FullParts(f, gz).Bytes() })
 }
 
 // AppDocument returns the document of one application (GET apps/{app}) and

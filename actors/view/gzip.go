@@ -51,6 +51,28 @@ var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255}
 // finalBlock is an empty final DEFLATE block with fixed Huffman codes.
 var finalBlock = []byte{0x03, 0x00}
 
+// gzipParts returns the slices of one gzip document made of pieces, in
+// order: the header, each piece's deflated bytes, and the trailer.
+func gzipParts(pieces []gzPiece) [][]byte {
+	out := make([][]byte, 0, len(pieces)+2)
+	out = append(out, gzipHeader)
+	var crc uint32
+	size := 0
+	for i, p := range pieces {
+		out = append(out, p.deflated)
+		if i == 0 {
+			crc = p.crc
+		} else {
+			crc = crc32Combine(crc, p.crc, p.size)
+		}
+		size += p.size
+	}
+	trailer := append([]byte(nil), finalBlock...)
+	trailer = binary.LittleEndian.AppendUint32(trailer, crc)
+	trailer = binary.LittleEndian.AppendUint32(trailer, uint32(size))
+	return append(out, trailer)
+}
+
 // assembleGzip joins pieces into one gzip document.
 func assembleGzip(pieces []gzPiece) []byte {
 	n := len(gzipHeader) + len(finalBlock) + 8
