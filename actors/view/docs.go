@@ -1,6 +1,7 @@
 package view
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,9 +14,10 @@ import (
 
 // docCache holds a snapshot's whole documents, built on first use.
 type docCache struct {
-	fullParts [NumFormats][2]lazyParts
-	full      [NumFormats][2]lazy
-	delta     [NumFormats][2]lazy
+	fullParts   [NumFormats][2]lazyParts
+	full        [NumFormats][2]lazy
+	delta       [NumFormats][2]lazy
+	vips, svips sync.Map // name, format, gzip → *lazy
 }
 
 // lazyParts is a Parts built once on first use.
@@ -185,21 +187,21 @@ const VIPVersionDelta = "-1"
 // (GET vips/{vip}); an unknown VIP gives an empty document.
 func (s *Snapshot) VIP(vip string, f Format, gz bool) []byte {
 	g, _ := s.vips.Get(vip)
-	return g.document(s.enc[f], f, gz)
+	return s.groupDocument(&s.docCache.vips, g, vip, f, gz)
 }
 
 // SVIP is VIP for secureVipAddress (GET svips/{svip}).
 func (s *Snapshot) SVIP(svip string, f Format, gz bool) []byte {
 	g, _ := s.svips.Get(svip)
-	return g.document(s.enc[f], f, gz)
+	return s.groupDocument(&s.docCache.svips, g, svip, f, gz)
 }
 
-// Group is the set of instances that share a VIP or secure VIP address. It
-// is immutable; a change to any member makes a new Group.
+// Group is the set of instances that share a VIP or secure VIP address, as
+// keys sorted by app and id. It is immutable and changes only when an
+// instance joins or leaves the address, so a re-registration that keeps its
+// addresses costs the index nothing.
 type Group struct {
-	members []*actors.Instance // sorted by app, then id
-	counts  [len(actors.AllStatuses)]int
-	docs    [NumFormats][2]lazy
+	keys []actors.Key
 }
 
 func groupLess(a, b actors.Key) bool {
@@ -209,59 +211,71 @@ func groupLess(a, b actors.Key) bool {
 	return a.ID < b.ID
 }
 
-func (g *Group) index(k actors.Key) (int, bool) {
-	i := sort.Search(len(g.members), func(i int) bool { return !groupLess(g.members[i].Key(), k) })
-	return i, i < len(g.members) && g.members[i].Key() == k
-}
-
-// replace returns a new group with key's member removed and, if inst is not
-// nil, inst added; nil when the result is empty.
-func (g *Group) replace(key actors.Key, inst *actors.Instance) *Group {
-	var members []*actors.Instance
+// with returns a group that also holds key (g itself if it does).
+func (g *Group) with(key actors.Key) *Group {
+	var keys []actors.Key
 	if g != nil {
-		members = g.members
+		keys = g.keys
 	}
-	n := &Group{members: make([]*actors.Instance, 0, len(members)+1)}
-	for _, m := range members {
-		if m.Key() != key {
-			n.members = append(n.members, m)
-		}
+	i := sort.Search(len(keys), func(i int) bool { return !groupLess(keys[i], key) })
+	if i < len(keys) && keys[i] == key {
+		return g
 	}
-	if inst != nil {
-		i, _ := n.index(key)
-		n.members = append(n.members, nil)
-		copy(n.members[i+1:], n.members[i:])
-		n.members[i] = inst
-	}
-	if len(n.members) == 0 {
-		return nil
-	}
-	for _, m := range n.members {
-		n.counts[statusIndex(m.Status)]++
-	}
+	n := &Group{keys: make([]actors.Key, 0, len(keys)+1)}
+	n.keys = append(append(append(n.keys, keys[:i]...), key), keys[i:]...)
 	return n
 }
 
-func (g *Group) document(enc Encoder, f Format, gz bool) []byte {
+// without returns a group without key, nil when that leaves it empty.
+func (g *Group) without(key actors.Key) *Group {
 	if g == nil {
-		out := enc.AppendApplicationsOpen(nil, VIPVersionDelta, "")
-		out = enc.AppendApplicationsClose(out)
-		if gz {
-			return assembleGzip([]gzPiece{compressPiece(out)})
-		}
-		return out
+		return nil
 	}
-	return g.docs[f][gzIndex(gz)].get(func() []byte {
-		out := enc.AppendApplicationsOpen(nil, VIPVersionDelta, hashCode(&g.counts))
-		for i := 0; i < len(g.members); {
+	i := sort.Search(len(g.keys), func(i int) bool { return !groupLess(g.keys[i], key) })
+	if i == len(g.keys) || g.keys[i] != key {
+		return g
+	}
+	if len(g.keys) == 1 {
+		return nil
+	}
+	n := &Group{keys: make([]actors.Key, 0, len(g.keys)-1)}
+	n.keys = append(append(n.keys, g.keys[:i]...), g.keys[i+1:]...)
+	return n
+}
+
+// groupDocument builds (once per snapshot) the document of group g named
+// name: its instances grouped by application, versions__delta "-1" and the
+// hashcode of the subset, as Eureka does.
+func (s *Snapshot) groupDocument(cache *sync.Map, g *Group, name string, f Format, gz bool) []byte {
+	type key struct {
+		name string
+		f    Format
+		gz   bool
+	}
+	v, _ := cache.LoadOrStore(key{name, f, gz}, &lazy{})
+	return v.(*lazy).get(func() []byte {
+		enc := s.enc[f]
+		var counts [len(actors.AllStatuses)]int
+		var insts []*actors.Instance
+		if g != nil {
+			insts = make([]*actors.Instance, 0, len(g.keys))
+			for _, k := range g.keys {
+				if in := s.Instance(k.App, k.ID); in != nil {
+					insts = append(insts, in)
+					counts[statusIndex(in.Status)]++
+				}
+			}
+		}
+		out := enc.AppendApplicationsOpen(nil, VIPVersionDelta, hashCode(&counts))
+		for i := 0; i < len(insts); {
 			j := i
-			for j < len(g.members) && g.members[j].App == g.members[i].App {
+			for j < len(insts) && insts[j].App == insts[i].App {
 				j++
 			}
 			if i > 0 {
 				out = enc.AppendApplicationsSeparator(out)
 			}
-			out = enc.AppendApplication(out, g.members[i].App, g.members[i:j])
+			out = enc.AppendApplication(out, insts[i].App, insts[i:j])
 			i = j
 		}
 		out = enc.AppendApplicationsClose(out)
@@ -289,34 +303,33 @@ func splitAddresses(s string) []string {
 }
 
 // updateGroups moves key from the groups named by old's field to those named
-// by cur's (either may be nil).
+// by cur's (either may be nil). Nothing changes when the addresses did not.
 func updateGroups(m *immutable.Map[string, *Group], key actors.Key, old, cur *actors.Instance,
 	field func(*actors.Instance) string) *immutable.Map[string, *Group] {
-	var names []string
+	var before, after string
 	if old != nil {
-		names = append(names, splitAddresses(field(old))...)
+		before = field(old)
 	}
-	var curNames []string
 	if cur != nil {
-		curNames = splitAddresses(field(cur))
-		names = append(names, curNames...)
+		after = field(cur)
 	}
-	seen := map[string]bool{}
-	for _, name := range names {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		var member *actors.Instance
-		for _, c := range curNames {
-			if c == name {
-				member = cur
+	if before == after && (old == nil) == (cur == nil) {
+		return m
+	}
+	oldNames, newNames := splitAddresses(before), splitAddresses(after)
+	for _, name := range oldNames {
+		if !slices.Contains(newNames, name) {
+			g, _ := m.Get(name)
+			if n := g.without(key); n == nil {
+				m = m.Delete(name)
+			} else if n != g {
+				m = m.Set(name, n)
 			}
 		}
+	}
+	for _, name := range newNames {
 		g, _ := m.Get(name)
-		if n := g.replace(key, member); n == nil {
-			m = m.Delete(name)
-		} else {
+		if n := g.with(key); n != g {
 			m = m.Set(name, n)
 		}
 	}
