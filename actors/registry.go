@@ -313,7 +313,8 @@ func (r *Registry) call(ctx context.Context, cmd appCommand) (reply, error) {
 }
 
 // Register adds or replaces an instance (spec §4.3). inst must have been
-// normalized (Instance.Normalize) and validated; it is not retained.
+// normalized (Instance.Normalize) and validated. The registry takes
+// ownership of inst: the caller must not modify it (or its maps) afterwards.
 // replicated marks a change that came from a peer.
 func (r *Registry) Register(ctx context.Context, inst *Instance, replicated bool) error {
 	_, err := r.call(ctx, &registerCmd{appCmd: appCmd{app: inst.App}, inst: inst, replicated: replicated})
