@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/memberlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -37,6 +38,17 @@ func clusterNodeConfig(name string, net *cluster.MemNetwork, join []string) node
 	cfg.Registry.RenewalWindow = 500 * time.Millisecond
 	cc := cluster.DefaultLocalConfig()
 	cc.Join = join
+	// Failure detection within seconds, but not so tight that a loaded
+	// machine under -race declares healthy nodes dead.
+	cc.MemberlistConfig = func(c *memberlist.Config) {
+		c.ProbeInterval = 500 * time.Millisecond
+		c.ProbeTimeout = 300 * time.Millisecond
+		c.SuspicionMult = 4
+		c.GossipInterval = 25 * time.Millisecond
+		c.PushPullInterval = 2 * time.Second
+		c.TCPTimeout = 2 * time.Second
+		c.SuspicionMaxTimeoutMult = 2
+	}
 	if net != nil {
 		cc.Transport = net.NewTransport(name)
 		cc.Resolver = net.Resolve
