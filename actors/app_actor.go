@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -112,20 +113,49 @@ type (
 	}
 )
 
-// appEntry is the front's record of one application actor.
+// appEntry is the record of one application actor, shared by the front and
+// the Registry facade (through Registry.apps).
+//
+// routed counts the messages sent to the actor, by the front or directly by
+// the facade; it is -1 once the front has decided to stop the actor. A
+// sender claims a message slot with tryRoute before sending, and the front
+// stops an idle actor only by swapping routed from the count the actor
+// reports as processed to -1. So the stop succeeds only when no message is
+// in flight or about to be sent, and a sender that finds the entry stopping
+// goes through the front, which spawns a fresh actor: no command is ever
+// lost to a stopping actor, and the hot path (renew) skips the front's hop.
 type appEntry struct {
 	pid    *actor.PID
-	routed uint64 // messages sent to the actor
+	routed atomic.Int64
 }
 
-// frontActor routes commands to application actors by name, spawning them on
-// first use and stopping them once they are idle and empty. It counts the
-// messages it routes to each actor; an actor reports how many it has
-// processed when it becomes empty, and the front stops it only if nothing is
-// in flight, so no command is ever lost to a stopping actor.
+// tryRoute claims the right to send one message to the actor; it fails once
+// the actor is stopping.
+func (e *appEntry) tryRoute() bool {
+	for {
+		n := e.routed.Load()
+		if n < 0 {
+			return false
+		}
+		if e.routed.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// frontActor spawns application actors on first use, routes the commands the
+// facade could not send directly, fans sweeps out, and stops actors that are
+// idle and empty (see appEntry).
 type frontActor struct {
 	r    *Registry
 	apps map[string]*appEntry
+}
+
+// send routes msg to e, which must not be stopping (only the front stops
+// entries, and it removes them from its map when it does).
+func (f *frontActor) send(ctx actor.Context, e *appEntry, msg any) {
+	e.routed.Add(1)
+	ctx.Send(e.pid, msg)
 }
 
 func (f *frontActor) Receive(ctx actor.Context) {
@@ -136,18 +166,17 @@ func (f *frontActor) Receive(ctx actor.Context) {
 		n := 0
 		for name, e := range f.apps {
 			if m.tombstonesOnly || (m.policy != nil && !m.policy.MayEvict(name, m.now)) {
-				e.routed++
-				ctx.Send(e.pid, &collectTombstones{})
+				f.send(ctx, e, &collectTombstones{})
 				continue
 			}
-			e.routed++
-			ctx.Send(e.pid, &collectExpired{sweep: m.sweep, extra: m.extra, replyTo: m.replyTo})
+			f.send(ctx, e, &collectExpired{sweep: m.sweep, extra: m.extra, replyTo: m.replyTo})
 			n++
 		}
 		ctx.Send(m.replyTo, &sweepStarted{sweep: m.sweep, apps: n})
 	case *appIdle:
-		if e := f.apps[m.app]; e != nil && e.routed == m.processed {
+		if e := f.apps[m.app]; e != nil && e.routed.CompareAndSwap(int64(m.processed), -1) {
 			delete(f.apps, m.app)
+			f.r.apps.Delete(m.app)
 			ctx.Poison(e.pid)
 		}
 	}
@@ -174,9 +203,9 @@ func (f *frontActor) route(ctx actor.Context, app string, msg any) {
 		}
 		e = &appEntry{pid: pid}
 		f.apps[app] = e
+		f.r.apps.Store(app, e)
 	}
-	e.routed++
-	ctx.Send(e.pid, msg)
+	f.send(ctx, e, msg)
 }
 
 // answerMissing replies to a command for an unknown application.

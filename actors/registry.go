@@ -142,6 +142,10 @@ type Registry struct {
 	sinks  []Sink
 	hlc    *HLC
 
+	// apps maps application names to their actors' entries, so that
+	// commands for a running application skip the front (see appEntry).
+	apps sync.Map
+
 	count    atomic.Int64 // live leases
 	renewals atomic.Int64 // renewals in the current window
 	sp       atomic.Pointer[SelfPreservationStatus]
@@ -298,7 +302,11 @@ func (r *Registry) call(ctx context.Context, cmd appCommand) (reply, error) {
 		t.Stop()
 		timerPool.Put(t)
 	}()
-	r.root.Send(r.front, cmd)
+	if v, ok := r.apps.Load(cmd.appName()); ok && v.(*appEntry).tryRoute() {
+		r.root.Send(v.(*appEntry).pid, cmd)
+	} else {
+		r.root.Send(r.front, cmd)
+	}
 	select {
 	case rep := <-ch:
 		replyPool.Put(ch) // only a drained channel goes back to the pool
@@ -379,5 +387,10 @@ func (r *Registry) Records(ctx context.Context, app string) ([]Record, error) {
 // RenewRemote renews leases on behalf of a peer that received the renewals
 // (cluster renewal forwarding). It does not wait for the result.
 func (r *Registry) RenewRemote(app string, ids []string) {
-	r.root.Send(r.front, &renewBatchCmd{appCmd: appCmd{app: app}, ids: ids})
+	cmd := &renewBatchCmd{appCmd: appCmd{app: app}, ids: ids}
+	if v, ok := r.apps.Load(app); ok && v.(*appEntry).tryRoute() {
+		r.root.Send(v.(*appEntry).pid, cmd)
+		return
+	}
+	r.root.Send(r.front, cmd)
 }
