@@ -1,0 +1,50 @@
+// Package actors owns all mutable registry state: the leases of every
+// instance, Eureka's registration rules, eviction and self-preservation.
+//
+// # Ownership
+//
+// Each application is one protoactor-go actor (appActor), the only code that
+// reads or writes that application's leases; no lock guards registry state.
+// A front actor spawns an application's actor on first use and stops it when
+// it holds neither leases nor tombstones. The Registry facade is the typed
+// API: each method sends one command and waits for one reply on a pooled
+// channel. Commands for a running application go straight to its actor; the
+// front is involved only to spawn or stop one (see appEntry for the protocol
+// that makes this safe).
+//
+// The logic lives in plain structs that tests drive without an actor system:
+// appState (register, renew, cancel, status overrides, metadata, expiry,
+// last-writer-wins replication), selfPreservation (Eureka's threshold
+// arithmetic) and the eviction helpers evictionLimit and chooseEvictions.
+// The actors are thin shells that decode a message, call the core and
+// publish what it returns.
+//
+// # Events
+//
+// Every change is an Event (ADDED, MODIFIED or DELETED) carrying the new
+// immutable *Instance and a Version: a hybrid logical clock reading plus the
+// node name, which every node orders the same way. Events go synchronously to
+// the configured Sinks before the command's caller is answered, so the read
+// view (package view) shows a change to the very next read, and the cluster
+// layer replicates it. Instances held by the registry are never modified
+// after publication; a change makes a new one.
+//
+// # Timers
+//
+// Eviction and self-preservation are actors ticked by a self-re-arming
+// time.AfterFunc (ticker.go), never by protoactor's scheduler (racy when
+// cancelled) or ReceiveTimeout (an idle timer). The evictor runs every
+// EvictionInterval: unless self-preservation disables expiry, it collects
+// expired leases from every application it may evict, caps them at
+// size − int(size × RenewalPercentThreshold) and evicts a random choice; the
+// application actors re-check each lease, so a racing renewal wins.
+//
+// # Cluster hooks
+//
+// An Ownership (the cluster's replicator) restricts eviction and
+// self-preservation to the applications this node owns; OnRenew lets the
+// cluster forward client renewals to owners; ApplyRecords and Records carry
+// anti-entropy. Without them the registry is a single Eureka node.
+//
+// This package imports no other package of the project.
+package actors
