@@ -19,12 +19,16 @@
 // the wire format splits cleanly instead of misreading messages. Gossip is
 // encrypted and authenticated when Config.GossipKey is set.
 //
-// # Hooks for replication
+// # Replication
 //
-// The replication layer plugs into the same memberlist through Config:
-// Delegate (user messages, broadcasts, push/pull state for anti-entropy),
-// Events and Alive, and sends point-to-point with SendReliable and
-// SendBestEffort. Memberlist exposes the underlying *memberlist.Memberlist.
+// The Replicator (replicate.go, whose design note says more) is the
+// memberlist Delegate of a node. It fans every local registry change out to
+// every member in per-peer batches, forwards client renewals, coalesced, to
+// each application's owner (rendezvous hashing over the live members),
+// decides which applications this node owns and may evict, and runs
+// anti-entropy: per-application digests through push/pull, on membership
+// changes and periodically, then transfers of the applications that differ.
+// It implements actors.Sink and actors.Ownership.
 //
 // # Fault injection
 //
@@ -46,7 +50,7 @@
 // one reconnecting to failed members and forgetting old ones (every
 // ReconnectInterval), and one delivering events; plus memberlist's own.
 //
-// What this package deliberately does not do: pick which node owns an
-// application, or persist anything. Membership never blocks memberlist on a
+// What this package deliberately does not do: persist anything (a
+// restarted node refills from its peers). Membership never blocks memberlist on a
 // slow subscriber: events queue instead.
 package cluster
