@@ -150,8 +150,11 @@ type Replicator struct {
 	readyOnce  sync.Once
 	ready      chan struct{}
 	syncMu     sync.Mutex
-	pending    map[string]bool // apps asked for in the initial sync
+	pending    map[string]bool      // apps asked for in the initial sync
+	inflight   map[string]time.Time // apps asked for and not yet done, by when
 	initialAsk bool
+	progress   atomic.Int64  // unix nanos of the last sync transfer received
+	serving    chan struct{} // bounds concurrent serveSync calls
 
 	stats struct {
 		messages, bytes, records, renewalMsgs, renewals, digests, syncs atomic.Uint64
@@ -195,15 +198,17 @@ func NewReplicator(cfg ReplicatorConfig) *Replicator {
 		cfg.Seed = time.Now().UnixNano()
 	}
 	r := &Replicator{
-		cfg:     cfg,
-		log:     cfg.Logger.With("component", "replication"),
-		queues:  map[string]*peerQueue{},
-		renews:  map[string]map[actors.Key]uint32{},
-		inbox:   make(chan wire.Message, 256),
-		ready:   make(chan struct{}),
-		stopped: make(chan struct{}),
-		pending: map[string]bool{},
-		rnd:     rand.New(rand.NewSource(cfg.Seed)),
+		cfg:      cfg,
+		log:      cfg.Logger.With("component", "replication"),
+		queues:   map[string]*peerQueue{},
+		renews:   map[string]map[actors.Key]uint32{},
+		inbox:    make(chan wire.Message, 256),
+		ready:    make(chan struct{}),
+		stopped:  make(chan struct{}),
+		pending:  map[string]bool{},
+		inflight: map[string]time.Time{},
+		serving:  make(chan struct{}, 2),
+		rnd:      rand.New(rand.NewSource(cfg.Seed)),
 	}
 	r.own.Store(&ownership{base: cfg.Clock.Now(), self: ""})
 	return r
@@ -236,14 +241,27 @@ func (r *Replicator) Start(peers Peers, joining bool) {
 		r.markReady("no peers to join")
 		return
 	}
+	// Give up waiting for the initial sync only when it stops making
+	// progress for ReadyTimeout (e.g. this is the first node, or its seeds
+	// are down), not while a large transfer is still arriving.
+	r.progress.Store(time.Now().UnixNano())
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		select {
-		case <-r.ready:
-		case <-ctx.Done():
-		case <-time.After(r.cfg.ReadyTimeout):
-			r.markReady("ready timeout")
+		t := time.NewTicker(max(r.cfg.ReadyTimeout/20, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-r.ready:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if time.Since(time.Unix(0, r.progress.Load())) > r.cfg.ReadyTimeout {
+					r.markReady("no initial sync progress within the ready timeout")
+					return
+				}
+			}
 		}
 	}()
 }
@@ -662,6 +680,9 @@ func (r *Replicator) receiveLoop(ctx context.Context) {
 func (r *Replicator) receive(ctx context.Context, m wire.Message) {
 	switch m := m.(type) {
 	case *wire.Records:
+		if len(m.Done) > 0 || !r.Ready() {
+			r.progress.Store(time.Now().UnixNano())
+		}
 		r.applyRecords(ctx, m.Records)
 		if len(m.Done) > 0 {
 			r.syncDone(m.Done)
@@ -677,7 +698,19 @@ func (r *Replicator) receive(ctx context.Context, m wire.Message) {
 	case *wire.Digest:
 		r.mergeDigest(m)
 	case *wire.SyncRequest:
-		r.serveSync(ctx, m)
+		// Serve from another goroutine, so that this node keeps applying
+		// what it receives while it sends; at most cap(serving) at once.
+		select {
+		case r.serving <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			defer func() { <-r.serving }()
+			r.serveSync(ctx, m)
+		}()
 	}
 }
 
@@ -759,6 +792,20 @@ func (r *Replicator) mergeDigest(d *wire.Digest) {
 			r.pending[app] = true
 		}
 	}
+	// Do not ask again for what is already on its way: digests arrive from
+	// several peers and timers, and re-requesting a transfer that is still
+	// running only multiplies it.
+	now := time.Now()
+	retry := 6 * r.cfg.AntiEntropyInterval
+	kept := want[:0]
+	for _, app := range want {
+		if at, ok := r.inflight[app]; ok && now.Sub(at) < retry {
+			continue
+		}
+		r.inflight[app] = now
+		kept = append(kept, app)
+	}
+	want = kept
 	r.syncMu.Unlock()
 	if first && len(want) == 0 {
 		r.markReady("in sync with " + d.Node)
@@ -779,6 +826,7 @@ func (r *Replicator) syncDone(apps []string) {
 	r.syncMu.Lock()
 	for _, a := range apps {
 		delete(r.pending, a)
+		delete(r.inflight, a)
 	}
 	done := r.initialAsk && len(r.pending) == 0
 	r.syncMu.Unlock()
@@ -791,6 +839,15 @@ func (r *Replicator) syncDone(apps []string) {
 // applications, in batches, marking each application done in the message
 // that completes it.
 func (r *Replicator) serveSync(ctx context.Context, req *wire.SyncRequest) {
+	if !r.Ready() {
+		// Half-synced data would be sent again by the node it came from;
+		// say "done" so the asker does not wait, and let the next
+		// anti-entropy round fetch what this node really has.
+		if err := r.send(req.Node, &wire.Records{Done: req.Apps}); err != nil {
+			r.log.Debug("sync answer failed", "peer", req.Node, "err", err)
+		}
+		return
+	}
 	var batch []wire.InstanceRecord
 	var done []string
 	flush := func() {
