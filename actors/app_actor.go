@@ -261,8 +261,12 @@ func (a *appActor) syncCount() {
 
 func (a *appActor) emit(evs ...Event) {
 	a.syncCount()
-	for i := range evs {
-		for _, s := range a.r.sinks {
+	for _, s := range a.r.sinks {
+		if b, ok := s.(BatchSink); ok && len(evs) > 1 {
+			b.ApplyBatch(evs)
+			continue
+		}
+		for i := range evs {
 			s.Apply(&evs[i])
 		}
 	}
@@ -323,12 +327,14 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 		m.respond(reply{ok: ok, inst: inst, expired: expired})
 	case *applyCmd:
 		var applied []Record
+		var evs []Event
 		for _, rec := range m.recs {
 			if ev, ok := s.applyRecord(rec); ok {
-				a.emit(ev)
+				evs = append(evs, ev)
 				applied = append(applied, rec)
 			}
 		}
+		a.emit(evs...)
 		m.respond(reply{ok: true, records: applied})
 	case *recordsCmd:
 		m.respond(reply{ok: true, records: s.records()})

@@ -30,6 +30,13 @@ type Sink interface {
 	Apply(ev *Event)
 }
 
+// BatchSink is a Sink that can also take several events at once, in order;
+// bulk replication uses it to make one snapshot of a whole transfer.
+type BatchSink interface {
+	Sink
+	ApplyBatch(evs []Event)
+}
+
 // Config configures a Registry. DefaultConfig gives Eureka's defaults.
 type Config struct {
 	// NodeName names this node in versions; it must be unique in a cluster.

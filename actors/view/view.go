@@ -176,14 +176,37 @@ type deltaEntry struct {
 
 // Apply folds one event into a new snapshot. It implements actors.Sink.
 func (v *View) Apply(ev *actors.Event) {
-	inst := ev.Instance
-	key := inst.Key()
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	cur := v.cur
-	next := cur.derive()
+	next := v.cur.derive()
+	v.fold(next, ev, v.cfg.Clock.Now().UnixMilli())
+	next.window = v.window[:len(v.window):len(v.window)]
+	v.install(next)
+}
 
-	oldApp, _ := cur.apps.Get(key.App)
+// ApplyBatch folds several events into one new snapshot (bulk replication
+// and anti-entropy transfers). It implements actors.BatchSink.
+func (v *View) ApplyBatch(evs []actors.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	next := v.cur.derive()
+	now := v.cfg.Clock.Now().UnixMilli()
+	for i := range evs {
+		v.fold(next, &evs[i], now)
+	}
+	next.window = v.window[:len(v.window):len(v.window)]
+	v.install(next)
+}
+
+// fold applies one event to next, a snapshot under construction, and
+// appends it to the delta window. v.mu must be held.
+func (v *View) fold(next *Snapshot, ev *actors.Event, now int64) {
+	inst := ev.Instance
+	key := inst.Key()
+	oldApp, _ := next.apps.Get(key.App)
 	var old *actors.Instance
 	if oldApp != nil {
 		old = oldApp.find(key.ID)
@@ -214,9 +237,7 @@ func (v *View) Apply(ev *actors.Event) {
 	next.vips = updateGroups(next.vips, key, old, cur2, func(i *actors.Instance) string { return i.VIPAddress })
 	next.svips = updateGroups(next.svips, key, old, cur2, func(i *actors.Instance) string { return i.SecureVIPAddress })
 
-	v.window = append(v.window, deltaEntry{at: v.cfg.Clock.Now().UnixMilli(), inst: inst})
-	next.window = v.window[:len(v.window):len(v.window)]
-	v.install(next)
+	v.window = append(v.window, deltaEntry{at: now, inst: inst})
 }
 
 // Snapshot is an immutable state of the registry with lazily built, cached
