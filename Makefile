@@ -1,9 +1,9 @@
 # Heureka build targets. `make test` is what CI runs (see .ci/run).
 GO       ?= go
 PKGS     ?= ./...
-BENCHOUT ?= bench.out
+BENCHOUT ?= /tmp/heureka-bench.out
 
-.PHONY: all build run test test-short vet fmt lint tidy bench fuzz clientdeps sim clean
+.PHONY: all build run test test-short vet fmt lint tidy bench bench-report fuzz clientdeps sim clean
 
 all: build
 
@@ -43,6 +43,11 @@ tidy:
 ## bench: the benchmarks recorded in BENCHMARKS.md (not part of `make test`).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s -timeout 60m ./bench/ | tee $(BENCHOUT)
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/cluster/ | tee -a $(BENCHOUT)
+
+## bench-report: the single-node ratio tables of BENCHMARKS.md.
+bench-report:
+	$(GO) run ./bench/cmd/report -round 1500ms -rounds 5 -samples 2000
 
 ## fuzz: a short run of every fuzz target.
 fuzz:
