@@ -150,8 +150,8 @@ type Replicator struct {
 	readyOnce  sync.Once
 	ready      chan struct{}
 	syncMu     sync.Mutex
-	pending    map[string]bool      // apps asked for in the initial sync
-	inflight   map[string]time.Time // apps asked for and not yet done, by when
+	pending    map[string]bool       // apps asked for in the initial sync
+	inflight   map[syncKey]time.Time // transfers asked for and not yet done, by when
 	initialAsk bool
 	progress   atomic.Int64  // unix nanos of the last sync transfer received
 	serving    chan struct{} // bounds concurrent serveSync calls
@@ -206,7 +206,7 @@ func NewReplicator(cfg ReplicatorConfig) *Replicator {
 		ready:    make(chan struct{}),
 		stopped:  make(chan struct{}),
 		pending:  map[string]bool{},
-		inflight: map[string]time.Time{},
+		inflight: map[syncKey]time.Time{},
 		serving:  make(chan struct{}, 2),
 		rnd:      rand.New(rand.NewSource(cfg.Seed)),
 	}
@@ -792,17 +792,22 @@ func (r *Replicator) mergeDigest(d *wire.Digest) {
 			r.pending[app] = true
 		}
 	}
-	// Do not ask again for what is already on its way: digests arrive from
-	// several peers and timers, and re-requesting a transfer that is still
-	// running only multiplies it.
+	// Do not ask a peer again for a transfer it is still sending: digests
+	// arrive from several timers, and re-requesting a running transfer only
+	// multiplies it. Other peers may still be asked, since each may hold
+	// changes the others lack.
 	now := time.Now()
 	retry := 6 * r.cfg.AntiEntropyInterval
 	kept := want[:0]
 	for _, app := range want {
-		if at, ok := r.inflight[app]; ok && now.Sub(at) < retry {
+		k := syncKey{peer: d.Node, app: app}
+		if at, ok := r.inflight[k]; ok && now.Sub(at) < retry {
 			continue
 		}
-		r.inflight[app] = now
+		if !first && r.pending[app] {
+			continue // the initial sync is bringing it: one copy is enough
+		}
+		r.inflight[k] = now
 		kept = append(kept, app)
 	}
 	want = kept
@@ -814,6 +819,11 @@ func (r *Replicator) mergeDigest(d *wire.Digest) {
 		n := min(len(want), 1024)
 		if err := r.send(d.Node, &wire.SyncRequest{Node: peers.LocalName(), Apps: want[:n]}); err != nil {
 			r.log.Debug("sync request failed", "peer", d.Node, "err", err)
+			r.syncMu.Lock()
+			for _, app := range want {
+				delete(r.inflight, syncKey{peer: d.Node, app: app})
+			}
+			r.syncMu.Unlock()
 			return
 		}
 		r.stats.syncs.Add(1)
@@ -821,16 +831,25 @@ func (r *Replicator) mergeDigest(d *wire.Digest) {
 	}
 }
 
-// syncDone records finished transfers of the initial sync.
+// syncKey names a transfer asked of a peer.
+type syncKey struct{ peer, app string }
+
+// syncDone records finished transfers.
 func (r *Replicator) syncDone(apps []string) {
 	r.syncMu.Lock()
+	finished := map[string]bool{}
 	for _, a := range apps {
 		delete(r.pending, a)
-		delete(r.inflight, a)
+		finished[a] = true
 	}
-	done := r.initialAsk && len(r.pending) == 0
+	for k := range r.inflight {
+		if finished[k.app] {
+			delete(r.inflight, k)
+		}
+	}
+	ready := r.initialAsk && len(r.pending) == 0
 	r.syncMu.Unlock()
-	if done {
+	if ready {
 		r.markReady("initial sync complete")
 	}
 }
