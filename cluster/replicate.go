@@ -299,8 +299,29 @@ func (r *Replicator) ReadyC() <-chan struct{} { return r.ready }
 func (r *Replicator) markReady(why string) {
 	r.readyOnce.Do(func() {
 		r.log.Info("node ready", "reason", why)
+		r.syncMu.Lock()
+		clear(r.pending) // what did not arrive, anti-entropy will fetch
+		r.syncMu.Unlock()
 		close(r.ready)
 	})
+}
+
+// sendSoon is send for transfers, retried for a short while: right after a
+// node (re)joins, one side may hear from the other before its membership
+// has marked that node alive, and the first send fails.
+func (r *Replicator) sendSoon(ctx context.Context, to string, m wire.Message) error {
+	var err error
+	for attempt := 0; attempt < 20; attempt++ {
+		if err = r.send(to, m); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return err
 }
 
 // Stats returns what this node has sent so far.
@@ -804,7 +825,7 @@ func (r *Replicator) mergeDigest(d *wire.Digest) {
 		if at, ok := r.inflight[k]; ok && now.Sub(at) < retry {
 			continue
 		}
-		if !first && r.pending[app] {
+		if !first && r.pending[app] && !r.Ready() {
 			continue // the initial sync is bringing it: one copy is enough
 		}
 		r.inflight[k] = now
@@ -862,7 +883,7 @@ func (r *Replicator) serveSync(ctx context.Context, req *wire.SyncRequest) {
 		// Half-synced data would be sent again by the node it came from;
 		// say "done" so the asker does not wait, and let the next
 		// anti-entropy round fetch what this node really has.
-		if err := r.send(req.Node, &wire.Records{Done: req.Apps}); err != nil {
+		if err := r.sendSoon(ctx, req.Node, &wire.Records{Done: req.Apps}); err != nil {
 			r.log.Debug("sync answer failed", "peer", req.Node, "err", err)
 		}
 		return
@@ -873,7 +894,7 @@ func (r *Replicator) serveSync(ctx context.Context, req *wire.SyncRequest) {
 		if len(batch) == 0 && len(done) == 0 {
 			return
 		}
-		if err := r.send(req.Node, &wire.Records{Records: batch, Done: done}); err != nil {
+		if err := r.sendSoon(ctx, req.Node, &wire.Records{Records: batch, Done: done}); err != nil {
 			r.log.Debug("sync transfer failed", "peer", req.Node, "err", err)
 		}
 		batch, done = nil, nil
