@@ -1,0 +1,186 @@
+package simulations
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Timers are the shortened Eureka and cluster timers of a simulated
+// cluster: seconds instead of Eureka's minutes, so that a scenario with
+// leases expiring, ownership moving and self-preservation engaging fits in
+// half a minute.
+type Timers struct {
+	// LeaseDuration is the leaseInfo.durationInSecs clients register with;
+	// whole seconds. Default 3s.
+	LeaseDuration time.Duration
+	// RenewInterval is how often a client renews, and the servers'
+	// ExpectedClientRenewalInterval. Default 1s.
+	RenewInterval time.Duration
+	// EvictionInterval is the servers' eviction timer. Default 250ms.
+	EvictionInterval time.Duration
+	// RenewalWindow is the window over which the servers count renewals
+	// for self-preservation. Default 2s: two renewals per client per
+	// window. A window of half the renewal interval (500ms) would catch
+	// each client in only every other window, so the count would swing
+	// around the threshold and self-preservation would flap in a healthy
+	// cluster.
+	RenewalWindow time.Duration
+	// TakeoverGrace is how long a node that takes an application over waits
+	// before evicting it. Default 3s (one lease duration).
+	TakeoverGrace time.Duration
+	// RenewForwardInterval is how often renewals are forwarded to owners.
+	// Default 100ms.
+	RenewForwardInterval time.Duration
+	// AntiEntropyInterval is how often a node exchanges digests with a
+	// random peer. Default 500ms.
+	AntiEntropyInterval time.Duration
+	// ReadyTimeout bounds a joining node's initial sync. Default 10s.
+	ReadyTimeout time.Duration
+	// SampleInterval is how often the sampler reads every application from
+	// every node over HTTP. Default 200ms.
+	SampleInterval time.Duration
+	// ProbeInterval is how often the prober reads fingerprints, members and
+	// self-preservation in process. Default 100ms.
+	ProbeInterval time.Duration
+}
+
+// DefaultTimers returns the timers documented on Timers.
+func DefaultTimers() Timers {
+	return Timers{
+		LeaseDuration:        3 * time.Second,
+		RenewInterval:        time.Second,
+		EvictionInterval:     250 * time.Millisecond,
+		RenewalWindow:        2 * time.Second,
+		TakeoverGrace:        3 * time.Second,
+		RenewForwardInterval: 100 * time.Millisecond,
+		AntiEntropyInterval:  500 * time.Millisecond,
+		ReadyTimeout:         10 * time.Second,
+		SampleInterval:       200 * time.Millisecond,
+		ProbeInterval:        100 * time.Millisecond,
+	}
+}
+
+// Thresholds are the bounds the checkers hold the observations to. Each is
+// stated in the report next to what was measured.
+type Thresholds struct {
+	// MaxMissing bounds how long an instance whose client keeps renewing
+	// may be missing from a node the client can reach (invariant 1).
+	// Default 3s: one lease duration, the time after which a client that
+	// really stopped renewing would be expired.
+	MaxMissing time.Duration
+	// Convergence bounds the time from the end of the faults until every
+	// live node holds the same registry (invariant 2). Default 10s.
+	Convergence time.Duration
+	// Membership bounds the time from the end of the faults until every live
+	// node sees every other live node (invariant 4). Default 10s.
+	Membership time.Duration
+	// SPEngage bounds the time from a collapse of renewals until every node
+	// that owns affected instances has self-preservation engaged
+	// (invariant 5). Default two renewal windows plus one second.
+	SPEngage time.Duration
+	// SPRelease bounds the time from the recovery of renewals until those
+	// nodes have released self-preservation. Default three renewal windows
+	// plus one second.
+	SPRelease time.Duration
+	// SPMinSurvivors is the least share of the silently failed clients'
+	// instances that must still be registered when the clients come back:
+	// self-preservation exists to prevent mass eviction. Default 0.5.
+	// Leases that expire before the first low-count renewal window closes
+	// may be evicted, as in Eureka, within its cap of 15% of the registry
+	// per eviction run; but with a 250ms eviction timer and a 2s window
+	// there are several runs in that gap (Eureka: one), and every owner
+	// applies the cap to the whole registry, so more than 15% can go. The
+	// checker separately requires that nothing is evicted once
+	// self-preservation has engaged.
+	SPMinSurvivors float64
+}
+
+// DefaultThresholds returns the thresholds documented on Thresholds for t.
+func DefaultThresholds(t Timers) Thresholds {
+	return Thresholds{
+		MaxMissing:     t.LeaseDuration,
+		Convergence:    10 * time.Second,
+		Membership:     10 * time.Second,
+		SPEngage:       2*t.RenewalWindow + time.Second,
+		SPRelease:      3*t.RenewalWindow + time.Second,
+		SPMinSurvivors: 0.5,
+	}
+}
+
+// Config configures one scenario run.
+type Config struct {
+	// Seed seeds every choice of the harness, the MemNetwork's faults and
+	// the nodes' random sources. Default 1.
+	Seed int64
+	// Nodes is the cluster size. Default 5; at least 3 (the partition
+	// scenario splits 2|3 at five nodes, and smaller clusters in
+	// proportion).
+	Nodes int
+	// Duration is the length of a scenario's main (fault) phase; the
+	// warm-up, the quiet phase after the faults and the teardown come on
+	// top. Zero picks the scenario's default.
+	Duration time.Duration
+	// Timers are the cluster's timers. Default DefaultTimers().
+	Timers Timers
+	// Thresholds are the checkers' bounds. Default DefaultThresholds(Timers).
+	Thresholds Thresholds
+	// SettleTail is how long the harness keeps observing after the cluster
+	// settled (converged, membership complete) and before the teardown, so
+	// that late misses and resurrections show. Default 3s (one lease);
+	// the tests shorten it.
+	SettleTail time.Duration
+	// Logger receives the nodes' logs. Default: discard.
+	Logger *slog.Logger
+	// Progress, if set, receives one line per timeline event as it happens.
+	Progress func(scenario string, ev Event)
+}
+
+// DefaultConfig returns a complete configuration: seed 1, five nodes, the
+// scenario's default duration, DefaultTimers and DefaultThresholds.
+func DefaultConfig() Config {
+	t := DefaultTimers()
+	return Config{
+		Seed:       1,
+		Nodes:      5,
+		Timers:     t,
+		Thresholds: DefaultThresholds(t),
+		SettleTail: t.LeaseDuration,
+		Logger:     slog.New(slog.DiscardHandler),
+	}
+}
+
+// ErrInvalidConfig is wrapped by every error Config.Validate returns.
+var ErrInvalidConfig = errors.New("simulations: invalid config")
+
+// Validate reports the first problem with c.
+func (c *Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...)
+	}
+	t := c.Timers
+	switch {
+	case c.Nodes < 3:
+		return bad("Nodes %d: need at least 3", c.Nodes)
+	case c.Nodes > 50:
+		return bad("Nodes %d: at most 50 in one process", c.Nodes)
+	case c.Duration < 0:
+		return bad("Duration %v is negative", c.Duration)
+	case c.SettleTail < 0:
+		return bad("SettleTail %v is negative", c.SettleTail)
+	case t.LeaseDuration < time.Second || t.LeaseDuration%time.Second != 0:
+		return bad("Timers.LeaseDuration %v must be whole seconds, at least 1s", t.LeaseDuration)
+	case t.RenewInterval <= 0 || t.RenewInterval >= t.LeaseDuration:
+		return bad("Timers.RenewInterval %v must be positive and below the lease duration", t.RenewInterval)
+	case t.EvictionInterval <= 0, t.RenewalWindow <= 0, t.TakeoverGrace <= 0, t.RenewForwardInterval <= 0,
+		t.AntiEntropyInterval <= 0, t.ReadyTimeout <= 0, t.SampleInterval <= 0, t.ProbeInterval <= 0:
+		return bad("every timer must be positive: %+v", t)
+	case c.Thresholds.MaxMissing <= 0 || c.Thresholds.Convergence <= 0 || c.Thresholds.Membership <= 0 ||
+		c.Thresholds.SPEngage <= 0 || c.Thresholds.SPRelease <= 0:
+		return bad("every threshold must be positive: %+v", c.Thresholds)
+	case c.Thresholds.SPMinSurvivors < 0 || c.Thresholds.SPMinSurvivors > 1:
+		return bad("Thresholds.SPMinSurvivors %v must be in [0, 1]", c.Thresholds.SPMinSurvivors)
+	}
+	return nil
+}

@@ -1,0 +1,494 @@
+package simulations
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heureka/heureka/actors"
+)
+
+// Event is one entry of a scenario's timeline.
+type Event struct {
+	// At is the time since the scenario started.
+	At time.Duration
+	// Kind names the event: "partition", "heal", "loss", "delay", "crash",
+	// "restart", "clients-crash", "clients-recover", "faults-end", …
+	Kind string
+	// Detail says which nodes or clients, and how.
+	Detail string
+}
+
+// Life is one stretch during which a client ran for an instance id: from
+// its first registration attempt until it stopped.
+type Life struct {
+	// Start is when the client sent its first registration.
+	Start time.Time
+	// Acked is when a registration first succeeded; zero if none did.
+	Acked time.Time
+	// End is when the client stopped renewing; zero while it runs.
+	End time.Time
+	// Deregistered reports that the client cancelled successfully at End.
+	Deregistered bool
+	// Renewed is, per node, when the client last registered or renewed
+	// there successfully during this life.
+	Renewed map[string]time.Time
+}
+
+// InstanceLog is what the clients did under one instance id.
+type InstanceLog struct {
+	App, ID string
+	// Location is the node the client lives next to (see Topology).
+	Location string
+	// Lives are the client's runs under this id, in order; a client that
+	// restarts with the same id (as a restarted service does) adds one.
+	Lives []Life
+}
+
+// lifeAt returns the life running at t, or nil.
+func (l *InstanceLog) lifeAt(t time.Time) *Life {
+	for i := range l.Lives {
+		lf := &l.Lives[i]
+		if !t.Before(lf.Start) && (lf.End.IsZero() || t.Before(lf.End)) {
+			return lf
+		}
+	}
+	return nil
+}
+
+// Sample is one read of one application from one node over HTTP.
+type Sample struct {
+	// At is when the request was sent.
+	At time.Time
+	// Node and App say what was read.
+	Node, App string
+	// Incarnation is which start of Node answered (1 for the first).
+	Incarnation int
+	// Ready reports whether Node had finished its initial sync.
+	Ready bool
+	// Topo is the reachability when the request was sent.
+	Topo *Topology
+	// IDs are the instance ids served; nil when the request failed.
+	IDs map[string]bool
+}
+
+// Probe is one in-process reading of every running node.
+type Probe struct {
+	// At is when the probe started.
+	At time.Time
+	// Up lists the running nodes, sorted.
+	Up []string
+	// Ready, Fingerprint, Live (sorted live member names) and SP
+	// (self-preservation) are per running node.
+	Ready       map[string]bool
+	Fingerprint map[string]string
+	Live        map[string][]string
+	SP          map[string]actors.SelfPreservationStatus
+}
+
+// Observations are everything a scenario run saw, for the checkers.
+type Observations struct {
+	// Start is when the scenario started (after the cluster formed).
+	Start time.Time
+	// FaultsEnd is when the last fault was lifted; zero means the scenario
+	// injected no network or node faults (the checkers then use QuietStart).
+	FaultsEnd time.Time
+	// QuietStart is when the churn and the faults stopped.
+	QuietStart time.Time
+	// QuietEnd is when the teardown (every client cancelling) began.
+	QuietEnd time.Time
+	// End is when sampling stopped.
+	End time.Time
+	// Nodes are the node names.
+	Nodes []string
+	// SampleInterval is the sampler's period (gaps longer than a few of
+	// them mean the node was down).
+	SampleInterval time.Duration
+	// LeaseDuration is the clients' lease duration.
+	LeaseDuration time.Duration
+	// Instances are the clients' logs by instance id.
+	Instances map[string]*InstanceLog
+	// Samples are the HTTP reads, in the order they were sent per node.
+	Samples []Sample
+	// Probes are the in-process readings, in time order.
+	Probes []Probe
+	// ClientsCrashed and ClientsRecovered mark a mass client failure and
+	// the clients' return; CrashedIDs are the ids that went silent.
+	ClientsCrashed, ClientsRecovered time.Time
+	CrashedIDs                       []string
+	// Timeline is the scenario's events.
+	Timeline []Event
+}
+
+// settled is when the checkers start to expect convergence: the end of the
+// faults, or of the churn when there were no faults.
+func (o *Observations) settled() time.Time {
+	if !o.FaultsEnd.IsZero() {
+		return o.FaultsEnd
+	}
+	return o.QuietStart
+}
+
+// recorder collects observations while a scenario runs.
+type recorder struct {
+	mu        sync.Mutex
+	obs       Observations
+	progress  func(Event)
+	instances map[string]*InstanceLog
+	lastRound time.Time // start of the latest finished sampling round
+}
+
+func newRecorder(start time.Time, nodes []string, progress func(Event)) *recorder {
+	r := &recorder{progress: progress, instances: map[string]*InstanceLog{}}
+	r.obs.Start = start
+	r.obs.Nodes = nodes
+	return r
+}
+
+func (r *recorder) event(kind, detail string) {
+	r.mu.Lock()
+	ev := Event{At: time.Since(r.obs.Start), Kind: kind, Detail: detail}
+	r.obs.Timeline = append(r.obs.Timeline, ev)
+	r.mu.Unlock()
+	if r.progress != nil {
+		r.progress(ev)
+	}
+}
+
+func (r *recorder) mark(fn func(o *Observations)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fn(&r.obs)
+}
+
+// lifeStarted opens a life for id and returns its index.
+func (r *recorder) lifeStarted(app, id, loc string, at time.Time) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := r.instances[id]
+	if l == nil {
+		l = &InstanceLog{App: app, ID: id, Location: loc}
+		r.instances[id] = l
+	}
+	l.Lives = append(l.Lives, Life{Start: at})
+	return len(l.Lives) - 1
+}
+
+func (r *recorder) acked(id string, life int, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if lf := &r.instances[id].Lives[life]; lf.Acked.IsZero() {
+		lf.Acked = at
+	}
+}
+
+func (r *recorder) renewed(id string, life int, node string, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	lf := &r.instances[id].Lives[life]
+	if lf.Renewed == nil {
+		lf.Renewed = map[string]time.Time{}
+	}
+	lf.Renewed[node] = at
+}
+
+func (r *recorder) lifeEnded(id string, life int, at time.Time, deregistered bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	lf := &r.instances[id].Lives[life]
+	lf.End, lf.Deregistered = at, deregistered
+}
+
+// roundDone notes that a sampling round that started at start finished.
+func (r *recorder) roundDone(start time.Time) {
+	r.mu.Lock()
+	if start.After(r.lastRound) {
+		r.lastRound = start
+	}
+	r.mu.Unlock()
+}
+
+// sampledSince reports whether a sampling round that started after t has
+// finished.
+func (r *recorder) sampledSince(t time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastRound.After(t)
+}
+
+func (r *recorder) addSamples(s []Sample) {
+	r.mu.Lock()
+	r.obs.Samples = append(r.obs.Samples, s...)
+	r.mu.Unlock()
+}
+
+func (r *recorder) addProbe(p Probe) {
+	r.mu.Lock()
+	r.obs.Probes = append(r.obs.Probes, p)
+	r.mu.Unlock()
+}
+
+// lastProbe returns the newest probe, or nil.
+func (r *recorder) lastProbe() *Probe {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.obs.Probes) == 0 {
+		return nil
+	}
+	p := r.obs.Probes[len(r.obs.Probes)-1]
+	return &p
+}
+
+// observations returns a copy of what was recorded, samples sorted by time.
+func (r *recorder) observations() *Observations {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o := r.obs
+	o.Samples = append([]Sample(nil), r.obs.Samples...)
+	sort.SliceStable(o.Samples, func(i, j int) bool { return o.Samples[i].At.Before(o.Samples[j].At) })
+	o.Probes = append([]Probe(nil), r.obs.Probes...)
+	o.Timeline = append([]Event(nil), r.obs.Timeline...)
+	o.Instances = map[string]*InstanceLog{}
+	for id, l := range r.instances {
+		c := *l
+		c.Lives = append([]Life(nil), l.Lives...)
+		for i := range c.Lives {
+			c.Lives[i].Renewed = maps.Clone(c.Lives[i].Renewed)
+		}
+		o.Instances[id] = &c
+	}
+	return &o
+}
+
+// sampler reads every application from every running node over HTTP
+// every interval, one goroutine per node per round, until ctx ends.
+func (s *Sim) sampler(ctx context.Context) {
+	tick := time.NewTicker(s.cfg.Timers.SampleInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		start := time.Now()
+		apps := s.appNames()
+		topo := s.c.Topology()
+		var wg sync.WaitGroup
+		for _, name := range s.c.Up() {
+			nd := s.c.Node(name)
+			if nd == nil {
+				continue
+			}
+			inc := s.c.Incarnation(name)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out := make([]Sample, 0, len(apps))
+				for _, app := range apps {
+					smp := Sample{At: time.Now(), Node: name, App: app, Incarnation: inc, Ready: nd.Ready(), Topo: topo}
+					smp.IDs = s.readApp(ctx, nd.URL(), app)
+					out = append(out, smp)
+				}
+				s.rec.addSamples(out)
+			}()
+		}
+		wg.Wait()
+		s.rec.roundDone(start)
+	}
+}
+
+// readApp returns the instance ids GET {base}/apps/{app} lists (empty on
+// 404), or nil when the request fails.
+func (s *Sim) readApp(ctx context.Context, base, app string) map[string]bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/apps/"+app, nil)
+	if err != nil {
+		return nil
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil
+	}
+	switch resp.StatusCode {
+	case http.StatusNotFound:
+		return map[string]bool{}
+	case http.StatusOK:
+	default:
+		return nil
+	}
+	var doc struct {
+		Application struct {
+			Instance []struct {
+				InstanceID string `json:"instanceId"`
+			} `json:"instance"`
+		} `json:"application"`
+	}
+	if json.Unmarshal(body, &doc) != nil {
+		return nil
+	}
+	ids := make(map[string]bool, len(doc.Application.Instance))
+	for _, in := range doc.Application.Instance {
+		ids[in.InstanceID] = true
+	}
+	return ids
+}
+
+// prober reads every running node in process every interval, and puts
+// changes of membership and self-preservation on the timeline.
+func (s *Sim) prober(ctx context.Context) {
+	tick := time.NewTicker(s.cfg.Timers.ProbeInterval)
+	defer tick.Stop()
+	w := &transitions{live: map[string]string{}, sp: map[string]bool{}, counted: map[string]bool{},
+		spEvents: slices.Contains(s.sc.Invariants, InvSelfPreservation)}
+	for {
+		p := s.probe()
+		s.rec.addProbe(p)
+		w.note(s.rec, &p)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// probe reads every running node once.
+func (s *Sim) probe() Probe {
+	p := Probe{
+		At:          time.Now(),
+		Ready:       map[string]bool{},
+		Fingerprint: map[string]string{},
+		Live:        map[string][]string{},
+		SP:          map[string]actors.SelfPreservationStatus{},
+	}
+	for _, name := range s.c.Up() {
+		nd := s.c.Node(name)
+		if nd == nil {
+			continue
+		}
+		p.Up = append(p.Up, name)
+		p.Ready[name] = nd.Ready()
+		p.Fingerprint[name] = Fingerprint(nd)
+		p.Live[name] = liveNames(nd)
+		if sp := nd.Registry().SelfPreservation(); sp != nil {
+			p.SP[name] = *sp
+		}
+	}
+	return p
+}
+
+// holdsAny reports whether some node holds an instance of one of cs.
+func (p *Probe) holdsAny(cs []*Client) bool {
+	for _, fp := range p.Fingerprint {
+		for _, cl := range cs {
+			if strings.Contains(fp, "|"+cl.App+"/"+cl.ID+"@") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// converged reports whether every running node is ready and all hold the
+// same registry.
+func (p *Probe) converged() bool {
+	if len(p.Up) == 0 {
+		return false
+	}
+	ref := p.Fingerprint[p.Up[0]]
+	for _, n := range p.Up {
+		if !p.Ready[n] || p.Fingerprint[n] != ref {
+			return false
+		}
+	}
+	return true
+}
+
+// membersComplete reports whether every running node sees exactly the
+// running nodes as live.
+func (p *Probe) membersComplete() bool {
+	if len(p.Up) == 0 {
+		return false
+	}
+	for _, n := range p.Up {
+		live := p.Live[n]
+		if len(live) != len(p.Up) {
+			return false
+		}
+		for i := range live {
+			if live[i] != p.Up[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// transitions turns consecutive probes into timeline events: a node's view
+// of the live members changed, or (in scenarios judged on
+// self-preservation; elsewhere it is a figure) its self-preservation
+// engaged or released. Self-preservation is reported only for nodes that
+// expect renewals, once a renewal window has been counted (every node starts
+// engaged, having counted nothing yet), and not during the teardown.
+type transitions struct {
+	live     map[string]string // node → live members as last reported
+	sp       map[string]bool   // node → expiration enabled, as last reported
+	counted  map[string]bool   // node → a renewal window has been counted
+	spEvents bool
+}
+
+func (w *transitions) note(r *recorder, p *Probe) {
+	var tearingDown bool
+	r.mark(func(o *Observations) { tearingDown = !o.QuietEnd.IsZero() })
+	if tearingDown {
+		return
+	}
+	for _, n := range p.Up {
+		live := strings.Join(p.Live[n], ",")
+		if prev, ok := w.live[n]; ok && prev != live {
+			r.event("members", fmt.Sprintf("%s sees %d live: %s", n, len(p.Live[n]), live))
+		}
+		w.live[n] = live
+		sp, ok := p.SP[n]
+		if !ok || !sp.Enabled {
+			continue
+		}
+		if sp.RenewsLastWindow > 0 {
+			w.counted[n] = true
+		}
+		if !w.counted[n] || sp.Expected == 0 {
+			continue
+		}
+		if prev, ok := w.sp[n]; ok && prev != sp.ExpirationEnabled && w.spEvents {
+			if sp.ExpirationEnabled {
+				r.event("sp-release", fmt.Sprintf("%s: %d renewals in the last window > threshold %d (expected %d)", n, sp.RenewsLastWindow, sp.Threshold, sp.Expected))
+			} else {
+				r.event("sp-engage", fmt.Sprintf("%s: %d renewals in the last window ≤ threshold %d (expected %d)", n, sp.RenewsLastWindow, sp.Threshold, sp.Expected))
+			}
+		}
+		w.sp[n] = sp.ExpirationEnabled
+	}
+	for n := range w.live {
+		if !slices.Contains(p.Up, n) {
+			delete(w.live, n)
+			delete(w.sp, n)
+			delete(w.counted, n)
+		}
+	}
+}

@@ -1,0 +1,343 @@
+package simulations
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
+
+// Apps are the applications of the simulated clients.
+var Apps = []string{"ORDERS", "PAYMENTS", "USERS", "CATALOG", "SEARCH", "CART"}
+
+// allInvariants are the invariants every fault scenario is judged by.
+var allInvariants = []string{InvNoMissingRenewer, InvConvergence, InvNoResurrection, InvMembership}
+
+// registerWithin bounds how long a scenario's first clients may take to
+// register.
+const registerWithin = 10 * time.Second
+
+// Scenarios lists every scenario, in the order "all" runs them.
+var Scenarios = []Scenario{
+	{
+		Name:            "steady-churn",
+		Summary:         "No faults: steady clients renew while short-lived clients come and go, a quarter of them dying without cancelling.",
+		Invariants:      allInvariants,
+		DefaultDuration: 20 * time.Second,
+		ShortDuration:   5 * time.Second,
+		Drive:           driveSteadyChurn,
+	},
+	{
+		Name:            "partition-heal",
+		Summary:         "The cluster splits 2|3 (in proportion for other sizes); both sides take registrations and cancels, then the partition heals.",
+		Invariants:      allInvariants,
+		DefaultDuration: 20 * time.Second,
+		ShortDuration:   11 * time.Second,
+		Drive:           drivePartitionHeal,
+	},
+	{
+		Name:            "owner-crash",
+		Summary:         "The node owning the busiest application crashes (power loss, registry gone) and comes back later as a fresh process.",
+		Invariants:      allInvariants,
+		DefaultDuration: 20 * time.Second,
+		ShortDuration:   10 * time.Second,
+		Drive:           driveOwnerCrash,
+	},
+	{
+		Name:            "lossy-network",
+		Summary:         "10% of the node-to-node packets are lost and every packet is delayed 5–50ms while clients churn.",
+		Invariants:      allInvariants,
+		DefaultDuration: 20 * time.Second,
+		ShortDuration:   6 * time.Second,
+		Drive:           driveLossy,
+	},
+	{
+		Name:            "mass-client-failure",
+		Summary:         "70% of every application's clients die silently at once; self-preservation must hold their leases until they come back.",
+		Invariants:      append([]string{InvSelfPreservation}, allInvariants...),
+		DefaultDuration: 20 * time.Second,
+		ShortDuration:   12 * time.Second,
+		Drive:           driveMassClientFailure,
+	},
+	{
+		Name: "restart-during-eviction",
+		Summary: "A node restarts as a fresh process just before the owner evicts an instance whose client died silently: " +
+			"the restarted node's freshly synced copy must not bring the evicted instance back (reproduces BUG-1).",
+		Invariants:      allInvariants,
+		DefaultDuration: 12 * time.Second,
+		ShortDuration:   9 * time.Second,
+		Drive:           driveRestartDuringEviction,
+	},
+}
+
+// ScenarioByName returns the scenario called name.
+func ScenarioByName(name string) (Scenario, bool) {
+	for _, sc := range Scenarios {
+		if sc.Name == name {
+			return sc, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// fraction returns d·f, but at least lo.
+func fraction(d time.Duration, f float64, lo time.Duration) time.Duration {
+	return max(lo, time.Duration(float64(d)*f))
+}
+
+// standardChurn is the churn of the fault scenarios.
+func standardChurn(every time.Duration) ChurnSpec {
+	return ChurnSpec{Every: every, MinLife: 2 * time.Second, MaxLife: 5 * time.Second, Silent: 0.25, Apps: Apps}
+}
+
+// driveSteadyChurn: steady clients and churn, no faults.
+func driveSteadyChurn(s *Sim) error {
+	steady := s.NewClients(4, Apps)
+	if err := s.WaitRegistered(steady, registerWithin); err != nil {
+		return err
+	}
+	s.Event("clients", "%d steady clients registered", len(steady))
+	s.StartChurn(standardChurn(400 * time.Millisecond))
+	return s.Sleep(s.Duration())
+}
+
+// drivePartitionHeal: a minority and a majority side both take writes for
+// long enough to declare each other dead, then heal.
+func drivePartitionHeal(s *Sim) error {
+	steady := s.NewClients(4, Apps)
+	if err := s.WaitRegistered(steady, registerWithin); err != nil {
+		return err
+	}
+	s.Event("clients", "%d steady clients registered", len(steady))
+	s.StartChurn(standardChurn(500 * time.Millisecond))
+	d := s.Duration()
+	lead := fraction(d, 0.1, time.Second) + s.Between(0, 500*time.Millisecond)
+	split := fraction(d, 0.55, 7*time.Second)
+	if err := s.Sleep(lead); err != nil {
+		return err
+	}
+	names := s.Shuffled(s.Cluster().Names())
+	k := max(1, len(names)*2/5)
+	minority, majority := append([]string(nil), names[:k]...), append([]string(nil), names[k:]...)
+	sort.Strings(minority)
+	sort.Strings(majority)
+	s.Partition(minority, majority)
+	if err := s.Sleep(2 * time.Second); err != nil {
+		return err
+	}
+	// Writes on both sides: on each side one client registered before the
+	// partition cancels (its stale copy lives on across the cut) and a new
+	// one registers.
+	for _, side := range [][]string{minority, majority} {
+		for _, cl := range steady {
+			if cl.running() && slices.Contains(side, cl.Location) {
+				s.StopClients([]*Client{cl}, true)
+				s.Event("cancel", "%s cancelled on the {%s} side", cl.ID, side[0]+"…")
+				break
+			}
+		}
+		nc := s.NewClient(Apps[s.IntN(len(Apps))], side[s.IntN(len(side))])
+		s.Event("register", "%s registers next to %s", nc.ID, nc.Location)
+	}
+	if err := s.Sleep(split - 2*time.Second); err != nil {
+		return err
+	}
+	s.Heal()
+	return s.Sleep(max(0, d-lead-split))
+}
+
+// driveOwnerCrash: crash the owner of the busiest application, restart it
+// after ownership moved and the takeover grace passed.
+func driveOwnerCrash(s *Sim) error {
+	steady := s.NewClients(3, Apps)
+	busyApp := Apps[s.IntN(len(Apps))]
+	for _, loc := range s.Cluster().Names() {
+		steady = append(steady, s.NewClient(busyApp, loc), s.NewClient(busyApp, loc))
+	}
+	if err := s.WaitRegistered(steady, registerWithin); err != nil {
+		return err
+	}
+	s.Event("clients", "%d steady clients registered, %d of them for the busy app %s", len(steady), 2*len(s.Cluster().Names()), busyApp)
+	s.StartChurn(standardChurn(500 * time.Millisecond))
+	d := s.Duration()
+	lead := fraction(d, 0.1, time.Second) + s.Between(0, 500*time.Millisecond)
+	down := fraction(d, 0.45, 7*time.Second)
+	if err := s.Sleep(lead); err != nil {
+		return err
+	}
+	first := s.Cluster().Node(s.Cluster().Names()[0])
+	if first == nil {
+		return fmt.Errorf("simulations: %s not running", s.Cluster().Names()[0])
+	}
+	owner := first.Replicator().OwnerOf(busyApp)
+	if err := s.Crash(owner, "crashed: it owns the busy app "+busyApp); err != nil {
+		return err
+	}
+	if err := s.Sleep(down); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	defer cancel()
+	if err := s.Restart(ctx, owner); err != nil {
+		return err
+	}
+	return s.Sleep(max(0, d-lead-down))
+}
+
+// driveLossy: loss and delay while clients churn.
+func driveLossy(s *Sim) error {
+	steady := s.NewClients(4, Apps)
+	if err := s.WaitRegistered(steady, registerWithin); err != nil {
+		return err
+	}
+	s.Event("clients", "%d steady clients registered", len(steady))
+	s.StartChurn(standardChurn(400 * time.Millisecond))
+	d := s.Duration()
+	lead := fraction(d, 0.1, time.Second)
+	bad := fraction(d, 0.7, 5*time.Second)
+	if err := s.Sleep(lead); err != nil {
+		return err
+	}
+	s.SetLoss(0.10)
+	s.SetDelay(5*time.Millisecond, 50*time.Millisecond)
+	if err := s.Sleep(bad); err != nil {
+		return err
+	}
+	s.SetLoss(0)
+	s.SetDelay(0, 0)
+	return s.Sleep(max(0, d-lead-bad))
+}
+
+// driveMassClientFailure: most clients die silently, stay dead longer than
+// their leases, and come back.
+func driveMassClientFailure(s *Sim) error {
+	t := s.Timers()
+	apps := Apps[:5]
+	clients := s.NewClients(6, apps)
+	if err := s.WaitRegistered(clients, registerWithin); err != nil {
+		return err
+	}
+	s.Event("clients", "%d clients registered", len(clients))
+	d := s.Duration()
+	// Two full renewal windows, so that every owner's count reflects them.
+	lead := 2*t.RenewalWindow + s.Between(0, t.RenewInterval)
+	// Dead for longer than a lease plus a window: without
+	// self-preservation their leases would be evicted.
+	dead := fraction(d, 0.3, t.LeaseDuration+t.RenewalWindow+time.Second)
+	if err := s.Sleep(lead); err != nil {
+		return err
+	}
+	byApp := map[string][]*Client{}
+	for _, cl := range clients {
+		byApp[cl.App] = append(byApp[cl.App], cl)
+	}
+	var victims []*Client
+	for _, app := range apps {
+		cs := s.shuffledClients(byApp[app])
+		n := int(math.Ceil(0.7 * float64(len(cs))))
+		victims = append(victims, cs[:n]...)
+	}
+	s.CrashClients(victims)
+	if err := s.Sleep(dead); err != nil {
+		return err
+	}
+	s.RecoverClients(victims)
+	// Stay until every node that owns instances has released
+	// self-preservation (or the release bound passed), then a little more.
+	rest := time.Now().Add(max(d-lead-dead, time.Second))
+	limit := time.Now().Add(s.cfg.Thresholds.SPRelease + time.Second)
+	for time.Now().Before(limit) && !s.allReleased() {
+		if err := s.Sleep(s.cfg.Timers.ProbeInterval); err != nil {
+			return err
+		}
+	}
+	return s.Sleep(max(time.Second, time.Until(rest)))
+}
+
+// allReleased reports whether, in the latest probe, every node that
+// expects renewals lets leases expire.
+func (s *Sim) allReleased() bool {
+	p := s.rec.lastProbe()
+	if p == nil {
+		return false
+	}
+	for _, n := range p.Up {
+		if sp, ok := p.SP[n]; ok && sp.Enabled && sp.Expected > 0 && !sp.ExpirationEnabled {
+			return false
+		}
+	}
+	return true
+}
+
+// driveRestartDuringEviction: one client of a well-populated application
+// dies silently (its owner's renewals stay above the self-preservation
+// threshold, so the owner evicts it one lease later); half a second after
+// the death another node, crashed shortly before, restarts and syncs
+// the registry, the dead client's lease included.
+func driveRestartDuringEviction(s *Sim) error {
+	names := s.Cluster().Names()
+	app := Apps[s.IntN(len(Apps))]
+	var busy []*Client
+	for len(busy) < 12 {
+		busy = append(busy, s.NewClient(app, names[len(busy)%len(names)]))
+	}
+	others := s.NewClients(2, Apps)
+	if err := s.WaitRegistered(append(append([]*Client(nil), busy...), others...), registerWithin); err != nil {
+		return err
+	}
+	s.Event("clients", "%d clients registered, %d of them for %s", len(busy)+len(others), len(busy), app)
+	d := s.Duration()
+	// Two renewal windows, so that the owner counts every renewal.
+	lead := 2*s.Timers().RenewalWindow + s.Between(0, 500*time.Millisecond)
+	if err := s.Sleep(lead); err != nil {
+		return err
+	}
+	first := s.Cluster().Node(names[0])
+	if first == nil {
+		return fmt.Errorf("simulations: %s not running", names[0])
+	}
+	owner := first.Replicator().OwnerOf(app)
+	var restarted string
+	for _, n := range s.Shuffled(names) {
+		if n != owner {
+			restarted = n
+			break
+		}
+	}
+	if err := s.Crash(restarted, "crashed (it does not own "+app+", owned by "+owner+")"); err != nil {
+		return err
+	}
+	if err := s.Sleep(1500 * time.Millisecond); err != nil {
+		return err
+	}
+	var victim *Client
+	for _, cl := range s.shuffledClients(busy) {
+		if cl.Location != restarted && cl.Location != owner {
+			victim = cl
+			break
+		}
+	}
+	s.StopClients([]*Client{victim}, false)
+	s.Event("client-dies", "%s died silently; %s should evict it about one lease later", victim.ID, owner)
+	if err := s.Sleep(500 * time.Millisecond); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	defer cancel()
+	if err := s.Restart(ctx, restarted); err != nil {
+		return err
+	}
+	// The owner evicts about a lease after the death; stay a lease more.
+	return s.Sleep(max(s.Timers().LeaseDuration+time.Second, d-lead-2*time.Second))
+}
+
+// shuffledClients returns a seeded permutation of cs.
+func (s *Sim) shuffledClients(cs []*Client) []*Client {
+	out := append([]*Client(nil), cs...)
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	s.rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}

@@ -1,0 +1,506 @@
+package simulations
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/httpapi"
+)
+
+// TestMain fails the package if a run leaves a goroutine behind: the
+// harness must stop every client, node and network it started. Stopped
+// nodes wind down asynchronously for a moment, so poll.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 {
+		deadline := time.Now().Add(20 * time.Second)
+		err := goleak.Find()
+		for err != nil && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+			err = goleak.Find()
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// testSeed is the seed the tests run every scenario with.
+const testSeed = 1
+
+// raceSlack multiplies the time bounds under the race detector: the nodes
+// then run several times slower (and CI machines are shared), so renewals,
+// forwarded renewals and replication lag in ways that say nothing about
+// the protocol. The shares and counts (survivors, resurrections) stay
+// strict.
+const raceSlack = 2
+
+// testConfig is the scenarios' configuration in tests: the fixed seed, each
+// scenario's shortest duration, a one-second settle tail, time bounds
+// widened under -race, and in -short mode three nodes instead of five.
+func testConfig(t *testing.T, sc Scenario) Config {
+	cfg := DefaultConfig()
+	cfg.Seed = testSeed
+	cfg.Duration = sc.ShortDuration
+	cfg.SettleTail = time.Second
+	if raceEnabled {
+		th := &cfg.Thresholds
+		th.MaxMissing *= raceSlack
+		th.Convergence *= raceSlack
+		th.Membership *= raceSlack
+		th.SPEngage *= raceSlack
+		th.SPRelease *= raceSlack
+	}
+	if testing.Short() {
+		cfg.Nodes = 3
+	}
+	cfg.Progress = func(name string, ev Event) {
+		t.Logf("%s +%.1fs %s: %s", name, ev.At.Seconds(), ev.Kind, ev.Detail)
+	}
+	return cfg
+}
+
+// parallelScenarios is how many scenarios the tests run at once. A
+// scenario mostly waits (its clients renew once a second), so a few
+// clusters side by side stay far from saturating two CPUs even under -race,
+// and the package finishes in about half the time.
+const parallelScenarios = 3
+
+// TestScenarios runs every scenario with a fixed seed and a reduced
+// duration and requires every invariant to pass, except where a known
+// server bug (KnownBugs) explains the failure: that is logged, loudly. On
+// failure the test log holds the scenario's full Markdown report.
+func TestScenarios(t *testing.T) {
+	slots := make(chan struct{}, parallelScenarios)
+	for _, sc := range Scenarios {
+		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			res, err := Run(context.Background(), sc, testConfig(t, sc))
+			require.NoError(t, err)
+			require.Len(t, res.Verdicts, len(sc.Invariants))
+			for _, v := range res.Verdicts {
+				t.Logf("%s: %s — %s", passFail(v.Pass), v.Invariant, v.Measured)
+				if bug := ExplainFailure(res, v); bug != nil {
+					// A server bug, not the harness: report it, do not fail.
+					t.Logf("KNOWN SERVER BUG %s reproduced (%s): %s\n%s", bug.ID, bug.Title, v.Measured, strings.Join(v.Details, "\n"))
+					continue
+				}
+				assert.True(t, v.Pass, "%s failed: %s; threshold: %s; details:\n%s", v.Invariant, v.Measured, v.Threshold, strings.Join(v.Details, "\n"))
+			}
+			assert.Empty(t, res.Err)
+			assert.Positive(t, res.Clients.Renewals, "clients did not renew")
+			assert.Positive(t, res.Samples, "nothing was sampled")
+			if t.Failed() {
+				var b bytes.Buffer
+				require.NoError(t, WriteReport(&b, ReportHeader{Command: "go test ./simulations/"}, []*Result{res}))
+				t.Log("\n" + b.String())
+			}
+		})
+	}
+}
+
+// TestLiveResurrectionIsCaught breaks a real cluster on purpose: after a
+// client cancelled its instance and every node dropped it, the instance is
+// put back into one node's registry behind the clients' back. The
+// no-resurrection checker, fed by the same sampler as the scenarios, must
+// report it.
+func TestLiveResurrectionIsCaught(t *testing.T) {
+	t.Parallel()
+	ghost := Scenario{
+		Name:       "broken-resurrection",
+		Summary:    "A cancelled instance is put back into a registry directly.",
+		Invariants: []string{InvNoResurrection},
+		Drive: func(s *Sim) error {
+			names := s.Cluster().Names()
+			cl := s.NewClient("GHOST", names[0])
+			if err := s.WaitRegistered([]*Client{cl}, registerWithin); err != nil {
+				return err
+			}
+			if err := s.Sleep(time.Second); err != nil {
+				return err
+			}
+			s.StopClients([]*Client{cl}, true)
+			if err := s.Sleep(time.Second); err != nil {
+				return err
+			}
+			inst, err := httpapi.DecodeInstance("application/json", []byte(cl.registerBody()))
+			if err != nil {
+				return err
+			}
+			nd := s.Cluster().Node(names[len(names)-1])
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := nd.Registry().Register(ctx, inst, false); err != nil {
+				return err
+			}
+			s.Event("sabotage", "%s put back into %s's registry", cl.ID, names[len(names)-1])
+			return s.Sleep(1500 * time.Millisecond)
+		},
+	}
+	cfg := DefaultConfig()
+	cfg.Seed = testSeed
+	cfg.Nodes = 3
+	cfg.Duration = time.Second
+	cfg.SettleTail = 500 * time.Millisecond
+	res, err := Run(context.Background(), ghost, cfg)
+	require.NoError(t, err)
+	require.Len(t, res.Verdicts, 1)
+	v := res.Verdicts[0]
+	assert.False(t, v.Pass, "the resurrection went unnoticed: %s", v.Measured)
+	assert.False(t, res.Pass)
+	assert.Contains(t, strings.Join(v.Details, "\n"), "ghost-001 back on", "details: %v", v.Details)
+	assert.False(t, bug1.Explains(res, v), "a registration behind the clients' back is not BUG-1: %v", v.Details)
+}
+
+// TestRepublishedByFreshCopyIsCaught replays BUG-1 as the probes saw it
+// before the fix: a node that had just received a copy of an instance from
+// a peer (a restart's initial sync) answered the owner's eviction by
+// publishing the instance anew, so no node was ever sampled without it.
+// The version evidence alone must fail the run, with BUG-1's signature.
+func TestRepublishedByFreshCopyIsCaught(t *testing.T) {
+	// build: u-8's client renews on renewedOn until it dies at 5.6s; n1
+	// is down until 6.2s, then syncs n0's copy; at republishAt the owner
+	// n0 evicts and n1 publishes the instance anew at once.
+	build := func(renewedOn string, republishAt float64) *Observations {
+		h := newHistory("n0", "n1")
+		h.o.LeaseDuration = 3 * time.Second
+		h.life("USERS", "u-8", "n0", 0, 5.6, false)
+		h.o.Instances["u-8"].Lives[0].Renewed = map[string]time.Time{renewedOn: h.at(5.5)}
+		hlc := func(sec float64) uint64 { return uint64(h.at(sec).UnixMilli()) << 16 }
+		h.samples("n0", "USERS", 0, 12, nil, always("u-8"))
+		h.samples("n1", "USERS", 6.2, 12, nil, always("u-8"))
+		h.probes(0, 12, func(sec float64, p *Probe) {
+			own := fmt.Sprintf("UP_1_|USERS/u-8@%d.n0", hlc(0.01))
+			p.Fingerprint["n0"], p.Fingerprint["n1"] = own, own
+			if sec < 6.2 {
+				p.Up, p.Live["n0"] = []string{"n0"}, []string{"n0"}
+				delete(p.Fingerprint, "n1")
+			}
+			if sec >= republishAt {
+				again := fmt.Sprintf("UP_1_|USERS/u-8@%d.n1", hlc(republishAt))
+				p.Fingerprint["n0"], p.Fingerprint["n1"] = again, again
+			}
+		})
+		return h.o
+	}
+	th := DefaultThresholds(DefaultTimers())
+	v := CheckNoResurrection(build("n0", 8.7), th)
+	require.False(t, v.Pass, "%s", v.Measured)
+	require.Len(t, v.Details, 1)
+	assert.Contains(t, v.Details[0], "u-8 re-published by n1 with a version stamped at +8.7s")
+	assert.Contains(t, v.Details[0], "n1 held a copy made by another node since +6.2s ("+FreshCopySignature+")")
+	assert.True(t, bug1.Explains(&Result{Verdicts: []Verdict{v}}, v))
+	// The legitimate path: the client's last renewal went to n1, less than
+	// a lease before n1 overruled the eviction.
+	v = CheckNoResurrection(build("n1", 7.5), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+}
+
+// ---- the checkers on made-up histories ----------------------------------------
+
+// history builds Observations by hand: one node list, a start time, and
+// helpers to add lives, samples and probes at offsets.
+type history struct {
+	o *Observations
+}
+
+func newHistory(nodes ...string) *history {
+	start := time.Unix(1_700_000_000, 0)
+	return &history{o: &Observations{
+		Start: start, Nodes: nodes, SampleInterval: 200 * time.Millisecond,
+		Instances: map[string]*InstanceLog{}, QuietEnd: start.Add(60 * time.Second), End: start.Add(61 * time.Second),
+	}}
+}
+
+func (h *history) at(sec float64) time.Time {
+	return h.o.Start.Add(time.Duration(sec * float64(time.Second)))
+}
+
+// life adds a life of id from start to end seconds (end < 0: still running).
+func (h *history) life(app, id, loc string, start, end float64, deregistered bool) {
+	l := h.o.Instances[id]
+	if l == nil {
+		l = &InstanceLog{App: app, ID: id, Location: loc}
+		h.o.Instances[id] = l
+	}
+	lf := Life{Start: h.at(start), Acked: h.at(start + 0.01), Deregistered: deregistered}
+	if end >= 0 {
+		lf.End = h.at(end)
+	}
+	l.Lives = append(l.Lives, lf)
+}
+
+// samples adds samples of app on node every 200ms in [from, to) seconds;
+// present says whether id is listed at a time.
+func (h *history) samples(node, app string, from, to float64, topo *Topology, ids func(sec float64) []string) {
+	for i := 0; from+float64(i)*0.2 < to; i++ {
+		sec := from + float64(i)*0.2
+		set := map[string]bool{}
+		for _, id := range ids(sec) {
+			set[id] = true
+		}
+		h.o.Samples = append(h.o.Samples, Sample{At: h.at(sec), Node: node, App: app, Incarnation: 1, Ready: true, Topo: topo, IDs: set})
+	}
+}
+
+// probes adds probes every 100ms in [from, to) seconds built by fn.
+func (h *history) probes(from, to float64, fn func(sec float64, p *Probe)) {
+	for i := 0; from+float64(i)*0.1 < to; i++ {
+		sec := from + float64(i)*0.1
+		p := Probe{At: h.at(sec), Ready: map[string]bool{}, Fingerprint: map[string]string{},
+			Live: map[string][]string{}, SP: map[string]actors.SelfPreservationStatus{}}
+		for _, n := range h.o.Nodes {
+			p.Up = append(p.Up, n)
+			p.Ready[n] = true
+			p.Fingerprint[n] = "UP_1_|APP/a@1.n0"
+			p.Live[n] = h.o.Nodes
+		}
+		fn(sec, &p)
+		h.o.Probes = append(h.o.Probes, p)
+	}
+}
+
+func always(ids ...string) func(float64) []string { return func(float64) []string { return ids } }
+
+func TestCheckNoResurrection(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers())
+	t.Run("cancelled and gone stays gone", func(t *testing.T) {
+		h := newHistory("n0", "n1")
+		h.life("APP", "a", "n0", 0, 5, true)
+		for _, n := range h.o.Nodes {
+			h.samples(n, "APP", 0, 10, nil, func(sec float64) []string {
+				if sec < 5.3 {
+					return []string{"a"}
+				}
+				return nil
+			})
+		}
+		v := CheckNoResurrection(h.o, th)
+		assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	})
+	t.Run("a registry that brings a cancelled instance back fails", func(t *testing.T) {
+		h := newHistory("n0", "n1")
+		h.life("APP", "a", "n0", 0, 5, true)
+		h.samples("n0", "APP", 0, 10, nil, func(sec float64) []string {
+			if sec < 5.3 {
+				return []string{"a"}
+			}
+			return nil
+		})
+		// n1 drops it after the cancel, then serves it again from 7s on.
+		h.samples("n1", "APP", 0, 10, nil, func(sec float64) []string {
+			if sec < 5.3 || sec >= 7 {
+				return []string{"a"}
+			}
+			return nil
+		})
+		v := CheckNoResurrection(h.o, th)
+		require.False(t, v.Pass)
+		assert.Contains(t, v.Details[0], "a back on n1 at +7.0s")
+		assert.Contains(t, strings.Join(v.Details, "\n"), "a still on n1", "it is also left at the end")
+	})
+	t.Run("an instance registered again is not a resurrection", func(t *testing.T) {
+		h := newHistory("n0")
+		h.life("APP", "a", "n0", 0, 3, true)
+		h.life("APP", "a", "n0", 6, -1, false)
+		h.samples("n0", "APP", 0, 10, nil, func(sec float64) []string {
+			if sec < 3.3 || sec >= 6.1 {
+				return []string{"a"}
+			}
+			return nil
+		})
+		v := CheckNoResurrection(h.o, th)
+		assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	})
+	t.Run("a node that never had it may learn of it late", func(t *testing.T) {
+		h := newHistory("n0")
+		h.life("APP", "a", "n0", 0, 3, false) // died silently
+		h.samples("n0", "APP", 0, 10, nil, func(sec float64) []string {
+			if sec >= 5 && sec < 8 {
+				return []string{"a"}
+			}
+			return nil
+		})
+		v := CheckNoResurrection(h.o, th)
+		assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	})
+}
+
+func TestCheckNoMissingRenewer(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers())
+	t.Run("a short replication lag passes", func(t *testing.T) {
+		h := newHistory("n0", "n1")
+		h.life("APP", "a", "n0", 0, -1, false)
+		h.samples("n0", "APP", 0, 10, nil, always("a"))
+		h.samples("n1", "APP", 0, 10, nil, func(sec float64) []string {
+			if sec < 0.5 {
+				return nil
+			}
+			return []string{"a"}
+		})
+		v := CheckNoMissingRenewer(h.o, th)
+		assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	})
+	t.Run("a renewing client missing for 5s on a reachable node fails", func(t *testing.T) {
+		h := newHistory("n0", "n1")
+		h.life("APP", "a", "n0", 0, -1, false)
+		h.samples("n0", "APP", 0, 10, nil, always("a"))
+		h.samples("n1", "APP", 0, 10, nil, func(sec float64) []string {
+			if sec >= 2 && sec < 7 {
+				return nil
+			}
+			return []string{"a"}
+		})
+		v := CheckNoMissingRenewer(h.o, th)
+		require.False(t, v.Pass)
+		assert.Contains(t, v.Details[0], "a missing on n1 from +2.0s for 5.00s")
+	})
+	t.Run("missing on a node across a partition does not count", func(t *testing.T) {
+		h := newHistory("n0", "n1")
+		h.life("APP", "a", "n0", 0, -1, false)
+		cut := &Topology{Groups: [][]string{{"n0"}, {"n1"}}}
+		h.samples("n0", "APP", 0, 10, cut, always("a"))
+		h.samples("n1", "APP", 0, 10, cut, always())
+		v := CheckNoMissingRenewer(h.o, th)
+		assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	})
+}
+
+func TestCheckConvergenceAndMembership(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers())
+	th.Convergence, th.Membership = 2*time.Second, 2*time.Second
+	t.Run("converging in time passes", func(t *testing.T) {
+		h := newHistory("n0", "n1")
+		h.o.FaultsEnd = h.at(1)
+		h.o.QuietEnd = h.at(6)
+		h.probes(0, 6, func(sec float64, p *Probe) {
+			if sec < 2 {
+				p.Fingerprint["n1"] = "UP_0_"
+				p.Live["n1"] = []string{"n1"}
+			}
+		})
+		assert.True(t, CheckConvergence(h.o, th).Pass)
+		assert.True(t, CheckMembership(h.o, th).Pass)
+	})
+	t.Run("a node that keeps another registry fails", func(t *testing.T) {
+		h := newHistory("n0", "n1")
+		h.o.FaultsEnd = h.at(1)
+		h.o.QuietEnd = h.at(6)
+		h.probes(0, 6, func(_ float64, p *Probe) { p.Fingerprint["n1"] = "UP_2_|APP/a@1.n0|APP/b@2.n1" })
+		v := CheckConvergence(h.o, th)
+		require.False(t, v.Pass)
+		assert.Equal(t, "never converged", v.Measured)
+		assert.Contains(t, strings.Join(v.Details, "\n"), `n1 hold 2 instances, hashcode "UP_2_"`)
+	})
+	t.Run("converging too late fails", func(t *testing.T) {
+		h := newHistory("n0", "n1")
+		h.o.FaultsEnd = h.at(1)
+		h.o.QuietEnd = h.at(8)
+		h.probes(0, 8, func(sec float64, p *Probe) {
+			if sec < 4 {
+				p.Fingerprint["n1"] = "UP_0_"
+				p.Live["n1"] = []string{"n1"}
+			}
+		})
+		assert.False(t, CheckConvergence(h.o, th).Pass)
+		assert.False(t, CheckMembership(h.o, th).Pass)
+	})
+}
+
+func TestCheckSelfPreservation(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers())
+	build := func(engages bool, evictAt float64) *Observations {
+		h := newHistory("n0")
+		h.o.ClientsCrashed = h.at(5)
+		h.o.ClientsRecovered = h.at(12)
+		h.o.CrashedIDs = []string{"a"}
+		h.life("APP", "a", "n0", 0, 5, false)
+		h.life("APP", "a", "n0", 12, -1, false)
+		h.samples("n0", "APP", 0, 15, nil, always("a"))
+		h.probes(0, 15, func(sec float64, p *Probe) {
+			enabled := sec < 7 || sec >= 14 || !engages
+			p.SP["n0"] = actors.SelfPreservationStatus{Enabled: true, Expected: 10, Threshold: 17, RenewsLastWindow: 20, ExpirationEnabled: enabled}
+			if evictAt > 0 && sec >= evictAt && sec < 12 {
+				p.Fingerprint["n0"] = "UP_0_"
+			}
+		})
+		return h.o
+	}
+	v := CheckSelfPreservation(build(true, 0), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	v = CheckSelfPreservation(build(false, 0), th)
+	require.False(t, v.Pass)
+	assert.Contains(t, strings.Join(v.Details, "\n"), "n0 never engaged self-preservation")
+	// An eviction before self-preservation engaged (at 7s) is tolerated;
+	// one after it is not.
+	v = CheckSelfPreservation(build(true, 6), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	assert.Contains(t, v.Measured, "evicted before engagement 1, after 0")
+	v = CheckSelfPreservation(build(true, 9), th)
+	require.False(t, v.Pass)
+	assert.Contains(t, strings.Join(v.Details, "\n"), "a evicted (missing on n0 at +9.0s) after self-preservation had engaged everywhere")
+}
+
+func TestTopologyReachable(t *testing.T) {
+	topo := &Topology{Down: map[string]bool{"n4": true}, Groups: [][]string{{"n0", "n1"}, {"n2", "n3"}}}
+	assert.True(t, topo.Reachable("n0", "n1"))
+	assert.False(t, topo.Reachable("n0", "n2"), "across the partition")
+	assert.False(t, topo.Reachable("n0", "n4"), "crashed")
+	assert.True(t, (&Topology{}).Reachable("n0", "n2"))
+	var none *Topology
+	assert.True(t, none.Reachable("n0", "n1"))
+}
+
+func TestConfigValidate(t *testing.T) {
+	c := DefaultConfig()
+	require.NoError(t, c.Validate())
+	c.Nodes = 2
+	assert.ErrorIs(t, c.Validate(), ErrInvalidConfig)
+	c = DefaultConfig()
+	c.Timers.LeaseDuration = 1500 * time.Millisecond
+	assert.ErrorIs(t, c.Validate(), ErrInvalidConfig)
+}
+
+// TestStalledSyncAfterHealIsRecognised checks BUG-2's matcher: misses over
+// the bound that begin right after a heal and last no longer than the
+// stall are BUG-2; a long miss elsewhere is not.
+func TestStalledSyncAfterHealIsRecognised(t *testing.T) {
+	build := func(missFrom, missTo float64) *Result {
+		h := newHistory("n0", "n1")
+		h.o.Timeline = []Event{{At: 10 * time.Second, Kind: "heal"}}
+		h.life("APP", "a", "n0", 0, -1, false)
+		h.samples("n0", "APP", 0, 20, nil, always("a"))
+		h.samples("n1", "APP", 0, 20, nil, func(sec float64) []string {
+			if sec >= missFrom && sec < missTo {
+				return nil
+			}
+			return []string{"a"}
+		})
+		r := &Result{Timers: DefaultTimers(), Thresholds: DefaultThresholds(DefaultTimers()), Observations: h.o}
+		r.Verdicts = []Verdict{CheckNoMissingRenewer(h.o, r.Thresholds)}
+		return r
+	}
+	r := build(10.2, 13.6)
+	require.False(t, r.Verdicts[0].Pass)
+	assert.True(t, bug2.Explains(r, r.Verdicts[0]), "a 3.4s miss right after the heal")
+	r = build(4, 8)
+	require.False(t, r.Verdicts[0].Pass)
+	assert.False(t, bug2.Explains(r, r.Verdicts[0]), "a miss long before the heal")
+	r = build(10.2, 19)
+	require.False(t, r.Verdicts[0].Pass)
+	assert.False(t, bug2.Explains(r, r.Verdicts[0]), "a miss longer than the stall")
+}
