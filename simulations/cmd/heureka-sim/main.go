@@ -35,6 +35,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	// The revision the nodes were built from: read it before the runs, as
+	// the tree may move on while they last.
+	rev := revision()
 	fs := flag.NewFlagSet("heureka-sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var names []string
@@ -111,7 +114,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		w = f
 	}
 	cmd := "go run ./simulations/cmd/heureka-sim " + strings.Join(args, " ")
-	hdr := simulations.ReportHeader{Command: strings.TrimSpace(cmd), Generated: time.Now(), GoVersion: runtime.Version(), Revision: revision()}
+	hdr := simulations.ReportHeader{Command: strings.TrimSpace(cmd), Generated: time.Now(), GoVersion: runtime.Version(), Revision: rev}
 	if err := simulations.WriteReport(w, hdr, results); err != nil {
 		fmt.Fprintf(stderr, "heureka-sim: write report: %v\n", err)
 		return 1
