@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -90,25 +89,6 @@ func TestRunPortInUse(t *testing.T) {
 	assert.Contains(t, errOut.String(), busy.Addr().String())
 }
 
-// sigLog collects a process's output for the test and the process's
-// copier goroutine at once.
-type sigLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *sigLog) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *sigLog) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // sigFreeAddr returns a loopback address whose TCP and UDP ports are free
 // now (gossip, when wired, listens on both).
 func sigFreeAddr(t *testing.T) string {
@@ -168,7 +148,7 @@ func TestBinaryExitsCleanlyOnSignal(t *testing.T) {
 			)
 			// Only the command line configures the node.
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
-			logs := &sigLog{}
+			logs := &syncBuffer{}
 			cmd.Stdout = logs
 			cmd.Stderr = logs
 			require.NoError(t, cmd.Start())
