@@ -62,10 +62,10 @@ func writeHeaders(w http.ResponseWriter, f view.Format, gz bool, length int) {
 }
 
 // getApps serves the full registry as one prepared slice. Writing the
-// per-application parts instead (Snapshot.FullParts) saves the one copy per
-// snapshot version but costs a write call per application on every fetch,
-// which measured 0.4–0.7 of a single write (BENCHMARKS.md); repeated fetches
-// of an unchanged registry are the common case, so they win.
+// per-application pieces instead would save one copy per snapshot version but
+// costs a write call per application on every fetch, which measured 0.4–0.7
+// of a single write (BENCHMARKS.md); repeated fetches of an unchanged
+// registry are the common case, so they win.
 func (s *Server) getApps(w http.ResponseWriter, r *http.Request) {
 	f, gz := negotiate(r)
 	writeDoc(w, f, gz, s.cfg.View.Snapshot().Full(f, gz))

@@ -14,21 +14,9 @@ import (
 
 // docCache holds a snapshot's whole documents, built on first use.
 type docCache struct {
-	fullParts   [NumFormats][2]lazyParts
 	full        [NumFormats][2]lazy
 	delta       [NumFormats][2]lazy
 	vips, svips sync.Map // name, format, gzip → *lazy
-}
-
-// lazyParts is a Parts built once on first use.
-type lazyParts struct {
-	once sync.Once
-	p    *Parts
-}
-
-func (l *lazyParts) get(build func() *Parts) *Parts {
-	l.once.Do(func() { l.p = build() })
-	return l.p
 }
 
 func newDocCache() *docCache { return &docCache{} }
@@ -44,83 +32,79 @@ func gzIndex(gz bool) int {
 // value other than -1 makes Java clients use deltas afterwards.
 const FullVersionDelta = "1"
 
-// Parts is a document as a sequence of byte slices to be written in order.
-// The slices are shared with the cache and must not be modified.
-type Parts struct {
-	Pieces [][]byte
-	// Len is the total length in bytes.
-	Len int
+// parts is a document as a sequence of byte slices in order, shared with the
+// applications' caches.
+type parts struct {
+	pieces [][]byte
+	len    int
 }
 
-// Bytes joins the parts into one slice.
-func (p *Parts) Bytes() []byte {
-	out := make([]byte, 0, p.Len)
-	for _, b := range p.Pieces {
+// bytes joins the parts into one slice.
+func (p *parts) bytes() []byte {
+	out := make([]byte, 0, p.len)
+	for _, b := range p.pieces {
 		out = append(out, b...)
 	}
 	return out
 }
 
-func (p *Parts) add(b []byte) {
+func (p *parts) add(b []byte) {
 	if len(b) > 0 {
-		p.Pieces = append(p.Pieces, b)
-		p.Len += len(b)
+		p.pieces = append(p.pieces, b)
+		p.len += len(b)
 	}
 }
 
-// FullParts returns the full registry document (GET apps) in format f,
-// gzipped if gz, as the cached bytes of each application between the
-// document's head and tail: serving it copies nothing, and a change costs
-// re-encoding one application, not re-assembling the registry.
-// Applications without instances are omitted.
-func (s *Snapshot) FullParts(f Format, gz bool) *Parts {
-	return s.docCache.fullParts[f][gzIndex(gz)].get(func() *Parts {
-		enc := s.enc[f]
-		open := enc.AppendApplicationsOpen(nil, FullVersionDelta, s.HashCode())
-		sep := enc.AppendApplicationsSeparator(nil)
-		closing := enc.AppendApplicationsClose(nil)
-		p := &Parts{Pieces: make([][]byte, 0, 2*s.apps.Len()+4)}
-		if gz {
-			pieces := make([]gzPiece, 0, 2*s.apps.Len()+2)
-			pieces = append(pieces, compressPiece(open))
-			var sepPiece gzPiece
-			if len(sep) > 0 {
-				sepPiece = compressPiece(sep)
-			}
-			first := true
-			s.Apps(func(a *App) bool {
-				if !first && len(sep) > 0 {
-					pieces = append(pieces, sepPiece)
-				}
-				first = false
-				pieces = append(pieces, a.gzElement(enc, f))
-				return true
-			})
-			pieces = append(pieces, compressPiece(closing))
-			for _, b := range gzipParts(pieces) {
-				p.add(b)
-			}
-			return p
+// fullParts lists the pieces of the full registry document in format f,
+// gzipped if gz: the document's head and tail around each application's
+// cached bytes, so a change re-encodes one application, never the registry.
+func (s *Snapshot) fullParts(f Format, gz bool) *parts {
+	enc := s.enc[f]
+	open := enc.AppendApplicationsOpen(nil, FullVersionDelta, s.HashCode())
+	sep := enc.AppendApplicationsSeparator(nil)
+	closing := enc.AppendApplicationsClose(nil)
+	p := &parts{pieces: make([][]byte, 0, 2*s.apps.Len()+4)}
+	if gz {
+		pieces := make([]gzPiece, 0, 2*s.apps.Len()+2)
+		pieces = append(pieces, compressPiece(open))
+		var sepPiece gzPiece
+		if len(sep) > 0 {
+			sepPiece = compressPiece(sep)
 		}
-		p.add(open)
 		first := true
 		s.Apps(func(a *App) bool {
-			if !first {
-				p.add(sep)
+			if !first && len(sep) > 0 {
+				pieces = append(pieces, sepPiece)
 			}
 			first = false
-			p.add(a.element(enc, f))
+			pieces = append(pieces, a.gzElement(enc, f))
 			return true
 		})
-		p.add(closing)
+		pieces = append(pieces, compressPiece(closing))
+		for _, b := range gzipParts(pieces) {
+			p.add(b)
+		}
 		return p
+	}
+	p.add(open)
+	first := true
+	s.Apps(func(a *App) bool {
+		if !first {
+			p.add(sep)
+		}
+		first = false
+		p.add(a.element(enc, f))
+		return true
 	})
+	p.add(closing)
+	return p
 }
 
-// Full returns the full registry document as one slice (see FullParts,
-// which the HTTP API serves without this copy).
+// Full returns the full registry document (GET apps) in format f, gzipped
+// if gz, built once per snapshot from the applications' cached bytes.
+// Applications without instances are omitted.
 func (s *Snapshot) Full(f Format, gz bool) []byte {
-	return s.docCache.full[f][gzIndex(gz)].get(func() []byte { return s.FullParts(f, gz).Bytes() })
+	return s.docCache.full[f][gzIndex(gz)].get(func() []byte { return s.fullParts(f, gz).bytes() })
 }
 
 // AppDocument returns the document of one application (GET apps/{app}) and
