@@ -401,3 +401,20 @@ func (r *Registry) RenewRemote(app string, ids []string) {
 	}
 	r.root.Send(r.front, cmd)
 }
+
+// SetSelfPreservation switches self-preservation on or off at run time (the
+// operator's override of --self-preservation). It returns once the new state
+// is published.
+func (r *Registry) SetSelfPreservation(ctx context.Context, enabled bool) error {
+	select {
+	case <-r.closed:
+		return ErrClosed
+	default:
+	}
+	timeout := r.cfg.RequestTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
+	}
+	_, err := r.root.RequestFuture(r.spPID, &spSetEnabled{enabled: enabled}, timeout).Result()
+	return err
+}

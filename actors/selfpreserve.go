@@ -8,19 +8,44 @@ import (
 
 // SelfPreservationStatus is a published reading of the self-preservation
 // state (spec §4.10). It is immutable.
+//
+// In a cluster the figures are cluster-wide: Expected counts every instance
+// of the registry (every node holds all of them), and RenewsLastWindow sums
+// the client renewals counted by this node and by every other member it can
+// reach, each renewal counted once, by the node the client sent it to.
 type SelfPreservationStatus struct {
-	// Enabled is the configured switch (--self-preservation).
+	// Enabled is the switch: --self-preservation at start, changed at run
+	// time by Registry.SetSelfPreservation.
 	Enabled bool
 	// Expected is the number of clients expected to send renewals.
 	Expected int
 	// Threshold is the minimum renewals per window for leases to expire.
 	Threshold int
 	// RenewsLastWindow is the number of renewals counted in the last
-	// complete window (Eureka's "renews last minute").
+	// complete window (Eureka's "renews last minute"): LocalRenewals plus
+	// PeerRenewals.
 	RenewsLastWindow int64
+	// LocalRenewals is what clients renewed (or registered) on this node in
+	// its last complete window.
+	LocalRenewals int64
+	// PeerRenewals is the sum of the other reachable members' last complete
+	// windows, scaled to this node's window.
+	PeerRenewals int64
+	// Members is how many members' counts went into RenewsLastWindow, this
+	// node included (1 for a single node).
+	Members int
 	// ExpirationEnabled reports whether eviction may run: self-preservation
 	// is off, or renewals are above the threshold.
 	ExpirationEnabled bool
+	// Engaged reports whether self-preservation is holding expired leases
+	// now: Enabled, renewals are expected and they are at or below the
+	// threshold.
+	Engaged bool
+	// EngagedSince is when the current engagement began (zero when not
+	// engaged).
+	EngagedSince time.Time
+	// Reason says in plain words why expiration is enabled or not.
+	Reason string
 	// Window is the length of the renewal counting window.
 	Window time.Duration
 }
@@ -88,6 +113,7 @@ type (
 	spWindowTick  struct{}
 	spRecountTick struct{ force bool }
 	spEvent       struct{ ev *Event }
+	spSetEnabled  struct{ enabled bool }
 )
 
 // selfPreservationActor owns the selfPreservation state: it counts new and
@@ -118,6 +144,10 @@ func (a *selfPreservationActor) Receive(ctx actor.Context) {
 	case *spWindowTick:
 		a.sp.renewsLastWindow = a.r.renewals.Swap(0)
 		a.publish()
+	case *spSetEnabled:
+		a.sp.enabled = m.enabled
+		a.publish()
+		ctx.Respond(a.r.sp.Load())
 	case *spRecountTick:
 		if m.force {
 			a.sp.expected = a.r.ownedCount()

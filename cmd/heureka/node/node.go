@@ -36,6 +36,11 @@ type Config struct {
 	View view.Config
 	// MaxBodyBytes limits request bodies. Default 1 MiB.
 	MaxBodyBytes int64
+	// WriteTimeout bounds the writing of one HTTP response, so that a client
+	// that stops reading cannot hold a connection and its buffers forever.
+	// Default 2m (a full registry of 1M instances in JSON is ~1 GB); must be
+	// positive.
+	WriteTimeout time.Duration
 	// Version is reported by /eureka/status.
 	Version string
 	// Logger receives all logs. Default: discard.
@@ -56,6 +61,7 @@ func DefaultConfig(name string) Config {
 		Registry:     actors.DefaultConfig(name),
 		View:         view.DefaultConfig(httpapi.Encoders()),
 		MaxBodyBytes: 1 << 20,
+		WriteTimeout: 2 * time.Minute,
 		Version:      "dev",
 	}
 }
@@ -144,6 +150,7 @@ func Start(cfg Config) (*Node, error) {
 		Handler:           n.api,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute, // a body that trickles in does not hold a connection forever
+		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

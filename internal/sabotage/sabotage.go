@@ -1,0 +1,51 @@
+// Package sabotage holds the switches that put known bugs back on purpose,
+// so that the simulations can show that their invariant checkers catch each
+// one (see `make sabotage` and simulations/README.md).
+//
+// In a normal build On is a constant false: the compiler removes every
+// sabotaged branch, and no flag, variable or environment can turn one on.
+// Only a build with the `sabotage` tag (`go test -tags sabotage`,
+// `go run -tags sabotage`) reads the switches, from Set or from the
+// HEUREKA_SABOTAGE environment variable (a comma-separated list of names).
+package sabotage
+
+// Switch names one bug that can be put back.
+type Switch string
+
+// The switches. Each names the bug it restores; the comment says where.
+const (
+	// ReplicaOverrulesEviction lets a freshly replicated copy overrule the
+	// owner's eviction, as BUG-1 did (actors applyRecord).
+	ReplicaOverrulesEviction Switch = "replica-overrules-eviction"
+	// TombstoneReceiptAge ages a received tombstone by its local receipt
+	// time instead of the deletion's HLC time (actors applyRecord).
+	TombstoneReceiptAge Switch = "tombstone-receipt-age"
+	// TombstonesDropped keeps no tombstones at all (actors remove and
+	// applyRecord).
+	TombstonesDropped Switch = "tombstones-dropped"
+	// CopiedLeaseFresh gives a replicated copy a fresh lease (lastUpdate =
+	// now) instead of the sender's last renewal (actors applyRecord).
+	CopiedLeaseFresh Switch = "copied-lease-fresh"
+	// StaleRecordsAccepted installs a live record older than the tombstone
+	// TTL that this node does not know, whether or not its lease is alive
+	// (actors applyRecord).
+	StaleRecordsAccepted Switch = "stale-records-accepted"
+	// EvictWithoutOwnership lets every node evict every application
+	// (cluster MayEvict).
+	EvictWithoutOwnership Switch = "evict-without-ownership"
+	// NoTakeoverGrace lets a node evict what it just started or took over
+	// owning at once (cluster MayEvict / actors grace).
+	NoTakeoverGrace Switch = "no-takeover-grace"
+	// NoAntiEntropy turns digests and sync transfers off (cluster).
+	NoAntiEntropy Switch = "no-anti-entropy"
+	// SelfPreservationPerOwner makes each node weigh only the renewals and
+	// instances of the applications it owns (actors self-preservation).
+	SelfPreservationPerOwner Switch = "self-preservation-per-owner"
+)
+
+// All lists every switch, in the order `make sabotage` tries them.
+var All = []Switch{
+	ReplicaOverrulesEviction, TombstoneReceiptAge, TombstonesDropped, CopiedLeaseFresh,
+	StaleRecordsAccepted, EvictWithoutOwnership, NoTakeoverGrace, NoAntiEntropy,
+	SelfPreservationPerOwner,
+}
