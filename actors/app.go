@@ -2,6 +2,8 @@ package actors
 
 import (
 	"time"
+
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // lease is one instance's lease, owned by its application's actor.
@@ -35,11 +37,24 @@ func (l *lease) expired(now int64, extra time.Duration) bool {
 }
 
 // tombstone remembers a deleted instance so that a stale copy from a peer
-// cannot bring it back.
+// cannot bring it back. It is aged by its version: the HLC time of the
+// deletion, which every node agrees on, so it expires at the same moment
+// everywhere and no node can re-seed another with a tombstone that has
+// already expired there.
 type tombstone struct {
 	version Version
-	deleted int64 // epoch ms
-	evicted bool  // removed by eviction rather than a cancel
+	evicted bool // removed by eviction rather than a cancel
+	// received is the local receipt time (epoch ms); it ages the tombstone
+	// only under the sabotage switch TombstoneReceiptAge.
+	received int64
+}
+
+// deletedAt is when the instance was deleted (epoch ms).
+func (t tombstone) deletedAt() int64 {
+	if sabotage.On(sabotage.TombstoneReceiptAge) && t.received != 0 {
+		return t.received
+	}
+	return HLCMillis(t.version.Clock)
 }
 
 // appOptions are the settings an appState needs from the registry.
@@ -72,8 +87,17 @@ func (a *appState) now() int64 { return a.opts.clock.Now().UnixMilli() }
 // empty reports whether the application holds nothing worth keeping.
 func (a *appState) empty() bool { return len(a.leases) == 0 && len(a.tombstones) == 0 }
 
-func (a *appState) nextVersion() Version {
-	return Version{Clock: a.opts.hlc.Now(), Node: a.opts.node}
+// nextVersion returns a new version for a change of a record that is at
+// version after (zero for a new record): always above after, so a local
+// change supersedes the state it changed even when that state came from a
+// peer whose clock runs ahead (the HLC does not follow such a peer all the
+// way; see HLC.Observe).
+func (a *appState) nextVersion(after Version) Version {
+	c := a.opts.hlc.Now()
+	if c <= after.Clock {
+		c = after.Clock + 1
+	}
+	return Version{Clock: c, Node: a.opts.node}
 }
 
 // publish stamps inst with the lease's timestamps and a new version, stores
@@ -85,7 +109,7 @@ func (a *appState) publish(l *lease, inst *Instance, action ActionType, cause Ca
 	inst.LeaseInfo.LastRenewalTimestamp = l.lastUpdate
 	inst.LeaseInfo.ServiceUpTimestamp = l.serviceUp
 	l.inst = inst
-	l.version = a.nextVersion()
+	l.version = a.nextVersion(l.version)
 	return Event{Action: action, Cause: cause, Instance: inst, Version: l.version, NewLease: newLease}
 }
 
@@ -131,21 +155,19 @@ func (a *appState) register(in *Instance, replicated bool) Event {
 	r.LeaseInfo.EvictionTimestamp = 0
 	r.IsCoordinatingDiscoveryServer = false
 
-	l := &lease{registered: now, lastUpdate: now, duration: time.Duration(r.LeaseInfo.DurationSecs) * time.Second}
+	l := &lease{registered: now, lastUpdate: now, duration: time.Duration(r.LeaseInfo.DurationSecs) * time.Second,
+		version: a.currentVersion(r.ID())}
 	if existing != nil {
 		l.serviceUp = existing.serviceUp
 	}
 	if r.Status == StatusUp && l.serviceUp == 0 {
 		l.serviceUp = now
 	}
-	if !replicated {
-		l.clientRenewed = now
-	}
+	// A registration relayed by a Eureka peer is a client's all the same.
+	l.clientRenewed = now
 	a.leases[r.ID()] = l
 	delete(a.tombstones, r.ID())
-	ev := a.publish(l, r, ActionAdded, CauseRegister, existing == nil, now)
-	ev.Replicated = replicated
-	return ev
+	return a.publish(l, r, ActionAdded, CauseRegister, existing == nil, now)
 }
 
 // RenewOutcome is the result of a renewal.
@@ -203,9 +225,9 @@ func (a *appState) renew(req RenewRequest) (RenewResult, []Event, bool) {
 		events = append(events, a.publish(l, inst, ActionModified, CauseStatusUpdate, false, now))
 	}
 	a.touch(l, now)
-	if !req.Replicated {
-		l.clientRenewed = now
-	}
+	// Every renewal here is a client's: sent to this node, relayed by a
+	// Eureka peer or forwarded by the Heureka member the client sent it to.
+	l.clientRenewed = now
 	if req.LastDirtyTimestamp == nil {
 		return RenewResult{Outcome: RenewOK}, events, true
 	}
@@ -244,8 +266,9 @@ func (a *appState) remove(id string, cause Cause, replicated bool) (Event, bool)
 	inst := l.inst.Clone()
 	inst.LeaseInfo.EvictionTimestamp = now
 	ev := a.publish(l, inst, ActionDeleted, cause, false, now)
-	ev.Replicated = replicated
-	a.tombstones[id] = tombstone{version: ev.Version, deleted: now, evicted: cause == CauseEvict}
+	if !sabotage.On(sabotage.TombstonesDropped) {
+		a.tombstones[id] = tombstone{version: ev.Version, evicted: cause == CauseEvict, received: now}
+	}
 	return ev, true
 }
 
@@ -270,9 +293,7 @@ func (a *appState) setStatus(id string, s Status, lastDirty *int64, replicated b
 	if lastDirty != nil && *lastDirty > inst.LastDirtyTimestamp {
 		inst.LastDirtyTimestamp = *lastDirty
 	}
-	ev := a.publish(l, inst, ActionModified, CauseStatusUpdate, false, now)
-	ev.Replicated = replicated
-	return ev, true, true
+	return a.publish(l, inst, ActionModified, CauseStatusUpdate, false, now), true, true
 }
 
 // deleteOverride removes a status override (DELETE …/status, spec §4.5);
@@ -294,9 +315,7 @@ func (a *appState) deleteOverride(id string, s Status, lastDirty *int64, replica
 	if lastDirty != nil && *lastDirty > inst.LastDirtyTimestamp {
 		inst.LastDirtyTimestamp = *lastDirty
 	}
-	ev := a.publish(l, inst, ActionModified, CauseDeleteOverride, false, now)
-	ev.Replicated = replicated
-	return ev, true, true
+	return a.publish(l, inst, ActionModified, CauseDeleteOverride, false, now), true, true
 }
 
 // updateMetadata merges kv into the instance's metadata and re-registers it
@@ -319,23 +338,37 @@ func (a *appState) updateMetadata(id string, kv map[string]string, replicated bo
 }
 
 // get returns the live state of id with its lease timestamps as of now, and
-// whether the lease has expired.
-func (a *appState) get(id string) (*Instance, bool, bool) {
+// whether the lease has expired for an owner that has held the application
+// since since (epoch ms; see expiredSince).
+func (a *appState) get(id string, since int64) (*Instance, bool, bool) {
 	l := a.leases[id]
 	if l == nil {
 		return nil, false, false
 	}
 	inst := *l.inst
 	inst.LeaseInfo.LastRenewalTimestamp = l.lastUpdate
-	return &inst, l.expired(a.now(), 0), true
+	return &inst, a.expiredSince(l, a.now(), 0, since), true
 }
 
-// expiredIDs lists the leases expired at now with extra slack.
-func (a *appState) expiredIDs(extra time.Duration) []string {
+// expiredSince reports whether l has run out at now for an owner that has
+// held the application since since (epoch ms): the grace of one lease
+// duration after start or takeover is per lease, counted from the later of
+// the last renewal and since, so the renewals now forwarded to this node
+// have one whole lease to arrive.
+func (a *appState) expiredSince(l *lease, now int64, extra time.Duration, since int64) bool {
+	if sabotage.On(sabotage.NoTakeoverGrace) {
+		since = 0
+	}
+	return now > max(l.lastUpdate, since)+l.duration.Milliseconds()+extra.Milliseconds()
+}
+
+// expiredIDs lists the leases expired at now with extra slack, for an owner
+// since since (epoch ms).
+func (a *appState) expiredIDs(extra time.Duration, since int64) []string {
 	now := a.now()
 	var ids []string
 	for id, l := range a.leases {
-		if l.expired(now, extra) {
+		if a.expiredSince(l, now, extra, since) {
 			ids = append(ids, id)
 		}
 	}
@@ -344,58 +377,104 @@ func (a *appState) expiredIDs(extra time.Duration) []string {
 
 // evict removes id if its lease is still expired (it may have been renewed
 // since the sweep that chose it).
-func (a *appState) evict(id string, extra time.Duration) (Event, bool) {
+func (a *appState) evict(id string, extra time.Duration, since int64) (Event, bool) {
 	l := a.leases[id]
-	if l == nil || !l.expired(a.now(), extra) {
+	if l == nil || !a.expiredSince(l, a.now(), extra, since) {
 		return Event{}, false
 	}
 	return a.remove(id, CauseEvict, false)
 }
 
+// tombstoneExpired reports whether a deletion at version v is older than
+// the tombstone TTL at now.
+func (a *appState) tombstoneExpired(t tombstone, now int64) bool {
+	return t.deletedAt() < now-a.opts.tombstoneTTL.Milliseconds()
+}
+
 // collectTombstones forgets tombstones older than the configured TTL.
 func (a *appState) collectTombstones() {
-	limit := a.now() - a.opts.tombstoneTTL.Milliseconds()
+	now := a.now()
 	for id, t := range a.tombstones {
-		if t.deleted < limit {
+		if a.tombstoneExpired(t, now) {
 			delete(a.tombstones, id)
 		}
 	}
 }
 
 // Record is an instance's replicated state: the instance (nil for a
-// tombstone) and the version that produced it.
+// tombstone), the version that produced it and when its lease was last
+// renewed as far as the sender knows.
 type Record struct {
 	App     string
 	ID      string
 	Version Version
 	Deleted bool
 	// Evicted marks a tombstone left by eviction (not by a cancel).
-	Evicted  bool
-	Instance *Instance
+	Evicted bool
+	// LastRenewal is the sender's last renewal of the lease (epoch ms; 0
+	// for a tombstone). A copy keeps it: it is never born fresh.
+	LastRenewal int64
+	Instance    *Instance
 }
 
+// ApplyResult is what applying a peer's record did.
+type ApplyResult uint8
+
+// The outcomes of applyRecord.
+const (
+	// ApplyIgnored: the record was not newer than what this node holds.
+	ApplyIgnored ApplyResult = iota
+	// ApplyInstalled: the record changed the registry.
+	ApplyInstalled
+	// ApplyRefused: a stale record (see applyRecord) was refused and
+	// answered with an eviction tombstone that goes to every member.
+	ApplyRefused
+)
+
 // applyRecord installs a peer's record if it is newer than what this node
-// holds (last writer wins by Version). A newer tombstone deletes the lease; an
-// older copy of a deleted instance is ignored, so it never comes back.
-func (a *appState) applyRecord(r Record) (Event, bool) {
+// holds (last writer wins by Version). A newer tombstone deletes the lease;
+// an older copy of a deleted instance is ignored, so it never comes back.
+//
+// Tombstones live for the TTL only, so "older than my tombstone" cannot
+// protect against a copy that outlived it (a side of a partition that lasted
+// longer than the TTL, where self-preservation kept the instance). Such a
+// copy is recognisable: its version is older than the TTL, this node holds
+// neither the instance nor a tombstone, and the lease it carries has run out
+// (no client renewed it for a whole lease as far as the sender knows). It
+// is refused, and this node answers with an eviction tombstone of its own,
+// which deletes the copy everywhere; a client that is in fact still renewing
+// overrules that eviction on the node it renews on, as it overrules any
+// eviction, or registers again on its next 404. initial exempts a node's
+// initial sync: it holds nothing yet, so it cannot be the side that deleted
+// the instance, and whatever it copies the others judge when they meet it.
+//
+// A tombstone that has already expired by its HLC age is not stored (it
+// still deletes an older lease): nodes cannot re-seed each other with
+// tombstones they have all collected.
+func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 	a.opts.hlc.Observe(r.Version.Clock)
 	cur := a.currentVersion(r.ID)
 	if !cur.Less(r.Version) {
-		return Event{}, false
+		return Event{}, ApplyIgnored
 	}
 	now := a.now()
+	l := a.leases[r.ID]
 	if r.Deleted {
-		l := a.leases[r.ID]
-		if r.Evicted && l != nil && l.renewedByClient(now) {
+		if r.Evicted && l != nil && a.overrulesEviction(l, now) {
 			// The owner gave up on this lease, but a client renewed it here
 			// within a lease duration: the renewal wins, and a new version
-			// tells everyone. A copy merely received from a peer does not
-			// count, or every fresh replica would resurrect evictions.
-			return a.publish(l, l.inst.Clone(), ActionAdded, CauseRegister, false, now), true
+			// (above the tombstone's) tells everyone. A copy merely received
+			// from a peer does not count, or every fresh replica would
+			// resurrect evictions.
+			l.version = r.Version
+			return a.publish(l, l.inst.Clone(), ActionAdded, CauseRegister, false, now), ApplyInstalled
 		}
-		a.tombstones[r.ID] = tombstone{version: r.Version, deleted: now, evicted: r.Evicted}
+		t := tombstone{version: r.Version, evicted: r.Evicted, received: now}
+		if !a.tombstoneExpired(t, now) && !sabotage.On(sabotage.TombstonesDropped) {
+			a.tombstones[r.ID] = t
+		}
 		if l == nil {
-			return Event{}, false
+			return Event{}, ApplyIgnored
 		}
 		delete(a.leases, r.ID)
 		inst := l.inst.Clone()
@@ -403,30 +482,60 @@ func (a *appState) applyRecord(r Record) (Event, bool) {
 		inst.ActionType = ActionDeleted
 		inst.LastUpdatedTimestamp = now
 		l.version = r.Version
-		return Event{Action: ActionDeleted, Cause: CauseCancel, Instance: inst, Version: r.Version, Replicated: true}, true
+		return Event{Action: ActionDeleted, Cause: CauseCancel, Instance: inst, Version: r.Version, Replicated: true}, ApplyInstalled
 	}
-	existing := a.leases[r.ID]
 	inst := r.Instance.Clone()
-	l := &lease{registered: inst.LeaseInfo.RegistrationTimestamp, lastUpdate: now,
-		duration: time.Duration(inst.LeaseInfo.DurationSecs) * time.Second, serviceUp: inst.LeaseInfo.ServiceUpTimestamp}
-	if l.registered == 0 {
-		l.registered = now
+	lastRenewal := max(r.LastRenewal, inst.LeaseInfo.LastRenewalTimestamp, inst.LeaseInfo.RegistrationTimestamp)
+	duration := time.Duration(inst.LeaseInfo.DurationSecs) * time.Second
+	if l == nil && cur.IsZero() && !initial && !sabotage.On(sabotage.StaleRecordsAccepted) &&
+		HLCMillis(r.Version.Clock) < now-a.opts.tombstoneTTL.Milliseconds() &&
+		now > lastRenewal+duration.Milliseconds() {
+		return a.refuseStale(r, inst, now), ApplyRefused
 	}
-	if existing != nil {
-		// A replicated change does not restart the local lease clock
-		// backwards: keep the later of the two renewals.
-		l.lastUpdate = max(existing.lastUpdate, now)
-		l.clientRenewed = existing.clientRenewed
+	nl := &lease{registered: inst.LeaseInfo.RegistrationTimestamp, lastUpdate: lastRenewal,
+		duration: duration, serviceUp: inst.LeaseInfo.ServiceUpTimestamp}
+	if sabotage.On(sabotage.CopiedLeaseFresh) {
+		nl.lastUpdate = now
 	}
-	l.inst = inst
-	l.version = r.Version
-	a.leases[r.ID] = l
+	if nl.registered == 0 {
+		nl.registered = now
+	}
+	if l != nil {
+		// A replicated change never moves the local lease clock back.
+		nl.lastUpdate = max(l.lastUpdate, nl.lastUpdate)
+		nl.clientRenewed = l.clientRenewed
+	}
+	nl.inst = inst
+	nl.version = r.Version
+	a.leases[r.ID] = nl
 	delete(a.tombstones, r.ID)
 	action := inst.ActionType
 	if action == "" || action == ActionDeleted {
 		action = ActionAdded
 	}
-	return Event{Action: action, Cause: CauseRegister, Instance: inst, Version: r.Version, Replicated: true, NewLease: existing == nil}, true
+	return Event{Action: action, Cause: CauseRegister, Instance: inst, Version: r.Version, Replicated: true, NewLease: l == nil}, ApplyInstalled
+}
+
+// overrulesEviction reports whether the lease l, held here, survives a
+// peer's eviction tombstone: a client renewed it on this node within a lease
+// duration.
+func (a *appState) overrulesEviction(l *lease, now int64) bool {
+	if sabotage.On(sabotage.ReplicaOverrulesEviction) {
+		return !l.expired(now, 0) // BUG-1: any unexpired copy overruled
+	}
+	return l.renewedByClient(now)
+}
+
+// refuseStale answers a stale record (see applyRecord) with an eviction
+// tombstone newer than it. The event goes to every member (it is not marked
+// replicated) but changes nothing here but the tombstone.
+func (a *appState) refuseStale(r Record, inst *Instance, now int64) Event {
+	v := a.nextVersion(r.Version)
+	a.tombstones[r.ID] = tombstone{version: v, evicted: true, received: now}
+	inst.LeaseInfo.EvictionTimestamp = now
+	inst.ActionType = ActionDeleted
+	inst.LastUpdatedTimestamp = now
+	return Event{Action: ActionDeleted, Cause: CauseRefuseStale, Instance: inst, Version: v}
 }
 
 // currentVersion is the version of id's lease or tombstone (zero if none).
@@ -437,14 +546,67 @@ func (a *appState) currentVersion(id string) Version {
 	return a.tombstones[id].version
 }
 
-// records returns every lease and tombstone of the application as records.
+// records returns every lease and every unexpired tombstone of the
+// application as records.
 func (a *appState) records() []Record {
 	out := make([]Record, 0, len(a.leases)+len(a.tombstones))
 	for id, l := range a.leases {
-		out = append(out, Record{App: a.name, ID: id, Version: l.version, Instance: l.inst})
+		out = append(out, a.leaseRecord(id, l))
 	}
+	now := a.now()
 	for id, t := range a.tombstones {
-		out = append(out, Record{App: a.name, ID: id, Version: t.version, Deleted: true, Evicted: t.evicted})
+		if !a.tombstoneExpired(t, now) {
+			out = append(out, Record{App: a.name, ID: id, Version: t.version, Deleted: true, Evicted: t.evicted})
+		}
+	}
+	return out
+}
+
+func (a *appState) leaseRecord(id string, l *lease) Record {
+	return Record{App: a.name, ID: id, Version: l.version, LastRenewal: l.lastUpdate, Instance: l.inst}
+}
+
+// RecordVersion is one record's identity and version, what anti-entropy
+// compares before it moves any record.
+type RecordVersion struct {
+	ID      string
+	Version Version
+}
+
+// versions returns the version of every lease and unexpired tombstone.
+func (a *appState) versions() []RecordVersion {
+	out := make([]RecordVersion, 0, len(a.leases)+len(a.tombstones))
+	for id, l := range a.leases {
+		out = append(out, RecordVersion{ID: id, Version: l.version})
+	}
+	now := a.now()
+	for id, t := range a.tombstones {
+		if !a.tombstoneExpired(t, now) {
+			out = append(out, RecordVersion{ID: id, Version: t.version})
+		}
+	}
+	return out
+}
+
+// recordsNewerThan returns the records (leases and unexpired tombstones)
+// whose version is newer than the one the asker listed in theirs, or that
+// the asker lacks: exactly what the asker needs from this node.
+func (a *appState) recordsNewerThan(theirs []RecordVersion) []Record {
+	known := make(map[string]Version, len(theirs))
+	for _, rv := range theirs {
+		known[rv.ID] = rv.Version
+	}
+	var out []Record
+	for id, l := range a.leases {
+		if v, ok := known[id]; !ok || v.Less(l.version) {
+			out = append(out, a.leaseRecord(id, l))
+		}
+	}
+	now := a.now()
+	for id, t := range a.tombstones {
+		if v, ok := known[id]; (!ok || v.Less(t.version)) && !a.tombstoneExpired(t, now) {
+			out = append(out, Record{App: a.name, ID: id, Version: t.version, Deleted: true, Evicted: t.evicted})
+		}
 	}
 	return out
 }

@@ -66,19 +66,28 @@ type (
 	}
 	getCmd struct {
 		appCmd
-		id string
+		id    string
+		since int64 // owned since (epoch ms), for expiry
 	}
 	applyCmd struct {
 		appCmd
-		recs []Record
+		recs    []Record
+		initial bool // part of this node's initial sync
 	}
 	recordsCmd struct {
+		appCmd
+		// theirs, when not nil, asks only for the records newer than
+		// these versions (or missing from them).
+		theirs []RecordVersion
+	}
+	versionsCmd struct {
 		appCmd
 	}
 	evictCmd struct {
 		appCmd
 		ids   []string
 		extra time.Duration
+		since int64
 	}
 )
 
@@ -90,8 +99,6 @@ type (
 		sweep   uint64
 		extra   time.Duration
 		replyTo *actor.PID
-		policy  Ownership
-		now     time.Time
 		// tombstonesOnly asks only for tombstone collection (eviction is
 		// blocked by self-preservation).
 		tombstonesOnly bool
@@ -100,6 +107,7 @@ type (
 	collectExpired struct {
 		sweep   uint64
 		extra   time.Duration
+		since   int64 // owned since (epoch ms): the per-lease grace
 		replyTo *actor.PID
 	}
 	// collectTombstones asks an application this node may not evict now to
@@ -165,11 +173,12 @@ func (f *frontActor) Receive(ctx actor.Context) {
 	case *sweepCmd:
 		n := 0
 		for name, e := range f.apps {
-			if m.tombstonesOnly || (m.policy != nil && !m.policy.MayEvict(name, m.now)) {
+			since, ok := f.r.ownedSince(name)
+			if m.tombstonesOnly || !ok {
 				f.send(ctx, e, &collectTombstones{})
 				continue
 			}
-			f.send(ctx, e, &collectExpired{sweep: m.sweep, extra: m.extra, replyTo: m.replyTo})
+			f.send(ctx, e, &collectExpired{sweep: m.sweep, extra: m.extra, since: since, replyTo: m.replyTo})
 			n++
 		}
 		ctx.Send(m.replyTo, &sweepStarted{sweep: m.sweep, apps: n})
@@ -277,12 +286,17 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 	switch m := msg.(type) {
 	case *registerCmd:
 		a.emit(s.register(m.inst, m.replicated))
+		// A registration is a client's proof of life, as a renewal is: it
+		// counts for self-preservation (Eureka counts only renewals, so a
+		// fast-churning fleet looks less alive than it is).
+		a.r.countRenewal(s.name)
 		m.respond(reply{ok: true})
 	case *renewCmd:
 		res, evs, renewed := s.renew(m.req)
 		if renewed {
 			a.r.countRenewal(s.name)
-			if !m.req.Replicated && a.r.cfg.OnRenew != nil {
+			// A Eureka peer's relayed heartbeat reaches the owner too.
+			if a.r.cfg.OnRenew != nil {
 				a.r.cfg.OnRenew(s.name, m.req.ID)
 			}
 		}
@@ -292,7 +306,7 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 		for _, id := range m.ids {
 			_, evs, renewed := s.renew(RenewRequest{App: s.name, ID: id, Replicated: true})
 			if renewed {
-				a.r.countRenewal(s.name)
+				a.r.countForwarded(s.name)
 			}
 			a.emit(evs...)
 		}
@@ -323,30 +337,44 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 		}
 		m.respond(reply{ok: ok})
 	case *getCmd:
-		inst, expired, ok := s.get(m.id)
+		inst, expired, ok := s.get(m.id, m.since)
 		m.respond(reply{ok: ok, inst: inst, expired: expired})
 	case *applyCmd:
-		var applied []Record
 		var evs []Event
+		refused := 0
 		for _, rec := range m.recs {
-			if ev, ok := s.applyRecord(rec); ok {
+			ev, res := s.applyRecord(rec, m.initial)
+			switch res {
+			case ApplyInstalled:
 				evs = append(evs, ev)
-				applied = append(applied, rec)
+			case ApplyRefused:
+				evs = append(evs, ev)
+				refused++
 			}
 		}
+		if refused > 0 {
+			a.r.log.Info("refused stale copies older than the tombstone TTL whose leases had run out; evicting them everywhere",
+				"app", s.name, "count", refused)
+		}
 		a.emit(evs...)
-		m.respond(reply{ok: true, records: applied})
+		m.respond(reply{ok: true, applied: len(evs) - refused, refused: refused})
 	case *recordsCmd:
-		m.respond(reply{ok: true, records: s.records()})
+		if m.theirs != nil {
+			m.respond(reply{ok: true, records: s.recordsNewerThan(m.theirs)})
+		} else {
+			m.respond(reply{ok: true, records: s.records()})
+		}
+	case *versionsCmd:
+		m.respond(reply{ok: true, versions: s.versions()})
 	case *collectTombstones:
 		s.collectTombstones()
 	case *collectExpired:
 		s.collectTombstones()
-		ctx.Send(m.replyTo, &expiredReport{sweep: m.sweep, app: s.name, ids: s.expiredIDs(m.extra)})
+		ctx.Send(m.replyTo, &expiredReport{sweep: m.sweep, app: s.name, ids: s.expiredIDs(m.extra, m.since), since: m.since})
 	case *evictCmd:
 		for _, id := range m.ids {
-			if ev, ok := s.evict(id, m.extra); ok {
-				a.r.log.Info("evicted", "app", s.name, "id", id)
+			if ev, ok := s.evict(id, m.extra, m.since); ok {
+				a.r.log.Debug("evicted", "app", s.name, "id", id)
 				a.emit(ev)
 			}
 		}

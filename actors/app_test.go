@@ -44,7 +44,7 @@ func ptr[T any](v T) *T { return &v }
 // mustGet returns the live state of id, failing the test if it is unknown.
 func mustGet(t *testing.T, a *appState, id string) (*Instance, bool) {
 	t.Helper()
-	inst, expired, ok := a.get(id)
+	inst, expired, ok := a.get(id, 0)
 	require.True(t, ok, "instance %s should exist", id)
 	return inst, expired
 }
@@ -86,7 +86,7 @@ func TestRegisterNewInstance(t *testing.T) {
 	clock.Advance(time.Second)
 	ev2 := a.register(testInstance("i-1", StatusUp), true)
 	assert.False(t, ev2.NewLease)
-	assert.True(t, ev2.Replicated)
+	assert.False(t, ev2.Replicated, "a Eureka peer's registration still goes to the Heureka members")
 	assert.True(t, ev.Version.Less(ev2.Version))
 	assert.Len(t, a.leases, 1)
 }
@@ -247,7 +247,7 @@ func TestSetStatus(t *testing.T) {
 		a.register(in, false)
 		ev, changed, _ := a.setStatus("i-1", StatusDown, ptr(int64(10)), true)
 		require.True(t, changed)
-		assert.True(t, ev.Replicated)
+		assert.False(t, ev.Replicated, "a Eureka peer's change still goes to the Heureka members")
 		assert.Equal(t, int64(5000), ev.Instance.LastDirtyTimestamp)
 	})
 	t.Run("UP sets serviceUp", func(t *testing.T) {
@@ -412,10 +412,11 @@ func TestRenewReplicaNewerStoresOverride(t *testing.T) {
 // A stored instance whose status disagrees with the rule chain (here a peer's
 // copy with an override) is corrected by the next renewal.
 func TestRenewCorrectsStatusByRuleChain(t *testing.T) {
-	a, _ := newTestApp(t, false)
+	a, clock := newTestApp(t, false)
 	in := testInstance("i-1", StatusUp)
 	in.OverriddenStatus = StatusOutOfService
-	_, ok := a.applyRecord(Record{App: "APP", ID: "i-1", Version: Version{Clock: 1 << hlcLogicalBits, Node: "peer"}, Instance: in})
+	_, ok := applyRec(a, Record{App: "APP", ID: "i-1", Version: Version{Clock: 1 << hlcLogicalBits, Node: "peer"}, Instance: in,
+		LastRenewal: ms(clock.Now())})
 	require.True(t, ok)
 
 	res, evs, renewed := a.renew(RenewRequest{App: "APP", ID: "i-1"})
@@ -459,13 +460,13 @@ func TestLeaseExpiry(t *testing.T) {
 			clock.Advance(testEpoch.Add(tc.expiry).Sub(clock.Now()))
 			_, expired := mustGet(t, a, "i-1")
 			assert.False(t, expired, "not expired at exactly the limit")
-			assert.Empty(t, a.expiredIDs(0))
+			assert.Empty(t, a.expiredIDs(0, 0))
 
 			clock.Advance(time.Millisecond)
 			_, expired = mustGet(t, a, "i-1")
 			assert.True(t, expired)
-			assert.Equal(t, []string{"i-1"}, a.expiredIDs(0))
-			assert.Empty(t, a.expiredIDs(time.Second), "eviction compensation adds slack")
+			assert.Equal(t, []string{"i-1"}, a.expiredIDs(0, 0))
+			assert.Empty(t, a.expiredIDs(time.Second, 0), "eviction compensation adds slack")
 		})
 	}
 }
@@ -476,9 +477,9 @@ func TestLeaseDurationDefault(t *testing.T) {
 	in.Normalize()
 	a.register(in, false)
 	clock.Advance(DefaultDurationSecs * time.Second)
-	assert.Empty(t, a.expiredIDs(0))
+	assert.Empty(t, a.expiredIDs(0, 0))
 	clock.Advance(time.Millisecond)
-	assert.Equal(t, []string{"h1"}, a.expiredIDs(0), "id falls back to the host name")
+	assert.Equal(t, []string{"h1"}, a.expiredIDs(0, 0), "id falls back to the host name")
 }
 
 // Checklist 9: cancel gives DELETED with evictionTimestamp, leaves a
@@ -494,12 +495,12 @@ func TestCancel(t *testing.T) {
 	now := ms(clock.Now())
 	assert.Equal(t, ActionDeleted, ev.Action)
 	assert.Equal(t, CauseCancel, ev.Cause)
-	assert.True(t, ev.Replicated)
+	assert.False(t, ev.Replicated, "a Eureka peer's cancel still goes to the Heureka members")
 	assert.Equal(t, ActionDeleted, ev.Instance.ActionType)
 	assert.Equal(t, now, ev.Instance.LeaseInfo.EvictionTimestamp)
 	assert.Equal(t, now, ev.Instance.LastUpdatedTimestamp)
 
-	_, _, found := a.get("i-1")
+	_, _, found := a.get("i-1", 0)
 	assert.False(t, found)
 	assert.False(t, a.empty(), "the tombstone keeps the app")
 	recs := a.records()
@@ -544,7 +545,7 @@ func TestUpdateMetadata(t *testing.T) {
 	a.register(nilMeta, false)
 	ev, ok = a.updateMetadata("i-2", map[string]string{"k": "v"}, true)
 	require.True(t, ok)
-	assert.True(t, ev.Replicated)
+	assert.False(t, ev.Replicated)
 	assert.Equal(t, map[string]string{"k": "v"}, ev.Instance.Metadata)
 
 	_, ok = a.updateMetadata("nope", map[string]string{"k": "v"}, false)
@@ -560,20 +561,20 @@ func TestExpiredIDsAndEvictRecheck(t *testing.T) {
 	a.renew(RenewRequest{App: "APP", ID: "i-3"})
 	clock.Advance(5 * time.Second)
 
-	assert.ElementsMatch(t, []string{"i-1", "i-2"}, a.expiredIDs(0))
+	assert.ElementsMatch(t, []string{"i-1", "i-2"}, a.expiredIDs(0, 0))
 
 	// i-1 renews between the sweep and the eviction: it survives.
 	a.renew(RenewRequest{App: "APP", ID: "i-1"})
-	_, ok := a.evict("i-1", 0)
+	_, ok := a.evict("i-1", 0, 0)
 	assert.False(t, ok)
-	_, ok = a.evict("i-3", 0)
+	_, ok = a.evict("i-3", 0, 0)
 	assert.False(t, ok, "not expired")
-	_, ok = a.evict("i-2", 2*time.Second)
+	_, ok = a.evict("i-2", 2*time.Second, 0)
 	assert.False(t, ok, "not expired with the sweep's slack")
-	_, ok = a.evict("nope", 0)
+	_, ok = a.evict("nope", 0, 0)
 	assert.False(t, ok)
 
-	ev, ok := a.evict("i-2", 0)
+	ev, ok := a.evict("i-2", 0, 0)
 	require.True(t, ok)
 	assert.Equal(t, ActionDeleted, ev.Action)
 	assert.Equal(t, CauseEvict, ev.Cause)
@@ -611,7 +612,7 @@ func TestApplyRecord(t *testing.T) {
 		rec.Instance.ActionType = ActionModified
 		rec.Instance.LeaseInfo.RegistrationTimestamp = 1234
 		rec.Version = peer(uint64(ms(clock.Now())) << hlcLogicalBits)
-		ev, ok := a.applyRecord(rec)
+		ev, ok := applyRec(a, rec)
 		require.True(t, ok)
 		assert.True(t, ev.Replicated)
 		assert.True(t, ev.NewLease)
@@ -620,7 +621,14 @@ func TestApplyRecord(t *testing.T) {
 		assert.NotSame(t, rec.Instance, ev.Instance, "not retained")
 		assert.Equal(t, int64(1234), ev.Instance.LeaseInfo.RegistrationTimestamp)
 		_, expired := mustGet(t, a, "i-1")
-		assert.False(t, expired, "the local lease clock starts now")
+		assert.True(t, expired, "a copy is not born fresh: the record carried no renewal since 1234")
+		rec.Version.Clock++
+		rec.LastRenewal = ms(clock.Now()) - 1000
+		_, ok = applyRec(a, rec)
+		require.True(t, ok)
+		got, expired := mustGet(t, a, "i-1")
+		assert.False(t, expired, "the sender's last renewal is kept")
+		assert.Equal(t, rec.LastRenewal, got.LeaseInfo.LastRenewalTimestamp)
 	})
 
 	t.Run("older and equal ignored, newer applied", func(t *testing.T) {
@@ -629,12 +637,12 @@ func TestApplyRecord(t *testing.T) {
 
 		older := live("i-1", StatusDown)
 		older.Version = peer(local.Version.Clock - 1)
-		_, ok := a.applyRecord(older)
+		_, ok := applyRec(a, older)
 		assert.False(t, ok)
 
 		same := live("i-1", StatusDown)
 		same.Version = local.Version
-		_, ok = a.applyRecord(same)
+		_, ok = applyRec(a, same)
 		assert.False(t, ok, "equal version is not newer")
 
 		got, _ := mustGet(t, a, "i-1")
@@ -643,7 +651,7 @@ func TestApplyRecord(t *testing.T) {
 		clock.Advance(time.Second)
 		newer := live("i-1", StatusDown)
 		newer.Version = peer(local.Version.Clock + 1)
-		ev, ok := a.applyRecord(newer)
+		ev, ok := applyRec(a, newer)
 		require.True(t, ok)
 		assert.False(t, ev.NewLease)
 		assert.Equal(t, ActionAdded, ev.Action)
@@ -653,7 +661,7 @@ func TestApplyRecord(t *testing.T) {
 		// Same clock, node name breaks the tie.
 		tie := live("i-1", StatusStarting)
 		tie.Version = Version{Clock: newer.Version.Clock, Node: "node-c"}
-		_, ok = a.applyRecord(tie)
+		_, ok = applyRec(a, tie)
 		assert.True(t, ok)
 	})
 
@@ -662,40 +670,40 @@ func TestApplyRecord(t *testing.T) {
 		local := a.register(testInstance("i-1", StatusUp), false)
 
 		del := Record{App: "APP", ID: "i-1", Deleted: true, Version: peer(local.Version.Clock + 10)}
-		ev, ok := a.applyRecord(del)
+		ev, ok := applyRec(a, del)
 		require.True(t, ok)
 		assert.Equal(t, ActionDeleted, ev.Action)
 		assert.True(t, ev.Replicated)
 		assert.NotZero(t, ev.Instance.LeaseInfo.EvictionTimestamp)
-		_, _, found := a.get("i-1")
+		_, _, found := a.get("i-1", 0)
 		assert.False(t, found)
 
 		stale := live("i-1", StatusUp)
 		stale.Version = peer(local.Version.Clock + 5)
-		_, ok = a.applyRecord(stale)
+		_, ok = applyRec(a, stale)
 		assert.False(t, ok, "older live copy must not resurrect")
-		_, _, found = a.get("i-1")
+		_, _, found = a.get("i-1", 0)
 		assert.False(t, found)
 
-		_, ok = a.applyRecord(del)
+		_, ok = applyRec(a, del)
 		assert.False(t, ok, "duplicate tombstone")
 
 		fresh := live("i-1", StatusUp)
 		fresh.Version = peer(local.Version.Clock + 11)
-		ev, ok = a.applyRecord(fresh)
+		ev, ok = applyRec(a, fresh)
 		require.True(t, ok)
 		assert.True(t, ev.NewLease)
-		_, _, found = a.get("i-1")
+		_, _, found = a.get("i-1", 0)
 		assert.True(t, found)
 	})
 
 	t.Run("tombstone for an unknown instance is remembered", func(t *testing.T) {
 		a, _ := newTestApp(t, false)
-		_, ok := a.applyRecord(Record{App: "APP", ID: "i-9", Deleted: true, Version: peer(100 << hlcLogicalBits)})
+		_, ok := applyRec(a, Record{App: "APP", ID: "i-9", Deleted: true, Version: peer(100 << hlcLogicalBits)})
 		assert.False(t, ok, "no event without a lease")
 		stale := live("i-9", StatusUp)
 		stale.Version = peer(99 << hlcLogicalBits)
-		_, ok = a.applyRecord(stale)
+		_, ok = applyRec(a, stale)
 		assert.False(t, ok)
 		assert.False(t, a.empty())
 	})
@@ -704,14 +712,14 @@ func TestApplyRecord(t *testing.T) {
 		a, _ := newTestApp(t, false)
 		// The peer's clock runs far ahead of ours.
 		future := peer(uint64(ms(testEpoch.Add(time.Hour))) << hlcLogicalBits)
-		_, ok := a.applyRecord(Record{App: "APP", ID: "i-1", Deleted: true, Version: future})
+		_, ok := applyRec(a, Record{App: "APP", ID: "i-1", Deleted: true, Version: future})
 		require.False(t, ok)
 
 		ev := a.register(testInstance("i-1", StatusUp), false)
 		assert.True(t, future.Less(ev.Version), "the HLC observed the tombstone")
-		_, ok = a.applyRecord(Record{App: "APP", ID: "i-1", Deleted: true, Version: future})
+		_, ok = applyRec(a, Record{App: "APP", ID: "i-1", Deleted: true, Version: future})
 		assert.False(t, ok, "the old tombstone no longer applies")
-		_, _, found := a.get("i-1")
+		_, _, found := a.get("i-1", 0)
 		assert.True(t, found)
 	})
 }
@@ -728,12 +736,12 @@ func TestApplyEvictedTombstone(t *testing.T) {
 
 		tomb := Record{App: "APP", ID: "i-1", Deleted: true, Evicted: true, Version: peer}
 		tomb.Version.Clock = local.Version.Clock + 100
-		ev, ok := a.applyRecord(tomb)
+		ev, ok := applyRec(a, tomb)
 		require.True(t, ok)
 		assert.Equal(t, ActionAdded, ev.Action)
 		assert.False(t, ev.Replicated, "the survival is news for the peers")
 		assert.True(t, tomb.Version.Less(ev.Version), "a newer version supersedes the tombstone")
-		_, _, found := a.get("i-1")
+		_, _, found := a.get("i-1", 0)
 		assert.True(t, found)
 		assert.Empty(t, a.tombstones)
 
@@ -741,7 +749,7 @@ func TestApplyEvictedTombstone(t *testing.T) {
 		cancel := Record{App: "APP", ID: "i-1", Deleted: true, Version: ev.Version}
 		cancel.Version.Clock++
 		cancel.Version.Node = "node-b"
-		ev, ok = a.applyRecord(cancel)
+		ev, ok = applyRec(a, cancel)
 		require.True(t, ok)
 		assert.Equal(t, ActionDeleted, ev.Action)
 	})
@@ -751,7 +759,7 @@ func TestApplyEvictedTombstone(t *testing.T) {
 		clock.Advance(11 * time.Second)
 		tomb := Record{App: "APP", ID: "i-1", Deleted: true, Evicted: true, Version: peer}
 		tomb.Version.Clock = local.Version.Clock + 100
-		ev, ok := a.applyRecord(tomb)
+		ev, ok := applyRec(a, tomb)
 		require.True(t, ok)
 		assert.Equal(t, ActionDeleted, ev.Action)
 		assert.True(t, ev.Replicated)
@@ -766,16 +774,16 @@ func TestApplyEvictedTombstone(t *testing.T) {
 		a, clock := newTestApp(t, false)
 		inst := testInstance("i-1", StatusUp)
 		inst.Normalize()
-		copyV := Version{Clock: 1 << 20, Node: "node-c"}
-		_, ok := a.applyRecord(Record{App: "APP", ID: "i-1", Version: copyV, Instance: inst})
+		copyV := Version{Clock: uint64(ms(clock.Now())) << hlcLogicalBits, Node: "node-c"}
+		_, ok := applyRec(a, Record{App: "APP", ID: "i-1", Version: copyV, Instance: inst, LastRenewal: ms(clock.Now())})
 		require.True(t, ok)
 		clock.Advance(time.Second) // well within the lease duration
 		tomb := Record{App: "APP", ID: "i-1", Deleted: true, Evicted: true, Version: peer}
 		tomb.Version.Clock = copyV.Clock + 100
-		ev, ok := a.applyRecord(tomb)
+		ev, ok := applyRec(a, tomb)
 		require.True(t, ok)
 		assert.Equal(t, ActionDeleted, ev.Action)
-		_, _, found := a.get("i-1")
+		_, _, found := a.get("i-1", 0)
 		assert.False(t, found, "an eviction must win over a copy no client renewed here")
 	})
 	t.Run("local eviction marks its tombstone", func(t *testing.T) {
@@ -783,7 +791,7 @@ func TestApplyEvictedTombstone(t *testing.T) {
 		a.register(testInstance("i-1", StatusUp), false)
 		a.register(testInstance("i-2", StatusUp), false)
 		clock.Advance(11 * time.Second)
-		_, ok := a.evict("i-1", 0)
+		_, ok := a.evict("i-1", 0, 0)
 		require.True(t, ok)
 		_, ok = a.remove("i-2", CauseCancel, false)
 		require.True(t, ok)
@@ -817,7 +825,7 @@ func TestRecords(t *testing.T) {
 	// Records round-trip into another node.
 	b, _ := newTestApp(t, false)
 	for _, r := range recs {
-		b.applyRecord(r)
+		applyRec(b, r)
 	}
 	assert.Len(t, b.leases, 1)
 	assert.Len(t, b.tombstones, 1)
@@ -840,4 +848,11 @@ func TestHLC(t *testing.T) {
 
 	clock.Advance(2 * time.Minute)
 	assert.Equal(t, ms(clock.Now()), HLCMillis(h.Now()))
+}
+
+// applyRec applies a record outside an initial sync and reports whether it
+// changed the registry.
+func applyRec(a *appState, r Record) (Event, bool) {
+	ev, res := a.applyRecord(r, false)
+	return ev, res == ApplyInstalled
 }

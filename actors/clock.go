@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -41,40 +42,67 @@ func (c *ManualClock) Advance(d time.Duration) {
 }
 
 // HLC is a hybrid logical clock: readings follow the wall clock in
-// milliseconds but never go backwards and always move past any reading
-// observed from a peer. A reading packs milliseconds in the high 48 bits and a
-// logical counter in the low 16. It is safe for concurrent use.
+// milliseconds but never go backwards and move past any reading observed
+// from a peer, unless that reading is further ahead of this node's wall
+// clock than MaxAhead (a peer with a skewed clock must not drag every clock
+// in the cluster into its future). A reading packs milliseconds in the high
+// 48 bits and a logical counter in the low 16. It is safe for concurrent use.
 type HLC struct {
-	mu    sync.Mutex
-	clock Clock
-	last  uint64
+	mu       sync.Mutex
+	clock    Clock
+	last     uint64
+	maxAhead time.Duration
+	refused  uint64 // readings ignored by Observe
 }
 
-// NewHLC returns an HLC driven by clock.
-func NewHLC(clock Clock) *HLC { return &HLC{clock: clock} }
+// DefaultHLCMaxAhead is how far ahead of the local wall clock an observed
+// reading may be and still move the HLC.
+const DefaultHLCMaxAhead = time.Minute
+
+// NewHLC returns an HLC driven by clock that follows peers at most
+// DefaultHLCMaxAhead ahead of it.
+func NewHLC(clock Clock) *HLC { return &HLC{clock: clock, maxAhead: DefaultHLCMaxAhead} }
 
 const hlcLogicalBits = 16
 
-// Now returns a reading greater than every reading returned or observed before.
+// Now returns a reading greater than every reading returned or observed
+// before. At the very top of the range it saturates instead of wrapping
+// around to zero.
 func (h *HLC) Now() uint64 {
 	wall := uint64(h.clock.Now().UnixMilli()) << hlcLogicalBits
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if wall > h.last {
+	switch {
+	case wall > h.last:
 		h.last = wall
-	} else {
+	case h.last < math.MaxUint64:
 		h.last++
 	}
 	return h.last
 }
 
-// Observe moves the clock past a reading seen from a peer.
-func (h *HLC) Observe(remote uint64) {
+// Observe moves the clock past a reading seen from a peer. It reports
+// false, and leaves the clock alone, when the reading is more than MaxAhead
+// ahead of the local wall clock.
+func (h *HLC) Observe(remote uint64) bool {
+	limit := uint64(h.clock.Now().Add(h.maxAhead).UnixMilli()) << hlcLogicalBits
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if remote > limit {
+		h.refused++
+		return false
+	}
 	if remote > h.last {
 		h.last = remote
 	}
-	h.mu.Unlock()
+	return true
+}
+
+// Refused returns how many observed readings were too far ahead to follow.
+func (h *HLC) Refused() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.refused
 }
 
 // HLCMillis returns the wall-clock milliseconds of an HLC reading.

@@ -33,9 +33,13 @@ const (
 	CauseStatusUpdate
 	CauseDeleteOverride
 	CauseMetadata
+	// CauseRefuseStale is the eviction tombstone with which a node answers a
+	// stale copy it refused (see Record). It deletes nothing on the node
+	// that made it, which never held the instance.
+	CauseRefuseStale
 )
 
-var causeNames = [...]string{"", "register", "cancel", "evict", "status-update", "delete-override", "metadata"}
+var causeNames = [...]string{"", "register", "cancel", "evict", "status-update", "delete-override", "metadata", "refuse-stale"}
 
 // String returns a short lower-case name of the cause.
 func (c Cause) String() string {
@@ -53,8 +57,10 @@ type Event struct {
 	Cause    Cause
 	Instance *Instance
 	Version  Version
-	// Replicated is true when the change came from a peer, so the cluster
-	// layer must not send it on again.
+	// Replicated is true when the change came from a Heureka peer's record,
+	// so the cluster layer must not send it on again. A change relayed by a
+	// Eureka peer (POST /peerreplication/batch) is not Replicated: the other
+	// Heureka members still need it.
 	Replicated bool
 	// NewLease is true when the change created a lease that did not exist
 	// (self-preservation counts these).

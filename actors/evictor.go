@@ -8,19 +8,21 @@ import (
 )
 
 // Ownership is how the cluster layer tells the registry which applications
-// this node owns. Only the owner of an application evicts its expired leases,
-// and self-preservation weighs only the renewals and instances of owned
-// applications, so a node cut off from most clients does not evict what
-// others still see renewed. A nil Ownership owns everything (one node).
+// this node owns. Only the owner of an application evicts its expired
+// leases, so two nodes never race to evict and a node that misses renewals
+// does not evict what the owner sees renewed. A nil Ownership owns
+// everything (one node).
 type Ownership interface {
-	// Owns reports whether this node owns app now. It is called on every
-	// renewal and must be cheap.
+	// Owns reports whether this node owns app now. It must be cheap.
 	Owns(app string) bool
-	// MayEvict reports whether this node may evict expired leases of app
-	// now: it owns app and has owned it long enough to have seen its
-	// renewals.
-	MayEvict(app string, now time.Time) bool
-	// OwnedCount returns the number of instances of owned applications.
+	// OwnedSince reports whether this node owns app and since when (its
+	// start or the membership change that gave it app). A lease of app is
+	// evicted only once it has been silent for its whole duration after
+	// that moment: a new owner gives the renewals now forwarded to it one
+	// lease to arrive.
+	OwnedSince(app string) (time.Time, bool)
+	// OwnedCount returns the number of instances of owned applications
+	// (the base of this node's eviction cap).
 	OwnedCount() int
 }
 
@@ -57,6 +59,7 @@ type (
 		sweep uint64
 		app   string
 		ids   []string
+		since int64 // the grace base the application was swept with
 	}
 )
 
@@ -74,6 +77,7 @@ type evictorActor struct {
 	extra   time.Duration
 	waiting int // reports still expected for the current sweep
 	expired []Key
+	since   map[string]int64 // per application of the current sweep
 }
 
 func (a *evictorActor) Receive(ctx actor.Context) {
@@ -95,6 +99,9 @@ func (a *evictorActor) Receive(ctx actor.Context) {
 			for _, id := range m.ids {
 				a.expired = append(a.expired, Key{App: m.app, ID: id})
 			}
+			if len(m.ids) > 0 {
+				a.since[m.app] = m.since
+			}
 			a.waiting--
 			a.maybeFinish(ctx)
 		}
@@ -107,6 +114,7 @@ func (a *evictorActor) onTick(ctx actor.Context) {
 	a.lastRun = now
 	a.sweep++
 	a.expired = a.expired[:0]
+	a.since = map[string]int64{}
 	// waiting goes negative until sweepStarted says how many reports come.
 	a.waiting = 0
 	if st := a.r.SelfPreservation(); !st.ExpirationEnabled {
@@ -115,7 +123,7 @@ func (a *evictorActor) onTick(ctx actor.Context) {
 		ctx.Send(a.r.front, &sweepCmd{sweep: a.sweep, replyTo: ctx.Self(), tombstonesOnly: true})
 		return
 	}
-	ctx.Send(a.r.front, &sweepCmd{sweep: a.sweep, extra: a.extra, replyTo: ctx.Self(), policy: a.r.cfg.Ownership, now: now})
+	ctx.Send(a.r.front, &sweepCmd{sweep: a.sweep, extra: a.extra, replyTo: ctx.Self()})
 }
 
 func (a *evictorActor) maybeFinish(ctx actor.Context) {
@@ -127,14 +135,26 @@ func (a *evictorActor) maybeFinish(ctx actor.Context) {
 	}
 	limit := evictionLimit(a.r.ownedCount(), a.r.cfg.RenewalPercentThreshold)
 	chosen := chooseEvictions(a.expired, limit, a.rnd)
-	a.r.log.Info("evicting expired leases", "expired", len(a.expired), "limit", limit, "evicting", len(chosen))
 	byApp := map[string][]string{}
 	for _, k := range chosen {
 		byApp[k.App] = append(byApp[k.App], k.ID)
 	}
+	// One line per run, not per instance: a mass expiry at 100k instances
+	// would otherwise write thousands of lines.
+	a.r.log.Info("evicting expired leases", "expired", len(a.expired), "limit", limit, "evicting", len(chosen),
+		"apps", len(byApp), "sample", sampleKeys(chosen, 5))
 	for app, ids := range byApp {
-		ctx.Send(a.r.front, &evictCmd{appCmd: appCmd{app: app}, ids: ids, extra: a.extra})
+		ctx.Send(a.r.front, &evictCmd{appCmd: appCmd{app: app}, ids: ids, extra: a.extra, since: a.since[app]})
 	}
 	a.expired = nil
 	a.sweep++ // late reports of this sweep are ignored
+}
+
+// sampleKeys names at most n of keys ("APP/id"), for a log line.
+func sampleKeys(keys []Key, n int) []string {
+	out := make([]string, 0, min(n, len(keys)))
+	for _, k := range keys[:min(n, len(keys))] {
+		out = append(out, k.App+"/"+k.ID)
+	}
+	return out
 }

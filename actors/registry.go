@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // Errors returned by the Registry.
@@ -55,7 +57,9 @@ type Config struct {
 	// Default 0.85.
 	RenewalPercentThreshold float64
 	// RenewalThresholdUpdateInterval is how often the expected number of
-	// renewing clients is recounted from the registry. Default 15m.
+	// renewing clients is recounted from the registry, and how long
+	// self-preservation may stay engaged before the measured renewal rate
+	// becomes the expectation (see selfPreservation). Default 15m.
 	RenewalThresholdUpdateInterval time.Duration
 	// ExpectedClientRenewalInterval is how often clients are expected to
 	// renew. Default 30s.
@@ -72,16 +76,22 @@ type Config struct {
 	// lease expires durationInSecs after its last renewal, as documented.
 	LeaseDurationDoubling bool
 	// TombstoneTTL is how long a deleted instance's tombstone is kept so
-	// that stale peer copies cannot resurrect it. Default 10m.
+	// that stale peer copies cannot resurrect it, counted from the
+	// deletion's HLC time. Copies that outlive it are refused (see
+	// Record). Default 10m; it must exceed the longest lease duration in
+	// use.
 	TombstoneTTL time.Duration
 	// RequestTimeout bounds one command's round trip to its application
 	// actor when the caller's context has no earlier deadline. Default 5s.
 	RequestTimeout time.Duration
 	// Sinks receive every event (see Sink). The view is one.
 	Sinks []Sink
-	// Ownership restricts eviction and self-preservation to the
-	// applications this node owns; nil owns all (single node).
+	// Ownership restricts eviction to the applications this node owns; nil
+	// owns all (single node).
 	Ownership Ownership
+	// Peers reports the renewals the other members counted, for
+	// cluster-wide self-preservation; nil for a single node.
+	Peers RenewalPeers
 	// OnRenew, if set, is called by the application actor after every
 	// successful renewal that came from a client (not a peer). It must not
 	// block. The cluster layer forwards these renewals to the owner.
@@ -153,6 +163,7 @@ type Registry struct {
 	// commands for a running application skip the front (see appEntry).
 	apps sync.Map
 
+	started  int64        // epoch ms at NewRegistry: a single node's grace base
 	count    atomic.Int64 // live leases
 	renewals atomic.Int64 // renewals in the current window
 	sp       atomic.Pointer[SelfPreservationStatus]
@@ -186,17 +197,20 @@ func NewRegistry(cfg Config) (*Registry, error) {
 		hlc:    NewHLC(cfg.Clock),
 		closed: make(chan struct{}),
 	}
+	r.started = cfg.Clock.Now().UnixMilli()
 	r.opts = &appOptions{node: cfg.NodeName, clock: cfg.Clock, hlc: r.hlc,
 		leaseDurationDoubling: cfg.LeaseDurationDoubling, tombstoneTTL: cfg.TombstoneTTL}
-	r.sp.Store((&selfPreservation{enabled: cfg.SelfPreservation, percent: cfg.RenewalPercentThreshold,
-		expectedInterval: cfg.ExpectedClientRenewalInterval, window: cfg.RenewalWindow,
-		expected: cfg.ExpectedInitialRenewers}).status())
+	newSP := func() selfPreservation {
+		return selfPreservation{enabled: cfg.SelfPreservation, percent: cfg.RenewalPercentThreshold,
+			expectedInterval: cfg.ExpectedClientRenewalInterval, window: cfg.RenewalWindow,
+			releaseAfter: cfg.RenewalThresholdUpdateInterval, expected: cfg.ExpectedInitialRenewers}
+	}
+	sp0 := newSP()
+	r.sp.Store(sp0.status())
 
 	var err error
 	spProps := actor.PropsFromProducer(func() actor.Actor {
-		return &selfPreservationActor{r: r, sp: selfPreservation{enabled: cfg.SelfPreservation,
-			percent: cfg.RenewalPercentThreshold, expectedInterval: cfg.ExpectedClientRenewalInterval,
-			window: cfg.RenewalWindow, expected: cfg.ExpectedInitialRenewers}}
+		return &selfPreservationActor{r: r, sp: newSP()}
 	})
 	if r.spPID, err = r.root.SpawnNamed(spProps, "self-preservation"); err != nil {
 		return nil, fmt.Errorf("actors: spawn self-preservation: %w", err)
@@ -250,14 +264,49 @@ func (r *Registry) owns(app string) bool {
 	return r.cfg.Ownership == nil || r.cfg.Ownership.Owns(app)
 }
 
-// countRenewal counts a renewal of app for self-preservation.
+// ownedSince reports whether this node may evict app's leases and since
+// when it has owned app (epoch ms; see appState.expiredSince).
+func (r *Registry) ownedSince(app string) (int64, bool) {
+	if r.cfg.Ownership == nil {
+		return r.started, true
+	}
+	t, ok := r.cfg.Ownership.OwnedSince(app)
+	if sabotage.On(sabotage.EvictWithoutOwnership) {
+		ok = true
+	}
+	return t.UnixMilli(), ok
+}
+
+// countRenewal counts, for self-preservation, a renewal (or registration)
+// that a client sent to this node. Each client renewal is counted once in
+// the cluster, by the node it arrived at; the members add up each other's
+// counts (see RenewalPeers).
 func (r *Registry) countRenewal(app string) {
-	if r.owns(app) {
+	if !sabotage.On(sabotage.SelfPreservationPerOwner) || r.owns(app) {
 		r.renewals.Add(1)
 	}
 }
 
-// ownedCount is the instance count self-preservation expects renewals for.
+// countForwarded counts a renewal forwarded by the member that received
+// it: never, except under the sabotage switch that restores per-owner
+// counting, where the owner counted the renewals forwarded to it.
+func (r *Registry) countForwarded(app string) {
+	if sabotage.On(sabotage.SelfPreservationPerOwner) && r.owns(app) {
+		r.renewals.Add(1)
+	}
+}
+
+// expectedCount is the instance count self-preservation expects renewals
+// for: the whole registry, which every member holds.
+func (r *Registry) expectedCount() int {
+	if sabotage.On(sabotage.SelfPreservationPerOwner) && r.cfg.Ownership != nil {
+		return r.cfg.Ownership.OwnedCount()
+	}
+	return r.Count()
+}
+
+// ownedCount is the number of instances this node may evict (the base of
+// its eviction cap).
 func (r *Registry) ownedCount() int {
 	if r.cfg.Ownership == nil {
 		return r.Count()
@@ -266,19 +315,25 @@ func (r *Registry) ownedCount() int {
 }
 
 // OwnershipChanged tells the registry that the set of owned applications
-// changed: self-preservation adopts the new owned instance count at once.
+// changed. Self-preservation counts the whole registry, so nothing changes,
+// except under the sabotage switch that restores per-owner counting.
 func (r *Registry) OwnershipChanged() {
-	r.root.Send(r.spPID, &spRecountTick{force: true})
+	if sabotage.On(sabotage.SelfPreservationPerOwner) {
+		r.root.Send(r.spPID, &spRecountTick{force: true})
+	}
 }
 
 // reply is the answer to any application command.
 type reply struct {
-	ok      bool
-	expired bool
-	renew   RenewResult
-	inst    *Instance
-	records []Record
-	err     error
+	ok       bool
+	expired  bool
+	renew    RenewResult
+	inst     *Instance
+	records  []Record
+	versions []RecordVersion
+	applied  int
+	refused  int
+	err      error
 }
 
 var (
@@ -373,22 +428,51 @@ func (r *Registry) UpdateMetadata(ctx context.Context, app, id string, kv map[st
 // whether its lease has expired, and whether it exists. Only the owner of an
 // application sees all its renewals, so other nodes never report expiry.
 func (r *Registry) Get(ctx context.Context, app, id string) (inst *Instance, expired, ok bool, err error) {
-	rep, err := r.call(ctx, &getCmd{appCmd: appCmd{app: app}, id: id})
-	return rep.inst, rep.expired && r.owns(app), rep.ok, err
+	since, owner := r.ownedSince(app)
+	rep, err := r.call(ctx, &getCmd{appCmd: appCmd{app: app}, id: id, since: since})
+	return rep.inst, rep.expired && owner, rep.ok, err
+}
+
+// ApplyStats says what ApplyRecords did.
+type ApplyStats struct {
+	// Applied is how many records changed the registry.
+	Applied int
+	// Refused is how many stale copies were refused and answered with an
+	// eviction tombstone (see Record).
+	Refused int
 }
 
 // ApplyRecords installs peers' records for one application, each only if it
-// is newer than what this node holds. It reports how many changed the
-// registry.
-func (r *Registry) ApplyRecords(ctx context.Context, app string, recs []Record) (int, error) {
-	rep, err := r.call(ctx, &applyCmd{appCmd: appCmd{app: app}, recs: recs})
-	return len(rep.records), err
+// is newer than what this node holds. initial marks records of this node's
+// initial sync, which are never refused as stale (see appState.applyRecord).
+func (r *Registry) ApplyRecords(ctx context.Context, app string, recs []Record, initial bool) (ApplyStats, error) {
+	rep, err := r.call(ctx, &applyCmd{appCmd: appCmd{app: app}, recs: recs, initial: initial})
+	return ApplyStats{Applied: rep.applied, Refused: rep.refused}, err
 }
 
-// Records returns the records (leases and tombstones) of one application.
+// Records returns the records (leases and unexpired tombstones) of one
+// application.
 func (r *Registry) Records(ctx context.Context, app string) ([]Record, error) {
 	rep, err := r.call(ctx, &recordsCmd{appCmd: appCmd{app: app}})
 	return rep.records, err
+}
+
+// RecordsNewerThan returns the records of one application that are newer
+// than the versions theirs lists or missing from it: what a peer holding
+// theirs lacks.
+func (r *Registry) RecordsNewerThan(ctx context.Context, app string, theirs []RecordVersion) ([]Record, error) {
+	if theirs == nil {
+		theirs = []RecordVersion{}
+	}
+	rep, err := r.call(ctx, &recordsCmd{appCmd: appCmd{app: app}, theirs: theirs})
+	return rep.records, err
+}
+
+// Versions returns the id and version of every record (lease or unexpired
+// tombstone) of one application.
+func (r *Registry) Versions(ctx context.Context, app string) ([]RecordVersion, error) {
+	rep, err := r.call(ctx, &versionsCmd{appCmd: appCmd{app: app}})
+	return rep.versions, err
 }
 
 // RenewRemote renews leases on behalf of a peer that received the renewals

@@ -260,9 +260,9 @@ func TestRegistryFacade(t *testing.T) {
 		Instance: regInstance("PAYMENTS", "p-1", 30)}
 	stale := peerRec
 	stale.Version.Clock--
-	n, err := r.ApplyRecords(ctx, "PAYMENTS", []Record{peerRec, stale})
+	n, err := r.ApplyRecords(ctx, "PAYMENTS", []Record{peerRec, stale}, false)
 	require.NoError(t, err)
-	assert.Equal(t, 1, n)
+	assert.Equal(t, ApplyStats{Applied: 1}, n)
 	assert.Equal(t, 1, r.Count())
 	_, _, ok, _ = r.Get(ctx, "PAYMENTS", "p-1")
 	assert.True(t, ok)
@@ -604,30 +604,30 @@ func TestRegistrySelfPreservationBlocksEviction(t *testing.T) {
 	require.Eventually(t, func() bool { return r.SelfPreservation().Expected == len(survivors) }, waitFor, tick)
 }
 
-// oneSweepPolicy is an Ownership that owns everything but lets exactly one
-// eviction sweep through once armed. Sweeps are told apart by their time: the
-// policy advances the manual clock by 1 ms on the first call of each sweep, so
-// the next sweep reads a later time.
+// oneSweepPolicy is an Ownership that owns everything but, once armed,
+// lets exactly one eviction sweep through: it allows each application once
+// (a sweep asks once per application), then never again.
 type oneSweepPolicy struct {
-	clock *ManualClock
-	owned int // what OwnedCount reports
-	mu    sync.Mutex
-	armed bool
-	last  time.Time
-	allow time.Time // the time of the allowed sweep; zero until armed
+	clock   *ManualClock
+	owned   int // what OwnedCount reports
+	mu      sync.Mutex
+	armed   bool
+	last    time.Time
+	allowed map[string]bool
 }
 
-func (p *oneSweepPolicy) MayEvict(_ string, now time.Time) bool {
+func (p *oneSweepPolicy) OwnedSince(app string) (time.Time, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !now.Equal(p.last) {
-		p.last = now
-		p.clock.Advance(time.Millisecond)
-		if p.armed && p.allow.IsZero() {
-			p.allow = now
-		}
+	p.last = p.clock.Now()
+	if !p.armed || p.allowed[app] {
+		return time.Time{}, false
 	}
-	return !p.allow.IsZero() && now.Equal(p.allow)
+	if p.allowed == nil {
+		p.allowed = map[string]bool{}
+	}
+	p.allowed[app] = true
+	return time.Time{}, true
 }
 
 func (p *oneSweepPolicy) Owns(string) bool { return true }
@@ -738,12 +738,17 @@ type staticOwnership struct {
 	count atomic.Int64 // what OwnedCount reports
 }
 
-func (o *staticOwnership) Owns(app string) bool                  { return o.owned[app] }
-func (o *staticOwnership) MayEvict(app string, _ time.Time) bool { return o.owned[app] }
-func (o *staticOwnership) OwnedCount() int                       { return int(o.count.Load()) }
+func (o *staticOwnership) Owns(app string) bool { return o.owned[app] }
+func (o *staticOwnership) OwnedSince(app string) (time.Time, bool) {
+	return time.Time{}, o.owned[app]
+}
+func (o *staticOwnership) OwnedCount() int { return int(o.count.Load()) }
 
-// With Ownership, renewals, expectations and expiry are those of owned
-// applications only, and client renewals are reported through OnRenew.
+// With Ownership, only owned applications report expiry; self-preservation
+// still expects and counts the whole registry (every node holds it all, and
+// each client renewal is counted where it arrives), and every successful
+// renewal, a Eureka peer's relayed one included, is reported through OnRenew
+// so that it reaches the owner.
 func TestRegistryOwnership(t *testing.T) {
 	clock := NewManualClock(testEpoch)
 	own := &staticOwnership{owned: map[string]bool{"MINE": true}}
@@ -765,8 +770,8 @@ func TestRegistryOwnership(t *testing.T) {
 	require.NoError(t, r.Register(ctx, regInstance("MINE", "m-2", 30), false))
 	require.NoError(t, r.Register(ctx, regInstance("THEIRS", "t-1", 30), false))
 	assert.Equal(t, 3, r.Count())
-	require.Eventually(t, func() bool { return r.SelfPreservation().Expected == 2 }, waitFor, tick,
-		"only owned new leases raise the expectation")
+	require.Eventually(t, func() bool { return r.SelfPreservation().Expected == 3 }, waitFor, tick,
+		"every new lease raises the expectation, owned or not")
 
 	for _, req := range []RenewRequest{
 		{App: "MINE", ID: "m-1"},
@@ -777,10 +782,14 @@ func TestRegistryOwnership(t *testing.T) {
 		_, err := r.Renew(ctx, req)
 		require.NoError(t, err)
 	}
-	assert.Equal(t, int64(2), r.renewals.Load(), "renewals of owned applications only, replicas included")
+	assert.Equal(t, int64(3+3), r.renewals.Load(), "three registrations and three successful renewals")
+	r.RenewRemote("MINE", []string{"m-1"})
+	_, _, _, err := r.Get(ctx, "MINE", "m-1") // the forwarded renewal is processed before this
+	require.NoError(t, err)
+	assert.Equal(t, int64(6), r.renewals.Load(), "a forwarded renewal was counted by the member it reached")
 	mu.Lock()
-	assert.Equal(t, []Key{{App: "MINE", ID: "m-1"}, {App: "THEIRS", ID: "t-1"}}, renewed,
-		"OnRenew sees successful client renewals only")
+	assert.Equal(t, []Key{{App: "MINE", ID: "m-1"}, {App: "MINE", ID: "m-2"}, {App: "THEIRS", ID: "t-1"}}, renewed,
+		"OnRenew sees every successful renewal, a Eureka peer's included")
 	mu.Unlock()
 
 	clock.Advance(time.Hour)
@@ -795,11 +804,8 @@ func TestRegistryOwnership(t *testing.T) {
 
 	own.count.Store(7)
 	r.OwnershipChanged()
-	require.Eventually(t, func() bool { return r.SelfPreservation().Expected == 7 }, waitFor, tick,
-		"an ownership change adopts the owned count at once, even a drop")
-	own.count.Store(1)
-	r.OwnershipChanged()
-	require.Eventually(t, func() bool { return r.SelfPreservation().Expected == 1 }, waitFor, tick)
+	assert.Never(t, func() bool { return r.SelfPreservation().Expected != 3 }, 100*time.Millisecond, tick,
+		"an ownership change does not touch the cluster-wide expectation")
 }
 
 // Tombstones are forgotten after TombstoneTTL even when this node may not

@@ -1,9 +1,13 @@
 package actors
 
 import (
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // SelfPreservationStatus is a published reading of the self-preservation
@@ -50,15 +54,48 @@ type SelfPreservationStatus struct {
 	Window time.Duration
 }
 
+// RenewalPeers is how the cluster layer gives self-preservation the renewals
+// counted by the other members this node can reach. A nil RenewalPeers
+// means a single node.
+type RenewalPeers interface {
+	// PeerRenewals returns the sum of the client renewals that every other
+	// reachable member counted in its last complete window, each scaled to
+	// a window of length window, and how many members contributed. It is
+	// called once per window and must not block.
+	PeerRenewals(window time.Duration) (renewals int64, members int)
+}
+
 // selfPreservation is the plain core of the self-preservation actor:
-// Eureka's expected-renewals arithmetic.
+// Eureka's expected-renewals arithmetic (spec §4.10), on cluster-wide
+// figures, plus a release rule Eureka lacks.
+//
+// Why cluster-wide: every node holds the whole registry, so each can count
+// every instance as expected; and every client renewal is counted exactly
+// once, by the node the client sent it to, and the members report their
+// counts to each other. Counting only the applications a node owns (as the
+// first cluster did) makes each node a tiny registry in which one silent
+// death crosses the 85% line.
+//
+// Why a release rule: Eureka recounts the expectation from the registry
+// size, which still holds the instances self-preservation keeps, so after a
+// real scale-down it never lets go (Eureka #1267). Here, once
+// self-preservation has been engaged for releaseAfter (the recount
+// interval, 15 minutes by default), the measured rate becomes the
+// expectation: protection lasts at most one recount interval, the expected
+// transient (a network fault) is over by then, and what is still silent is
+// gone and may be evicted.
 type selfPreservation struct {
 	enabled          bool
 	percent          float64
 	expectedInterval time.Duration
 	window           time.Duration
+	releaseAfter     time.Duration
 	expected         int
 	renewsLastWindow int64
+	local, peers     int64
+	members          int
+	engagedSince     time.Time
+	released         time.Time // when the release rule last fired
 }
 
 // threshold is int(expected × (window / expectedInterval) × percent),
@@ -75,6 +112,12 @@ func (s *selfPreservation) expirationEnabled() bool {
 	return t > 0 && s.renewsLastWindow > int64(t)
 }
 
+// engaged reports whether self-preservation holds leases now: it is on,
+// renewals are expected and they are not above the threshold.
+func (s *selfPreservation) engaged() bool {
+	return s.enabled && s.expected > 0 && !s.expirationEnabled()
+}
+
 // onEvent adjusts the expected count: +1 for a new lease, −1 (not below 0)
 // for a cancel or eviction. Unlike Eureka, a new lease counts even when the
 // expected count is 0, so a registry that was emptied still protects (and
@@ -88,6 +131,33 @@ func (s *selfPreservation) onEvent(ev *Event) {
 	}
 }
 
+// closeWindow records the renewals of the window that just ended: local
+// ones and the peers' sum over members members (this node excluded). It
+// applies the release rule at now.
+func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, members int) {
+	s.local, s.peers, s.members = local, peers, members+1
+	s.renewsLastWindow = local + peers
+	if !s.engaged() {
+		s.engagedSince = time.Time{}
+		return
+	}
+	if s.engagedSince.IsZero() {
+		s.engagedSince = now
+		return
+	}
+	if s.releaseAfter > 0 && now.Sub(s.engagedSince) >= s.releaseAfter {
+		// The low rate has lasted a whole recount interval: it is the new
+		// normal. Expect as many clients as renew now.
+		perClient := s.window.Seconds() / s.expectedInterval.Seconds()
+		s.expected = int(math.Ceil(float64(s.renewsLastWindow) / perClient))
+		s.engagedSince = time.Time{}
+		s.released = now
+		if s.engaged() {
+			s.engagedSince = now
+		}
+	}
+}
+
 // recount adopts count as the expected number of renewers if it is above
 // percent × expected or self-preservation is off (Eureka's 15-minute update:
 // it only lets the expectation fall gradually).
@@ -97,13 +167,39 @@ func (s *selfPreservation) recount(count int) {
 	}
 }
 
+// reason says in plain words what self-preservation decided and why.
+func (s *selfPreservation) reason() string {
+	t := s.threshold()
+	switch {
+	case !s.enabled:
+		return "self-preservation is off: expired leases are evicted"
+	case s.expected == 0:
+		return "no renewals expected: nothing to protect"
+	case s.engaged():
+		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
+			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network",
+			s.renewsLastWindow, s.window, s.members, t, s.percent*100, s.expected)
+	case !s.released.IsZero() && s.renewsLastWindow <= int64(t)+int64(s.expected):
+		return fmt.Sprintf("released: renewals stayed low for %v, so %d renewing clients are now expected; expired leases are evicted",
+			s.releaseAfter, s.expected)
+	}
+	return fmt.Sprintf("not engaged: %d renewals in the last %v across %d member(s), above the threshold of %d; expired leases are evicted",
+		s.renewsLastWindow, s.window, s.members, t)
+}
+
 func (s *selfPreservation) status() *SelfPreservationStatus {
 	return &SelfPreservationStatus{
 		Enabled:           s.enabled,
 		Expected:          s.expected,
 		Threshold:         s.threshold(),
 		RenewsLastWindow:  s.renewsLastWindow,
+		LocalRenewals:     s.local,
+		PeerRenewals:      s.peers,
+		Members:           max(1, s.members),
 		ExpirationEnabled: s.expirationEnabled(),
+		Engaged:           s.engaged(),
+		EngagedSince:      s.engagedSince,
+		Reason:            s.reason(),
 		Window:            s.window,
 	}
 }
@@ -118,9 +214,9 @@ type (
 
 // selfPreservationActor owns the selfPreservation state: it counts new and
 // removed leases from events, closes a renewal window on every window tick
-// and recounts the registry on every recount tick. It publishes its state
-// through the registry so that the evictor and the HTTP layer read it
-// without a round trip.
+// (adding the peers' counts) and recounts the registry on every recount
+// tick. It publishes its state through the registry so that the evictor and
+// the HTTP layer read it without a round trip.
 type selfPreservationActor struct {
 	r      *Registry
 	sp     selfPreservation
@@ -141,18 +237,28 @@ func (a *selfPreservationActor) Receive(ctx actor.Context) {
 	case *spEvent:
 		a.sp.onEvent(m.ev)
 		a.publish()
-	case *spWindowTick:
-		a.sp.renewsLastWindow = a.r.renewals.Swap(0)
-		a.publish()
 	case *spSetEnabled:
 		a.sp.enabled = m.enabled
+		a.sp.engagedSince = time.Time{}
+		if m.enabled {
+			a.sp.recount(a.r.expectedCount())
+		}
 		a.publish()
 		ctx.Respond(a.r.sp.Load())
+	case *spWindowTick:
+		local := a.r.renewals.Swap(0)
+		var peers int64
+		members := 0
+		if a.r.cfg.Peers != nil && !sabotage.On(sabotage.SelfPreservationPerOwner) {
+			peers, members = a.r.cfg.Peers.PeerRenewals(a.r.cfg.RenewalWindow)
+		}
+		a.sp.closeWindow(a.r.cfg.Clock.Now(), local, peers, members)
+		a.publish()
 	case *spRecountTick:
 		if m.force {
-			a.sp.expected = a.r.ownedCount()
+			a.sp.expected = a.r.expectedCount()
 		} else {
-			a.sp.recount(a.r.ownedCount())
+			a.sp.recount(a.r.expectedCount())
 		}
 		a.publish()
 	}
@@ -164,7 +270,11 @@ func (a *selfPreservationActor) publish() { a.r.sp.Store(a.sp.status()) }
 type spSink struct{ r *Registry }
 
 func (s spSink) Apply(ev *Event) {
-	if (ev.NewLease || ev.Action == ActionDeleted) && s.r.owns(ev.Instance.App) {
-		s.r.root.Send(s.r.spPID, &spEvent{ev: ev})
+	if !(ev.NewLease || ev.Action == ActionDeleted) || ev.Cause == CauseRefuseStale {
+		return
 	}
+	if sabotage.On(sabotage.SelfPreservationPerOwner) && !s.r.owns(ev.Instance.App) {
+		return
+	}
+	s.r.root.Send(s.r.spPID, &spEvent{ev: ev})
 }
