@@ -114,6 +114,8 @@ func newMessage(t Type) Message {
 		return new(Digest)
 	case TypeSyncRequest:
 		return new(SyncRequest)
+	case TypeLoad:
+		return new(Load)
 	}
 	return nil
 }
@@ -133,6 +135,8 @@ func checkMessage(m Message) error {
 	case *Digest:
 		isNil = v == nil
 	case *SyncRequest:
+		isNil = v == nil
+	case *Load:
 		isNil = v == nil
 	default:
 		return fmt.Errorf("%w: %T", ErrUnknownType, m)

@@ -59,15 +59,17 @@ func sampleInstance(app, id string) *InstanceData {
 func sampleMessages() map[string]Message {
 	return map[string]Message{
 		"records": &Records{Records: []InstanceRecord{
-			{App: "APP", ID: "i-1", Clock: 1 << 40, Node: "node-a", Instance: sampleInstance("APP", "i-1")},
+			{App: "APP", ID: "i-1", Clock: 1 << 40, Node: "node-a", Instance: sampleInstance("APP", "i-1"), LastRenewal: 1_700_000_000_123},
 			{App: "APP", ID: "i-2", Clock: 1<<40 + 7, Node: "node-b", Deleted: true},
 			{App: "APP", ID: "i-3", Clock: 1<<40 + 9, Node: "node-c", Deleted: true, Evicted: true},
 		}, Done: []string{"APP"}},
 		"records-empty":    &Records{},
 		"renewals":         &Renewals{Renewals: []Renewal{{App: "APP", ID: "i-1", Count: 3}, {App: "B", ID: "x", Count: 1}}},
 		"digest":           &Digest{Node: "node-a", Apps: []AppDigest{{App: "APP", Hash: 0xdeadbeefcafef00d, Count: 2}}, Reply: true},
-		"sync-request":     &SyncRequest{Node: "node-b", Apps: []string{"APP", "OTHER"}},
+		"sync-request": &SyncRequest{Node: "node-b", Apps: []SyncApp{
+			{App: "APP", Have: []RecordVersion{{ID: "i-1", Clock: 1 << 40, Node: "node-a"}}}, {App: "OTHER"}}},
 		"sync-request-nil": &SyncRequest{},
+		"load":             &Load{Node: "node-a", WindowMillis: 60000, Renewals: 1234, Expected: 700, Engaged: true, Reason: "engaged: …"},
 	}
 }
 
@@ -99,14 +101,14 @@ func TestEncodeIsDeterministic(t *testing.T) {
 }
 
 func TestDecodedSharesNoMemoryWithInput(t *testing.T) {
-	b, err := Encode(&SyncRequest{Node: "n", Apps: []string{"APP"}})
+	b, err := Encode(&SyncRequest{Node: "n", Apps: []SyncApp{{App: "APP"}}})
 	require.NoError(t, err)
 	m, err := Decode(b)
 	require.NoError(t, err)
 	for i := headerLen; i < len(b); i++ {
 		b[i] = 0
 	}
-	assert.Equal(t, &SyncRequest{Node: "n", Apps: []string{"APP"}}, m)
+	assert.Equal(t, &SyncRequest{Node: "n", Apps: []SyncApp{{App: "APP"}}}, m)
 }
 
 func TestVersionMismatchRefused(t *testing.T) {
@@ -124,7 +126,7 @@ func TestVersionMismatchRefused(t *testing.T) {
 func TestUnknownTypeRefused(t *testing.T) {
 	b, err := Encode(&Digest{Node: "n"})
 	require.NoError(t, err)
-	for _, tag := range []byte{0, 5, 200} {
+	for _, tag := range []byte{0, 6, 200} {
 		b[1] = tag
 		m, err := Decode(b)
 		require.ErrorIs(t, err, ErrUnknownType)
@@ -149,6 +151,7 @@ func TestEncodeRefusesNilAndForeign(t *testing.T) {
 func TestTypeString(t *testing.T) {
 	assert.Equal(t, "records", TypeRecords.String())
 	assert.Equal(t, "sync-request", TypeSyncRequest.String())
+	assert.Equal(t, "load", TypeLoad.String())
 	assert.Equal(t, "unknown", Type(0).String())
 	assert.Equal(t, "unknown", Type(99).String())
 }

@@ -4,7 +4,10 @@ package wire
 // first byte of every frame. Bump it on any change to a message struct (see
 // the package doc); peers on different versions refuse each other's frames and
 // the cluster layer refuses them as members.
-const ProtocolVersion uint8 = 1
+//
+// Version 2: records carry the lease's last renewal, sync requests carry the
+// asker's record versions, and members report their renewal counts (Load).
+const ProtocolVersion uint8 = 2
 
 // Type is the tag that says which message a frame carries (its second byte).
 type Type uint8
@@ -20,9 +23,11 @@ const (
 	TypeDigest Type = 3
 	// TypeSyncRequest tags *SyncRequest.
 	TypeSyncRequest Type = 4
+	// TypeLoad tags *Load.
+	TypeLoad Type = 5
 )
 
-var typeNames = [...]string{"", "records", "renewals", "digest", "sync-request"}
+var typeNames = [...]string{"", "records", "renewals", "digest", "sync-request", "load"}
 
 // String returns a short lower-case name of the tag, for logs and metrics.
 func (t Type) String() string {
@@ -65,6 +70,9 @@ type InstanceRecord struct {
 	// Evicted marks a tombstone left by an eviction rather than a cancel:
 	// a node whose lease was renewed since refuses it.
 	Evicted bool
+	// LastRenewal is the sender's last renewal of the lease (epoch ms; 0
+	// for a tombstone), so that a copy is never born fresh.
+	LastRenewal int64
 }
 
 // InstanceData mirrors every field of a registry instance (Eureka's
@@ -193,17 +201,66 @@ type Digest struct {
 // Type returns TypeDigest.
 func (*Digest) Type() Type { return TypeDigest }
 
-// SyncRequest asks the receiver for all its records (tombstones included) of
-// the listed applications; the answer is one or more Records messages.
+// SyncRequest asks the receiver for the records of the listed applications
+// that the sender lacks: for each application the sender lists the version of
+// every record it holds (tombstones included), and the receiver answers with
+// one or more Records messages holding only its records that are newer or
+// missing from that list. So a transfer moves what differs, not whole
+// applications.
 type SyncRequest struct {
 	_msgpack struct{} `msgpack:",as_array"`
 
 	// Node is the sender's node name: memberlist does not tell a receiver
 	// who sent a message, and the answer has to go back to it.
 	Node string
-	// Apps are the upper-case application names the sender wants.
-	Apps []string
+	// Apps are the applications the sender wants, with what it holds.
+	Apps []SyncApp
 }
 
 // Type returns TypeSyncRequest.
 func (*SyncRequest) Type() Type { return TypeSyncRequest }
+
+// SyncApp is one application of a SyncRequest and the versions of the
+// records the asker holds for it.
+type SyncApp struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	// App is the upper-case application name.
+	App string
+	// Have lists the asker's records of App.
+	Have []RecordVersion
+}
+
+// RecordVersion is one record's id and version.
+type RecordVersion struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	ID    string
+	Clock uint64
+	Node  string
+}
+
+// Load is a member's renewal report, sent to every other member once per
+// renewal window: the client renewals it counted in its last complete
+// window, so that each member can weigh self-preservation on the
+// cluster-wide figures, and the decision it took, for operators.
+type Load struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	// Node is the sender's node name.
+	Node string
+	// WindowMillis is the length of the sender's counting window.
+	WindowMillis int64
+	// Renewals is what clients renewed or registered on the sender in its
+	// last complete window.
+	Renewals int64
+	// Expected is the sender's expected number of renewing clients.
+	Expected int64
+	// Engaged reports whether the sender's self-preservation is engaged.
+	Engaged bool
+	// Reason is the sender's plain-language reason for its decision.
+	Reason string
+}
+
+// Type returns TypeLoad.
+func (*Load) Type() Type { return TypeLoad }
