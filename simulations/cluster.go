@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -24,7 +25,15 @@ type Topology struct {
 	Down map[string]bool
 	// Groups are the sides of the current partition; nil when connected.
 	Groups [][]string
+	// Stalled lists the nodes whose network input is stalled
+	// (MemNetwork.Stall): they serve HTTP and gossip, but read no
+	// replication stream, so the checkers do not expect them to keep up.
+	// Clients still reach them.
+	Stalled map[string]bool
 }
+
+// IsStalled reports whether name's network input is stalled.
+func (t *Topology) IsStalled(name string) bool { return t != nil && t.Stalled[name] }
 
 // side returns the index of the group holding name, or -1.
 func (t *Topology) side(name string) int {
@@ -51,9 +60,9 @@ func (t *Topology) Reachable(from, to string) bool {
 }
 
 func (t *Topology) clone() *Topology {
-	c := &Topology{Down: map[string]bool{}}
-	for k, v := range t.Down {
-		c.Down[k] = v
+	c := &Topology{Down: maps.Clone(t.Down), Stalled: maps.Clone(t.Stalled)}
+	if c.Down == nil {
+		c.Down = map[string]bool{}
 	}
 	for _, g := range t.Groups {
 		c.Groups = append(c.Groups, slices.Clone(g))
@@ -126,6 +135,8 @@ func (c *Cluster) nodeConfig(name string, join []string) node.Config {
 	cfg.Registry.EvictionInterval = t.EvictionInterval
 	cfg.Registry.RenewalWindow = t.RenewalWindow
 	cfg.Registry.ExpectedClientRenewalInterval = t.RenewInterval
+	cfg.Registry.TombstoneTTL = t.TombstoneTTL
+	cfg.Registry.RenewalThresholdUpdateInterval = t.RecountInterval
 	cfg.Registry.Seed = seed
 	cc := cluster.DefaultLocalConfig()
 	cc.Join = join
@@ -133,7 +144,6 @@ func (c *Cluster) nodeConfig(name string, join []string) node.Config {
 	cc.Resolver = c.net.Resolve
 	cfg.Cluster = &cc
 	rp := cluster.DefaultReplicatorConfig()
-	rp.TakeoverGrace = t.TakeoverGrace
 	rp.RenewFlushInterval = t.RenewForwardInterval
 	rp.AntiEntropyInterval = t.AntiEntropyInterval
 	rp.ReadyTimeout = t.ReadyTimeout
@@ -354,6 +364,44 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 	delete(c.stopping, name)
 	c.mu.Unlock()
 	c.editTopo(func(t *Topology) { delete(t.Down, name) })
+	return nil
+}
+
+// staller is the part of cluster.MemNetwork that stalls a node's input.
+type staller interface {
+	Stall(name string)
+	Unstall(name string)
+}
+
+// ErrStallUnsupported is returned by Stall when the network cannot stall a
+// node.
+var ErrStallUnsupported = errors.New("simulations: this MemNetwork cannot stall a node")
+
+// Stall stalls name's network input: streams to it are accepted but never
+// read, while it stays alive in gossip and keeps serving HTTP.
+func (c *Cluster) Stall(name string) error {
+	st, ok := any(c.net).(staller)
+	if !ok {
+		return ErrStallUnsupported
+	}
+	st.Stall(name)
+	c.editTopo(func(t *Topology) {
+		if t.Stalled == nil {
+			t.Stalled = map[string]bool{}
+		}
+		t.Stalled[name] = true
+	})
+	return nil
+}
+
+// Unstall lets name read its network input again.
+func (c *Cluster) Unstall(name string) error {
+	st, ok := any(c.net).(staller)
+	if !ok {
+		return ErrStallUnsupported
+	}
+	st.Unstall(name)
+	c.editTopo(func(t *Topology) { delete(t.Stalled, name) })
 	return nil
 }
 

@@ -161,6 +161,19 @@ func (v *View) PruneDelta() {
 	v.install(next)
 }
 
+// ClearDelta empties the delta window. A node calls it when its initial
+// cluster sync is over, so that the window does not replay the whole sync
+// to clients as recent changes: they fetched nothing from it before (it
+// refused reads while syncing) and start with a full fetch.
+func (v *View) ClearDelta() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.window = nil
+	next := v.cur.derive()
+	next.window = nil
+	v.install(next)
+}
+
 func (v *View) install(s *Snapshot) {
 	v.cur = s
 	if v.cfg.CacheUpdateInterval <= 0 {

@@ -46,7 +46,6 @@ const (
 var procShortTimers = []string{
 	"--eviction-interval", "200ms",
 	"--renewal-window", "500ms",
-	"--takeover-grace", "2s",
 	"--renew-forward-interval", "100ms",
 	"--anti-entropy-interval", "500ms",
 	"--ready-timeout", "5s",

@@ -111,10 +111,6 @@ type Config struct {
 	// ReadyTimeout is the longest /readyz waits for the initial cluster sync
 	// before reporting ready anyway; 0 does not wait.
 	// --ready-timeout, HEUREKA_READY_TIMEOUT, default 30s.
-	// TakeoverGrace is how long a node that takes an application over waits
-	// before evicting it, so that forwarded renewals reach it first.
-	// --takeover-grace, HEUREKA_TAKEOVER_GRACE, default 90s.
-	TakeoverGrace time.Duration
 	// RenewForwardInterval is how often renewals of applications owned by
 	// another node are forwarded to it, coalesced.
 	// --renew-forward-interval, HEUREKA_RENEW_FORWARD_INTERVAL, default 1s.
@@ -161,7 +157,6 @@ func DefaultConfig() Config {
 		DeltaRetentionInterval:         30 * time.Second,
 		MaxBodyBytes:                   1 << 20,
 		ReadyTimeout:                   30 * time.Second,
-		TakeoverGrace:                  90 * time.Second,
 		RenewForwardInterval:           time.Second,
 		AntiEntropyInterval:            5 * time.Second,
 		LogLevel:                       "info",
@@ -253,7 +248,6 @@ var options = []option{
 		},
 		get: func(c Config) string { return strconv.FormatInt(c.MaxBodyBytes, 10) },
 	},
-	durationOpt("takeover-grace", "how long a node that takes over an application waits before evicting it (one lease duration)", func(c *Config) *time.Duration { return &c.TakeoverGrace }),
 	durationOpt("renew-forward-interval", "how often coalesced renewals are forwarded to each application's owner", func(c *Config) *time.Duration { return &c.RenewForwardInterval }),
 	durationOpt("anti-entropy-interval", "how often this node compares registry digests with a random peer", func(c *Config) *time.Duration { return &c.AntiEntropyInterval }),
 	durationOpt("ready-timeout", "longest /readyz waits for the initial cluster sync before reporting ready anyway", func(c *Config) *time.Duration { return &c.ReadyTimeout }),
@@ -601,7 +595,6 @@ func (c Config) Validate() error {
 		{"renewal-window", c.RenewalWindow},
 		{"delta-retention", c.DeltaRetention},
 		{"delta-retention-interval", c.DeltaRetentionInterval},
-		{"takeover-grace", c.TakeoverGrace},
 		{"renew-forward-interval", c.RenewForwardInterval},
 		{"anti-entropy-interval", c.AntiEntropyInterval},
 	}

@@ -56,7 +56,6 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 
 	rp := cluster.DefaultReplicatorConfig()
 	rp.ReadyTimeout = c.ReadyTimeout
-	rp.TakeoverGrace = c.TakeoverGrace
 	rp.RenewFlushInterval = c.RenewForwardInterval
 	rp.AntiEntropyInterval = c.AntiEntropyInterval
 	nc.Replication = rp

@@ -30,6 +30,16 @@ func (n *Node) startCluster(log *slog.Logger) error {
 		return err
 	}
 	n.replicator.Start(peers{m, n.cfg.Name}, len(mc.Join) > 0)
+	// The delta window must not replay the initial sync as recent changes.
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		select {
+		case <-n.replicator.ReadyC():
+			n.view.ClearDelta()
+		case <-n.stopping:
+		}
+	}()
 	return nil
 }
 
@@ -66,9 +76,16 @@ type clusterView struct{ n *Node }
 
 func (c clusterView) Members() []httpapi.Member {
 	share := c.n.replicator.OwnedShare()
+	loads := c.n.replicator.MemberLoads()
+	self := c.n.registry.SelfPreservation()
 	var out []httpapi.Member
 	for _, mb := range c.n.members.Members() {
 		m := httpapi.Member{Name: mb.Name, Address: mb.Address, State: string(mb.State), Owned: share[mb.Name]}
+		if mb.Name == c.n.cfg.Name {
+			m.SelfPreservation, m.RenewalsLastWindow = self.Reason, self.LocalRenewals
+		} else if ld, ok := loads[mb.Name]; ok {
+			m.SelfPreservation, m.RenewalsLastWindow = ld.Reason, ld.Renewals
+		}
 		if host, _, err := net.SplitHostPort(mb.Address); err == nil && len(mb.Meta) > 0 {
 			m.URL = "http://" + net.JoinHostPort(host, string(mb.Meta)) + "/eureka/"
 		}

@@ -55,7 +55,6 @@ func clusterNodeConfig(name string, net *cluster.MemNetwork, join []string) node
 	}
 	cfg.Cluster = &cc
 	cfg.Replication = cluster.DefaultReplicatorConfig()
-	cfg.Replication.TakeoverGrace = 2 * time.Second
 	cfg.Replication.RenewFlushInterval = 100 * time.Millisecond
 	cfg.Replication.AntiEntropyInterval = 500 * time.Millisecond
 	cfg.Replication.ReadyTimeout = 10 * time.Second
@@ -282,7 +281,6 @@ func TestClusterRenewalsReachOwnerSoNothingIsEvicted(t *testing.T) {
 func TestClusterOwnerCrashMovesOwnershipWithoutPrematureEviction(t *testing.T) {
 	tc := startCluster(t, 3, true, func(c *node.Config) {
 		c.Registry.SelfPreservation = false
-		c.Replication.TakeoverGrace = 3 * time.Second
 	})
 	app := "CRASHY"
 	owner := tc.nodes[0].Replicator().OwnerOf(app)

@@ -82,6 +82,7 @@ type Node struct {
 
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+	stopping chan struct{} // closed when Stop begins
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -91,6 +92,9 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.WriteTimeout <= 0 {
+		return nil, fmt.Errorf("node: WriteTimeout %v must be positive", cfg.WriteTimeout)
+	}
 	log := cfg.Logger.With("node", cfg.Name)
 	cfg.View.Encoders = httpapi.Encoders()
 	v := view.New(cfg.View)
@@ -99,7 +103,7 @@ func Start(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: listen on %s: %w", cfg.HTTPAddr, err)
 	}
-	n := &Node{cfg: cfg, log: log, view: v, listener: ln}
+	n := &Node{cfg: cfg, log: log, view: v, listener: ln, stopping: make(chan struct{})}
 
 	rc := cfg.Registry
 	rc.NodeName = cfg.Name
@@ -116,9 +120,19 @@ func Start(cfg Config) (*Node, error) {
 		// gossip with.
 		_, httpPort, _ := net.SplitHostPort(ln.Addr().String())
 		repl.Meta = []byte(httpPort)
-		n.replicator = cluster.NewReplicator(repl)
+		if repl.LoadInterval == 0 {
+			// Every member must hear every renewal window.
+			repl.LoadInterval = max(rc.RenewalWindow/4, time.Millisecond)
+		}
+		r, err := cluster.NewReplicator(repl)
+		if err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("node: %w", err)
+		}
+		n.replicator = r
 		rc.Sinks = append(rc.Sinks, n.replicator)
 		rc.Ownership = n.replicator
+		rc.Peers = n.replicator
 		rc.OnRenew = n.replicator.OnRenew
 	}
 	reg, err := actors.NewRegistry(rc)
@@ -191,6 +205,7 @@ func (n *Node) Handler() http.Handler { return n.api }
 // idempotent.
 func (n *Node) Stop(ctx context.Context) error {
 	n.stopOnce.Do(func() {
+		close(n.stopping)
 		n.stopErr = n.server.Shutdown(ctx)
 		if n.members != nil {
 			n.unsubscribe()

@@ -1,0 +1,330 @@
+package cluster
+
+// Anti-entropy
+//
+// Anti-entropy repairs whatever the fan-out missed (loss, partitions,
+// restarts). Nodes exchange per-application digests (an XOR of instance
+// versions) through memberlist's push/pull and, on every membership change
+// and every AntiEntropyInterval, directly with a random peer. For every
+// application whose digest differs, the receiver sends the peer a
+// SyncRequest listing the (id, version) of every record it holds there; the
+// peer answers with only the records that are newer or missing from that
+// list. So a heal moves the records that differ (each at most once per
+// direction asked), not whole applications.
+//
+// Deleted instances stay deleted: see actors.applyRecord for tombstones aged
+// by HLC time and for copies that outlived them. A record older than the
+// tombstone TTL that nobody renews is refused and answered with an
+// eviction, whatever the partition length.
+//
+// Readiness: a joining node is ready once the transfers it asked for after
+// its first digest exchange have arrived, or once no sync progress came for
+// ReadyTimeout. Until then it serves no registry reads (httpapi answers 403,
+// as Eureka does while it waits), and a node that is not ready answers sync
+// requests with "done" and nothing else, so half-synced data is never passed
+// on.
+
+import (
+	"context"
+	"time"
+
+	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/internal/sabotage"
+	"github.com/heureka/heureka/wire"
+)
+
+// syncKey names a transfer asked of a peer.
+type syncKey struct{ peer, app string }
+
+// antiEntropy is the bookkeeping of the transfers this node asked for.
+type antiEntropy struct {
+	pending    map[string]bool       // apps asked for in the initial sync
+	inflight   map[syncKey]time.Time // transfers asked for and not yet done, by when
+	initialAsk bool
+}
+
+func (a *antiEntropy) init() {
+	a.pending = map[string]bool{}
+	a.inflight = map[syncKey]time.Time{}
+}
+
+// Limits of one SyncRequest.
+const (
+	maxSyncApps     = 64
+	maxSyncVersions = 20000
+)
+
+// localDigest summarizes the registry per application.
+func (r *Replicator) localDigest(reply bool) *wire.Digest {
+	d := &wire.Digest{Node: r.localName(), Reply: reply}
+	if r.snaps == nil {
+		return d
+	}
+	r.snaps.Snapshot().Apps(func(a *view.App) bool {
+		d.Apps = append(d.Apps, wire.AppDigest{App: a.Name(), Hash: a.Digest(), Count: uint32(len(a.Instances()))})
+		return true
+	})
+	return d
+}
+
+// pushDigest queues this node's digest for a peer, asking for its digest
+// back when reply is set.
+func (r *Replicator) pushDigest(to string, reply bool) {
+	if l := r.link(to); l != nil {
+		l.pushControl(r.localDigest(reply))
+	}
+}
+
+// mergeDigest compares a peer's digest with ours and asks the peer for what
+// differs, including applications only we have (the peer may hold
+// tombstones for them).
+func (r *Replicator) mergeDigest(ctx context.Context, d *wire.Digest) {
+	self := r.localName()
+	if d.Node == "" || self == "" || d.Node == self {
+		return
+	}
+	local := map[string]uint64{}
+	if r.snaps != nil {
+		r.snaps.Snapshot().Apps(func(a *view.App) bool {
+			local[a.Name()] = a.Digest()
+			return true
+		})
+	}
+	var want []string
+	for _, ad := range d.Apps {
+		if h, ok := local[ad.App]; !ok || h != ad.Hash {
+			want = append(want, ad.App)
+		}
+		delete(local, ad.App)
+	}
+	for app := range local {
+		want = append(want, app)
+	}
+	if d.Reply {
+		r.pushDigest(d.Node, false)
+	}
+	want, first := r.claimTransfers(d.Node, want)
+	if first && len(want) == 0 {
+		r.markReady("in sync with " + d.Node)
+	}
+	l := r.link(d.Node)
+	if l == nil {
+		r.releaseTransfers(d.Node, want) // not yet a member here: ask again later
+		return
+	}
+	req := &wire.SyncRequest{Node: self}
+	versions := 0
+	for _, app := range want {
+		vs, err := r.store.Versions(ctx, app)
+		if err != nil {
+			r.log.Warn("reading versions for sync failed", "app", app, "err", err)
+			r.releaseTransfers(d.Node, []string{app})
+			continue
+		}
+		req.Apps = append(req.Apps, wire.SyncApp{App: app, Have: versionsToWire(vs)})
+		versions += len(vs)
+		if len(req.Apps) >= maxSyncApps || versions >= maxSyncVersions {
+			l.pushControl(req)
+			req, versions = &wire.SyncRequest{Node: self}, 0
+		}
+	}
+	if len(req.Apps) > 0 {
+		l.pushControl(req)
+	}
+}
+
+// claimTransfers marks the applications of want as asked of peer and
+// returns those not already in flight, and whether this was the first
+// digest exchange (which starts the initial sync).
+func (r *Replicator) claimTransfers(peer string, want []string) ([]string, bool) {
+	r.aeMu.Lock()
+	defer r.aeMu.Unlock()
+	first := !r.ae.initialAsk
+	r.ae.initialAsk = true
+	if first {
+		for _, app := range want {
+			r.ae.pending[app] = true
+		}
+	}
+	// Do not ask a peer again for a transfer it is still sending: digests
+	// arrive from several timers, and re-requesting a running transfer only
+	// multiplies it. Other peers may still be asked, since each may hold
+	// changes the others lack.
+	now := time.Now()
+	retry := 6 * r.cfg.AntiEntropyInterval
+	kept := want[:0]
+	for _, app := range want {
+		k := syncKey{peer: peer, app: app}
+		if at, ok := r.ae.inflight[k]; ok && now.Sub(at) < retry {
+			continue
+		}
+		if !first && r.ae.pending[app] && !r.Ready() {
+			continue // the initial sync is bringing it: one copy is enough
+		}
+		r.ae.inflight[k] = now
+		kept = append(kept, app)
+	}
+	return kept, first
+}
+
+// releaseTransfers forgets that apps were asked of peer (the ask failed).
+func (r *Replicator) releaseTransfers(peer string, apps []string) {
+	r.aeMu.Lock()
+	defer r.aeMu.Unlock()
+	for _, app := range apps {
+		delete(r.ae.inflight, syncKey{peer: peer, app: app})
+	}
+}
+
+// syncDone records finished transfers.
+func (r *Replicator) syncDone(apps []string) {
+	r.aeMu.Lock()
+	finished := map[string]bool{}
+	for _, a := range apps {
+		delete(r.ae.pending, a)
+		finished[a] = true
+	}
+	for k := range r.ae.inflight {
+		if finished[k.app] {
+			delete(r.ae.inflight, k)
+		}
+	}
+	ready := r.ae.initialAsk && len(r.ae.pending) == 0
+	r.aeMu.Unlock()
+	if ready {
+		r.markReady("initial sync complete")
+	}
+}
+
+// transferStep sends the next message of a transfer to l's peer: at most
+// MaxBatch records, newer than or missing from the asker's versions, with
+// the applications completed so far. It reports whether the transfer is
+// over (finished, or abandoned after a failed send).
+func (r *Replicator) transferStep(l *peerLink, tr *transfer) bool {
+	apps := tr.req.Apps
+	if !r.Ready() {
+		// Half-synced data would be sent again by the node it came from;
+		// say "done" so the asker does not wait, and let the next
+		// anti-entropy round fetch what this node really has.
+		done := make([]string, len(apps))
+		for i, a := range apps {
+			done[i] = a.App
+		}
+		if err := r.send(l.name, &wire.Records{Done: done}); err != nil {
+			r.log.Debug("sync answer failed", "peer", l.name, "err", err)
+		}
+		return true
+	}
+	var batch []wire.InstanceRecord
+	for len(batch) < r.cfg.MaxBatch {
+		if len(tr.recs) == 0 {
+			if tr.cur != "" {
+				tr.done = append(tr.done, tr.cur)
+				tr.cur = ""
+			}
+			if tr.next >= len(apps) {
+				break
+			}
+			sa := apps[tr.next]
+			tr.next++
+			recs, err := r.store.RecordsNewerThan(l.ctx, sa.App, versionsFromWire(sa.Have))
+			if err != nil {
+				r.log.Warn("reading records for sync failed", "app", sa.App, "err", err)
+				if l.ctx.Err() != nil {
+					return true
+				}
+				continue
+			}
+			tr.cur, tr.recs = sa.App, recs
+			continue
+		}
+		n := min(len(tr.recs), r.cfg.MaxBatch-len(batch))
+		for _, rec := range tr.recs[:n] {
+			batch = append(batch, toWire(rec))
+		}
+		tr.recs = tr.recs[n:]
+	}
+	finished := tr.next >= len(apps) && len(tr.recs) == 0 && tr.cur == ""
+	if len(batch) == 0 && len(tr.done) == 0 {
+		return finished
+	}
+	if err := r.send(l.name, &wire.Records{Records: batch, Done: tr.done}); err != nil {
+		r.log.Debug("sync transfer abandoned", "peer", l.name, "err", err)
+		return true
+	}
+	r.stats.transferRecs.Add(uint64(len(batch)))
+	tr.size += len(batch)
+	tr.done = nil
+	return finished
+}
+
+func (r *Replicator) antiEntropyLoop(ctx context.Context) {
+	t := time.NewTicker(r.cfg.AntiEntropyInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if sabotage.On(sabotage.NoAntiEntropy) {
+				continue
+			}
+			o := r.own.Load()
+			var others []string
+			for _, m := range o.members {
+				if m != o.self {
+					others = append(others, m)
+				}
+			}
+			if len(others) > 0 {
+				r.rndMu.Lock()
+				peer := others[r.rnd.Intn(len(others))]
+				r.rndMu.Unlock()
+				r.pushDigest(peer, true)
+			}
+		}
+	}
+}
+
+// readyLoop gives up waiting for the initial sync when it stops making
+// progress for ReadyTimeout (e.g. this is the first node, or its seeds are
+// down), not while a large transfer is still arriving.
+func (r *Replicator) readyLoop(ctx context.Context) {
+	t := time.NewTicker(max(r.cfg.ReadyTimeout/20, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-r.ready:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if time.Since(time.Unix(0, r.progress.Load())) > r.cfg.ReadyTimeout {
+				r.markReady("no initial sync progress within the ready timeout")
+				return
+			}
+		}
+	}
+}
+
+func (r *Replicator) markReady(why string) {
+	r.readyOnce.Do(func() {
+		r.log.Info("node ready", "reason", why)
+		r.aeMu.Lock()
+		clear(r.ae.pending) // what did not arrive, anti-entropy will fetch
+		r.aeMu.Unlock()
+		close(r.ready)
+	})
+}
+
+// LocalState implements memberlist's push/pull: the digest goes out.
+func (r *Replicator) LocalState(join bool) []byte {
+	if r.getPeers() == nil || sabotage.On(sabotage.NoAntiEntropy) {
+		return nil
+	}
+	b, err := wire.Encode(r.localDigest(false))
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,114 @@
+package cluster
+
+// Renewal reports
+//
+// Self-preservation weighs the renewals of the whole cluster (see
+// actors.selfPreservation): each client renewal is counted by the node it
+// arrived at, and every LoadInterval each node sends every other member a
+// wire.Load with the count of its last complete window and its decision.
+// PeerRenewals sums the latest report of every alive member, ignoring
+// reports older than two of the sender's windows (a member on the other
+// side of a partition stops counting at once, even before memberlist
+// declares it dead). Reports cost N−1 small messages per node per
+// LoadInterval, whatever the number of renewals.
+
+import (
+	"context"
+	"time"
+
+	"github.com/heureka/heureka/wire"
+)
+
+// peerLoad is a member's latest renewal report and when it arrived.
+type peerLoad struct {
+	msg *wire.Load
+	at  time.Time
+}
+
+// fresh reports whether the report still counts at now.
+func (p peerLoad) fresh(now time.Time) bool {
+	return now.Sub(p.at) <= 2*time.Duration(p.msg.WindowMillis)*time.Millisecond
+}
+
+func (r *Replicator) loadLoop(ctx context.Context) {
+	t := time.NewTicker(r.cfg.LoadInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.sendLoad()
+		}
+	}
+}
+
+// sendLoad queues this node's renewal report for every member.
+func (r *Replicator) sendLoad() {
+	if r.store == nil {
+		return
+	}
+	st := r.store.SelfPreservation()
+	m := &wire.Load{Node: r.localName(), WindowMillis: st.Window.Milliseconds(), Renewals: st.LocalRenewals,
+		Expected: int64(st.Expected), Engaged: st.Engaged, Reason: st.Reason}
+	if m.WindowMillis <= 0 {
+		return
+	}
+	r.eachLink(func(l *peerLink) { l.pushControl(m) })
+}
+
+// onLoad records a member's report.
+func (r *Replicator) onLoad(m *wire.Load) {
+	if m.Node == "" || m.WindowMillis <= 0 || m.Node == r.localName() {
+		return
+	}
+	r.loadMu.Lock()
+	r.loads[m.Node] = peerLoad{msg: m, at: time.Now()}
+	r.loadMu.Unlock()
+}
+
+// PeerRenewals implements actors.RenewalPeers: the sum of the fresh reports
+// of the alive members other than this node, each scaled to window.
+func (r *Replicator) PeerRenewals(window time.Duration) (int64, int) {
+	o := r.own.Load()
+	now := time.Now()
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	var sum float64
+	n := 0
+	for _, m := range o.members {
+		if m == o.self {
+			continue
+		}
+		p, ok := r.loads[m]
+		if !ok || !p.fresh(now) {
+			continue
+		}
+		sum += float64(p.msg.Renewals) * float64(window.Milliseconds()) / float64(p.msg.WindowMillis)
+		n++
+	}
+	return int64(sum + 0.5), n
+}
+
+// MemberLoad is a member's latest renewal report, for operators.
+type MemberLoad struct {
+	// Renewals is what clients renewed on the member in its last window.
+	Renewals int64
+	// Engaged and Reason are the member's self-preservation decision.
+	Engaged bool
+	Reason  string
+	// Age is how old the report is.
+	Age time.Duration
+}
+
+// MemberLoads returns the latest report of every member that sent one.
+func (r *Replicator) MemberLoads() map[string]MemberLoad {
+	now := time.Now()
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	out := make(map[string]MemberLoad, len(r.loads))
+	for name, p := range r.loads {
+		out[name] = MemberLoad{Renewals: p.msg.Renewals, Engaged: p.msg.Engaged, Reason: p.msg.Reason, Age: now.Sub(p.at)}
+	}
+	return out
+}

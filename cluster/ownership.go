@@ -1,0 +1,189 @@
+package cluster
+
+// Ownership
+//
+// Every application has one owner among the alive members: the member with
+// the highest rendezvous hash of (member, application). Only the owner
+// evicts an application's expired leases, so two nodes never race to evict
+// and a node that misses renewals does not evict what the owner sees
+// renewed. Renewals are forwarded to the owner (forward.go).
+//
+// When membership changes, ownership moves. A lease is evicted only after it
+// has been silent for its whole duration after the moment this node came to
+// own its application (its start, or the change that moved the application
+// here): the renewals now forwarded to the new owner get one lease to arrive
+// (actors.Ownership.OwnedSince; the grace is per lease, not a fixed period).
+
+import (
+	"hash/fnv"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/heureka/heureka/actors/view"
+)
+
+// ownership is an immutable assignment of applications to members.
+type ownership struct {
+	self      string
+	members   []string             // alive members, sorted
+	base      time.Time            // this node's start
+	changedAt time.Time            // the membership change that made this value
+	takenAt   map[string]time.Time // owned apps that moved here, by when
+	known     map[string]bool      // the apps this node held at changedAt
+	cache     sync.Map             // app → owner
+}
+
+// rendezvous returns the member with the highest hash of (member, app).
+func rendezvous(members []string, app string) string {
+	var best string
+	var bestH uint64
+	for _, m := range members {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(m))
+		_, _ = h.Write([]byte{0})
+		_, _ = h.Write([]byte(app))
+		if v := mix64(h.Sum64()); best == "" || v > bestH {
+			best, bestH = m, v
+		}
+	}
+	return best
+}
+
+// mix64 is a finalizer that spreads FNV's output over all bits.
+func mix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+func (o *ownership) owner(app string) string {
+	if len(o.members) == 0 {
+		return o.self
+	}
+	if v, ok := o.cache.Load(app); ok {
+		return v.(string)
+	}
+	w := rendezvous(o.members, app)
+	o.cache.Store(app, w)
+	return w
+}
+
+// since is when this node came to own app (it must own it).
+func (o *ownership) since(app string) time.Time {
+	if t, ok := o.takenAt[app]; ok {
+		return t
+	}
+	if o.known != nil && !o.known[app] {
+		// Unknown at the last change: it may have been owned elsewhere
+		// until then, so count from the change.
+		return o.changedAt
+	}
+	return o.base
+}
+
+// OwnerOf returns the member that owns app.
+func (r *Replicator) OwnerOf(app string) string { return r.own.Load().owner(app) }
+
+// Owns implements actors.Ownership.
+func (r *Replicator) Owns(app string) bool {
+	o := r.own.Load()
+	return o.owner(app) == o.self
+}
+
+// OwnedSince implements actors.Ownership.
+func (r *Replicator) OwnedSince(app string) (time.Time, bool) {
+	o := r.own.Load()
+	if o.owner(app) != o.self {
+		return time.Time{}, false
+	}
+	return o.since(app), true
+}
+
+// OwnedCount implements actors.Ownership.
+func (r *Replicator) OwnedCount() int {
+	if r.snaps == nil {
+		return 0
+	}
+	n := 0
+	o := r.own.Load()
+	r.snaps.Snapshot().Apps(func(a *view.App) bool {
+		if o.owner(a.Name()) == o.self {
+			n += len(a.Instances())
+		}
+		return true
+	})
+	return n
+}
+
+// OwnedShare returns, per alive member, the share of applications it owns
+// (every member is listed, with 0 when it owns none).
+func (r *Replicator) OwnedShare() map[string]float64 {
+	o := r.own.Load()
+	out := map[string]float64{}
+	for _, m := range o.members {
+		out[m] = 0
+	}
+	if r.snaps == nil {
+		return out
+	}
+	total := 0
+	r.snaps.Snapshot().Apps(func(a *view.App) bool {
+		out[o.owner(a.Name())]++
+		total++
+		return true
+	})
+	for k := range out {
+		if total > 0 {
+			out[k] /= float64(total)
+		}
+	}
+	return out
+}
+
+// MembersChanged recomputes ownership and the peer links after a
+// membership change, and starts an anti-entropy exchange with new members.
+// The membership layer calls it on every join, leave and update; it is safe
+// for concurrent use.
+func (r *Replicator) MembersChanged() {
+	peers := r.getPeers()
+	if peers == nil {
+		return
+	}
+	self := peers.LocalName()
+	members := append([]string(nil), peers.AliveMembers()...)
+	sort.Strings(members)
+
+	r.ownMu.Lock()
+	old := r.own.Load()
+	now := r.cfg.Clock.Now()
+	next := &ownership{self: self, members: members, base: old.base, changedAt: now,
+		takenAt: map[string]time.Time{}, known: map[string]bool{}}
+	if r.snaps != nil {
+		r.snaps.Snapshot().Apps(func(a *view.App) bool {
+			name := a.Name()
+			next.known[name] = true
+			if next.owner(name) != self {
+				return true
+			}
+			if old.self != "" && old.owner(name) != self {
+				next.takenAt[name] = now
+			} else if old.self != "" {
+				next.takenAt[name] = old.since(name)
+			}
+			return true
+		})
+	}
+	if old.self == "" {
+		next.known = nil // the first assignment: everything counts from the start
+	}
+	r.own.Store(next)
+	r.ownMu.Unlock()
+	if r.store != nil && old.self != "" {
+		r.store.OwnershipChanged()
+	}
+	r.updateLinks(self, members)
+}

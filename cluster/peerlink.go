@@ -1,0 +1,361 @@
+package cluster
+
+// Peer links
+//
+// Every other alive member has one peerLink: bounded queues per message
+// class and the only goroutine that sends to that member. A member that
+// stops reading, or dies in the middle of a transfer, therefore slows only
+// its own link: each send returns within the membership's stream timeout,
+// the queues are bounded, and nothing else waits for the link.
+//
+// Classes, in the order a link serves them:
+//   - control: digests, sync requests and load reports; at most
+//     maxControl, and a newer message of the same kind replaces a queued one
+//     (a newer digest supersedes an older one, like memberlist's
+//     TransmitLimitedQueue);
+//   - renewals: a coalesced set, merged in by the forwarding timer;
+//   - records: local changes for fan-out, at most MaxQueue; on overflow the
+//     oldest go and a digest exchange repairs the peer afterwards;
+//   - transfers: anti-entropy answers to the peer's sync requests (at most
+//     maxTransfers waiting), sent one batch at a time between the other
+//     classes, and abandoned when the peer leaves or a send fails.
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/wire"
+)
+
+// Bounds of a link's queues besides ReplicatorConfig.MaxQueue.
+const (
+	maxControl   = 16
+	maxTransfers = 8
+)
+
+// peerLink is the sending side of the connection to one member.
+type peerLink struct {
+	r    *Replicator
+	name string
+
+	mu        sync.Mutex
+	control   []wire.Message
+	renewals  map[actors.Key]uint32
+	records   []wire.InstanceRecord
+	dropped   bool
+	transfers []*transfer
+
+	wake   chan struct{}
+	ctx    context.Context // cancelled when the link closes
+	cancel context.CancelFunc
+	done   chan struct{} // closed when run returns
+	drain  time.Time     // guarded by mu: when set, run exits once idle or past it
+}
+
+// transfer is an anti-entropy answer in progress.
+type transfer struct {
+	req  *wire.SyncRequest
+	next int              // index of the next application in req.Apps
+	recs []actors.Record  // records of the current application still to send
+	done []string         // applications completed but not yet announced
+	cur  string           // the current application ("" between apps)
+	size int              // records sent so far
+}
+
+// orphanAsk is a sync request from a member that is not yet alive in this
+// node's membership (it heard of us first); it is handed to the member's
+// link when one is made, or dropped after orphanTTL.
+type orphanAsk struct {
+	req *wire.SyncRequest
+	at  time.Time
+}
+
+// orphanTTL bounds how long a sync request waits for its asker to become a
+// member here.
+const orphanTTL = 5 * time.Second
+
+func newPeerLink(r *Replicator, name string) *peerLink {
+	ctx, cancel := context.WithCancel(r.ctx)
+	return &peerLink{r: r, name: name, renewals: map[actors.Key]uint32{}, wake: make(chan struct{}, 1),
+		ctx: ctx, cancel: cancel, done: make(chan struct{})}
+}
+
+func (l *peerLink) poke() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pushRecord queues a record for fan-out.
+func (l *peerLink) pushRecord(rec wire.InstanceRecord) {
+	l.mu.Lock()
+	if len(l.records) >= l.r.cfg.MaxQueue {
+		l.records = l.records[1:]
+		l.dropped = true
+		l.r.stats.dropped.Add(1)
+	}
+	l.records = append(l.records, rec)
+	l.mu.Unlock()
+	l.poke()
+}
+
+// pushControl queues a control message; one of the same type (and, for
+// sync requests, any) already queued is kept only while there is room.
+func (l *peerLink) pushControl(m wire.Message) {
+	l.mu.Lock()
+	if _, isSync := m.(*wire.SyncRequest); !isSync {
+		l.control = slices.DeleteFunc(l.control, func(q wire.Message) bool { return q.Type() == m.Type() })
+	}
+	if len(l.control) >= maxControl {
+		l.control = l.control[1:]
+	}
+	l.control = append(l.control, m)
+	l.mu.Unlock()
+	l.poke()
+}
+
+// addRenewals merges coalesced renewals for this peer.
+func (l *peerLink) addRenewals(keys map[actors.Key]uint32) {
+	l.mu.Lock()
+	for k, n := range keys {
+		l.renewals[k] += n
+	}
+	l.mu.Unlock()
+	l.poke()
+}
+
+// pushTransfer queues an answer to the peer's sync request. When too many
+// wait, the oldest is abandoned: the peer asks again after its retry time.
+func (l *peerLink) pushTransfer(req *wire.SyncRequest) {
+	l.mu.Lock()
+	if len(l.transfers) >= maxTransfers {
+		l.transfers = l.transfers[1:]
+	}
+	l.transfers = append(l.transfers, &transfer{req: req})
+	l.mu.Unlock()
+	l.poke()
+}
+
+// close stops the link at once: what is queued is dropped (anti-entropy
+// repairs the peer if it comes back).
+func (l *peerLink) close() { l.cancel() }
+
+// drainAndClose lets the link send what is queued until deadline, then
+// stops it, and waits for it.
+func (l *peerLink) drainAndClose(deadline time.Time) {
+	l.mu.Lock()
+	l.drain = deadline
+	l.mu.Unlock()
+	l.poke()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-l.done:
+	case <-t.C:
+	}
+	l.cancel()
+	<-l.done
+}
+
+// run is the link's goroutine: it sends until the link closes.
+func (l *peerLink) run() {
+	defer close(l.done)
+	for {
+		if !l.sendSome() {
+			l.mu.Lock()
+			draining := !l.drain.IsZero()
+			l.mu.Unlock()
+			if draining {
+				return
+			}
+			select {
+			case <-l.ctx.Done():
+				return
+			case <-l.wake:
+			}
+		}
+		if l.ctx.Err() != nil {
+			return
+		}
+		l.mu.Lock()
+		past := !l.drain.IsZero() && time.Now().After(l.drain)
+		l.mu.Unlock()
+		if past {
+			return
+		}
+	}
+}
+
+// sendSome sends at most one message of each class, in class order, and
+// reports whether it sent (or tried to send) anything.
+func (l *peerLink) sendSome() bool {
+	l.mu.Lock()
+	var ctrl wire.Message
+	if len(l.control) > 0 {
+		ctrl = l.control[0]
+		l.control = l.control[1:]
+	}
+	var ren map[actors.Key]uint32
+	if len(l.renewals) > 0 {
+		ren = l.renewals
+		l.renewals = map[actors.Key]uint32{}
+	}
+	n := min(len(l.records), l.r.cfg.MaxBatch)
+	var batch []wire.InstanceRecord
+	if n > 0 {
+		batch = l.records[:n:n]
+		l.records = l.records[n:]
+		if len(l.records) == 0 {
+			l.records = nil
+		}
+	}
+	dropped := l.dropped
+	l.dropped = false
+	var tr *transfer
+	if len(l.transfers) > 0 {
+		tr = l.transfers[0]
+	}
+	l.mu.Unlock()
+
+	sent := false
+	if dropped {
+		l.r.log.Warn("replication queue overflowed; anti-entropy will repair", "peer", l.name)
+		l.pushControl(l.r.localDigest(true))
+		sent = true
+	}
+	if ctrl != nil {
+		sent = true
+		if err := l.r.send(l.name, ctrl); err != nil {
+			l.r.log.Debug("control send failed", "peer", l.name, "type", ctrl.Type(), "err", err)
+		} else {
+			l.r.countControl(ctrl)
+		}
+	}
+	if ren != nil {
+		sent = true
+		msg := &wire.Renewals{Renewals: make([]wire.Renewal, 0, len(ren))}
+		for k, c := range ren {
+			msg.Renewals = append(msg.Renewals, wire.Renewal{App: k.App, ID: k.ID, Count: c})
+		}
+		if err := l.r.send(l.name, msg); err != nil {
+			l.r.log.Debug("renewal forwarding failed", "owner", l.name, "err", err)
+		} else {
+			l.r.stats.renewalMsgs.Add(1)
+			l.r.stats.renewals.Add(uint64(len(ren)))
+		}
+	}
+	if batch != nil {
+		sent = true
+		if err := l.r.send(l.name, &wire.Records{Records: batch}); err != nil {
+			l.r.log.Debug("replication send failed; anti-entropy will repair", "peer", l.name, "err", err)
+		} else {
+			l.r.stats.records.Add(1)
+		}
+	}
+	if tr != nil {
+		sent = true
+		if finished := l.r.transferStep(l, tr); finished {
+			l.mu.Lock()
+			l.transfers = slices.DeleteFunc(l.transfers, func(t *transfer) bool { return t == tr })
+			l.mu.Unlock()
+		}
+	}
+	return sent
+}
+
+// updateLinks makes a link for every other alive member and closes the
+// links of members that left.
+func (r *Replicator) updateLinks(self string, members []string) {
+	alive := map[string]bool{}
+	var added []*peerLink
+	r.linkMu.Lock()
+	if !r.running {
+		r.linkMu.Unlock()
+		return
+	}
+	for _, m := range members {
+		if m == self {
+			continue
+		}
+		alive[m] = true
+		if r.links[m] == nil {
+			l := newPeerLink(r, m)
+			r.links[m] = l
+			added = append(added, l)
+			r.wg.Add(1)
+			go func() {
+				defer r.wg.Done()
+				l.run()
+			}()
+		}
+	}
+	for name, l := range r.links {
+		if !alive[name] {
+			l.close() // abandons its transfers: the asker is gone
+			delete(r.links, name)
+		}
+	}
+	now := time.Now()
+	for name, asks := range r.orphans {
+		l := r.links[name]
+		for _, a := range asks {
+			if l != nil && now.Sub(a.at) < orphanTTL {
+				l.pushTransfer(a.req)
+			}
+		}
+		if l != nil || len(asks) == 0 || now.Sub(asks[len(asks)-1].at) >= orphanTTL {
+			delete(r.orphans, name)
+		}
+	}
+	r.linkMu.Unlock()
+	for _, l := range added {
+		r.log.Debug("peer added", "peer", l.name)
+		l.pushControl(r.localDigest(true))
+	}
+}
+
+// link returns the link to name, or nil.
+func (r *Replicator) link(name string) *peerLink {
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	return r.links[name]
+}
+
+// eachLink calls fn for every link.
+func (r *Replicator) eachLink(fn func(*peerLink)) {
+	r.linkMu.Lock()
+	links := make([]*peerLink, 0, len(r.links))
+	for _, l := range r.links {
+		links = append(links, l)
+	}
+	r.linkMu.Unlock()
+	for _, l := range links {
+		fn(l)
+	}
+}
+
+// countControl counts a control message that was sent.
+func (r *Replicator) countControl(m wire.Message) {
+	switch m.(type) {
+	case *wire.Digest:
+		r.stats.digests.Add(1)
+	case *wire.SyncRequest:
+		r.stats.syncs.Add(1)
+	}
+}
+
+// Apply implements actors.Sink: local changes are queued for every peer;
+// replicated ones are not sent again.
+func (r *Replicator) Apply(ev *actors.Event) {
+	if ev.Replicated {
+		return
+	}
+	rec := toWire(actors.Record{App: ev.Instance.App, ID: ev.Instance.ID(), Version: ev.Version,
+		Deleted: ev.Action == actors.ActionDeleted, Evicted: ev.Cause == actors.CauseEvict || ev.Cause == actors.CauseRefuseStale,
+		LastRenewal: ev.Instance.LeaseInfo.LastRenewalTimestamp, Instance: ev.Instance})
+	r.eachLink(func(l *peerLink) { l.pushRecord(rec) })
+}

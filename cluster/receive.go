@@ -1,0 +1,166 @@
+package cluster
+
+// Receiving
+//
+// memberlist hands every incoming stream's message to NotifyMsg on a
+// goroutine of its own. handleMessage decodes it and never lets that
+// goroutine wait long: records go to one apply goroutine through a bounded
+// queue (a full queue is waited on for at most applyWait, then the batch is
+// dropped and anti-entropy repairs it), digests to one control goroutine
+// (dropped when its queue is full: the next digest carries the same
+// information), sync requests to the asker's peer link, and renewals and
+// load reports are handled at once (neither blocks).
+
+import (
+	"context"
+	"time"
+
+	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/internal/sabotage"
+	"github.com/heureka/heureka/wire"
+)
+
+// applyWait bounds how long a receiving stream waits for room in the apply
+// queue.
+const applyWait = 5 * time.Second
+
+// NotifyMsg implements memberlist's user messages.
+func (r *Replicator) NotifyMsg(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	r.handleMessage(b)
+}
+
+// handleMessage decodes a peer message and routes it by class.
+func (r *Replicator) handleMessage(b []byte) {
+	m, err := wire.Decode(b)
+	if err != nil {
+		r.log.Warn("refused peer message", "err", err)
+		return
+	}
+	switch m := m.(type) {
+	case *wire.Records:
+		t := time.NewTimer(applyWait)
+		defer t.Stop()
+		select {
+		case r.applyQ <- m:
+		case <-r.stopped:
+		case <-t.C:
+			r.log.Warn("apply queue full: dropped a batch of replicated records; anti-entropy will repair",
+				"records", len(m.Records))
+		}
+	case *wire.Renewals:
+		r.onRenewals(m)
+	case *wire.Digest:
+		if sabotage.On(sabotage.NoAntiEntropy) {
+			return
+		}
+		select {
+		case r.controlQ <- m:
+		default:
+			r.log.Debug("digest dropped: control queue full", "peer", m.Node)
+		}
+	case *wire.SyncRequest:
+		if sabotage.On(sabotage.NoAntiEntropy) {
+			return
+		}
+		r.onSyncRequest(m)
+	case *wire.Load:
+		r.onLoad(m)
+	}
+}
+
+// onRenewals renews, on behalf of the member that received them, the
+// leases a peer forwarded to this node as their owner.
+func (r *Replicator) onRenewals(m *wire.Renewals) {
+	if r.store == nil {
+		return
+	}
+	byApp := map[string][]string{}
+	for _, rn := range m.Renewals {
+		byApp[rn.App] = append(byApp[rn.App], rn.ID)
+	}
+	for app, ids := range byApp {
+		r.store.RenewRemote(app, ids)
+	}
+}
+
+// onSyncRequest queues the answer on the asker's link, or holds it for a
+// while when the asker is not yet a member here.
+func (r *Replicator) onSyncRequest(m *wire.SyncRequest) {
+	if m.Node == "" {
+		return
+	}
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	if l := r.links[m.Node]; l != nil {
+		l.pushTransfer(m)
+		return
+	}
+	asks := append(r.orphans[m.Node], orphanAsk{req: m, at: time.Now()})
+	if len(asks) > maxTransfers {
+		asks = asks[len(asks)-maxTransfers:]
+	}
+	r.orphans[m.Node] = asks
+}
+
+// applyLoop applies received records in arrival order.
+func (r *Replicator) applyLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-r.applyQ:
+			initial := !r.Ready()
+			if len(m.Done) > 0 || initial {
+				r.progress.Store(time.Now().UnixNano())
+			}
+			r.applyRecords(ctx, m.Records, initial)
+			if len(m.Done) > 0 {
+				r.syncDone(m.Done)
+			}
+		}
+	}
+}
+
+// controlLoop handles received digests.
+func (r *Replicator) controlLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-r.controlQ:
+			if d, ok := m.(*wire.Digest); ok {
+				r.mergeDigest(ctx, d)
+			}
+		}
+	}
+}
+
+// applyRecords installs records, grouped by application, in order.
+func (r *Replicator) applyRecords(ctx context.Context, recs []wire.InstanceRecord, initial bool) {
+	byApp := map[string][]actors.Record{}
+	var order []string
+	for _, w := range recs {
+		rec := fromWire(w)
+		if _, ok := byApp[rec.App]; !ok {
+			order = append(order, rec.App)
+		}
+		byApp[rec.App] = append(byApp[rec.App], rec)
+	}
+	for _, app := range order {
+		if _, err := r.store.ApplyRecords(ctx, app, byApp[app], initial); err != nil {
+			r.log.Warn("applying replicated records failed", "app", app, "err", err)
+		}
+	}
+}
+
+// MergeRemoteState implements memberlist's push/pull: the peer's digest
+// comes in.
+func (r *Replicator) MergeRemoteState(buf []byte, join bool) {
+	if len(buf) == 0 {
+		return
+	}
+	r.handleMessage(buf)
+}
