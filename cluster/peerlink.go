@@ -58,11 +58,11 @@ type peerLink struct {
 // transfer is an anti-entropy answer in progress.
 type transfer struct {
 	req  *wire.SyncRequest
-	next int              // index of the next application in req.Apps
-	recs []actors.Record  // records of the current application still to send
-	done []string         // applications completed but not yet announced
-	cur  string           // the current application ("" between apps)
-	size int              // records sent so far
+	next int             // index of the next application in req.Apps
+	recs []actors.Record // records of the current application still to send
+	done []string        // applications completed but not yet announced
+	cur  string          // the current application ("" between apps)
+	size int             // records sent so far
 }
 
 // orphanAsk is a sync request from a member that is not yet alive in this

@@ -157,9 +157,9 @@ type Replicator struct {
 	own   atomic.Pointer[ownership]
 
 	linkMu  sync.Mutex
-	links   map[string]*peerLink     // guarded by linkMu: one per other alive member
-	orphans map[string][]orphanAsk   // guarded by linkMu: sync requests from members not yet alive here
-	running bool                     // guarded by linkMu: between Start and Stop
+	links   map[string]*peerLink   // guarded by linkMu: one per other alive member
+	orphans map[string][]orphanAsk // guarded by linkMu: sync requests from members not yet alive here
+	running bool                   // guarded by linkMu: between Start and Stop
 
 	renewMu sync.Mutex
 	renews  map[string]map[actors.Key]uint32 // owner → key → count

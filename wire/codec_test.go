@@ -63,9 +63,9 @@ func sampleMessages() map[string]Message {
 			{App: "APP", ID: "i-2", Clock: 1<<40 + 7, Node: "node-b", Deleted: true},
 			{App: "APP", ID: "i-3", Clock: 1<<40 + 9, Node: "node-c", Deleted: true, Evicted: true},
 		}, Done: []string{"APP"}},
-		"records-empty":    &Records{},
-		"renewals":         &Renewals{Renewals: []Renewal{{App: "APP", ID: "i-1", Count: 3}, {App: "B", ID: "x", Count: 1}}},
-		"digest":           &Digest{Node: "node-a", Apps: []AppDigest{{App: "APP", Hash: 0xdeadbeefcafef00d, Count: 2}}, Reply: true},
+		"records-empty": &Records{},
+		"renewals":      &Renewals{Renewals: []Renewal{{App: "APP", ID: "i-1", Count: 3}, {App: "B", ID: "x", Count: 1}}},
+		"digest":        &Digest{Node: "node-a", Apps: []AppDigest{{App: "APP", Hash: 0xdeadbeefcafef00d, Count: 2}}, Reply: true},
 		"sync-request": &SyncRequest{Node: "node-b", Apps: []SyncApp{
 			{App: "APP", Have: []RecordVersion{{ID: "i-1", Clock: 1 << 40, Node: "node-a"}}}, {App: "OTHER"}}},
 		"sync-request-nil": &SyncRequest{},
