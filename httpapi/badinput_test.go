@@ -8,6 +8,7 @@ package httpapi_test
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -62,6 +63,22 @@ func TestBadInput(t *testing.T) {
 	require.Less(t, len(bomb), maxBody, "the bomb itself fits the limit")
 	validGz := gzipped(freshJSON)
 	truncatedGz := validGz[:len(validGz)/2]
+	// Invalid UTF-8 (json.Marshal would repair it, so the bytes go in by
+	// hand): a host name ending in 0xff, in JSON, XML and a peer batch.
+	hostJSON := []byte(`"hostName":"10.0.0.12"`)
+	require.True(t, bytes.Contains(freshJSON, hostJSON))
+	badUTF8JSON := bytes.Replace(freshJSON, hostJSON, []byte("\"hostName\":\"10.0.0.12\xff\""), 1)
+	badUTF8XML := []byte(strings.Replace(fargoXML, "<hostName>xml1.fargo.test</hostName>", "<hostName>xml1.fargo.test\xff</hostName>", 1))
+	badUTF8Batch := bytes.Replace(mustJSON(map[string]any{"replicationList": []any{
+		map[string]any{"appName": "ORDER-SERVICE", "id": fresh.id(), "action": "Register", "instanceInfo": map[string]any(fresh)},
+	}}), hostJSON, []byte("\"hostName\":\"10.0.0.12\xff\""), 1)
+	require.NotEqual(t, string(freshJSON), string(badUTF8JSON))
+	require.NotEqual(t, fargoXML, string(badUTF8XML))
+	utf8At := func(b []byte) string {
+		return fmt.Sprintf("cannot parse request body: not valid UTF-8: byte 0xff at offset %d", bytes.IndexByte(b, 0xff))
+	}
+	slashApp := `app name "BAD/X" must not contain '/' (sent as %2F)`
+	slashID := `instance id "a/b" must not contain '/' (sent as %2F)`
 
 	cases := []struct {
 		name   string
@@ -157,6 +174,45 @@ func TestBadInput(t *testing.T) {
 		{name: "batch oversized", method: "POST", path: "/eureka/peerreplication/batch", body: padded,
 			hdr: []string{"Content-Type", ctJSON}, code: 413, want: "request body exceeds 4096 bytes"},
 		{name: "ASG status", method: "PUT", path: "/eureka/asg/my-asg/status?value=ENABLED", code: 400, want: "ASG", contains: true},
+		{name: "JSON with invalid UTF-8", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: badUTF8JSON,
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: utf8At(badUTF8JSON)},
+		{name: "JSON with invalid UTF-8, labelled utf-8", method: "POST", path: "/eureka/v2/apps/ORDER-SERVICE", body: badUTF8JSON,
+			hdr: []string{"Content-Type", ctJSON + "; charset=UTF-8"}, code: 400, want: utf8At(badUTF8JSON)},
+		{name: "gzip JSON with invalid UTF-8", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: gzipped(badUTF8JSON),
+			hdr: []string{"Content-Type", ctJSON, "Content-Encoding", "gzip"}, code: 400, want: utf8At(badUTF8JSON)},
+		{name: "XML with invalid UTF-8", method: "POST", path: "/eureka/apps/FARGO-XML", body: badUTF8XML,
+			hdr: []string{"Content-Type", ctXML}, code: 400, want: utf8At(badUTF8XML)},
+		{name: "XML with invalid UTF-8 in a comment", method: "POST", path: "/eureka/apps/FARGO-XML",
+			body: []byte(strings.Replace(fargoXML, "<status>", "<!-- \xff --><status>", 1)),
+			hdr:  []string{"Content-Type", ctXML}, code: 400, want: "not valid UTF-8: byte 0xff", contains: true},
+		{name: "batch with invalid UTF-8", method: "POST", path: "/eureka/peerreplication/batch", body: badUTF8Batch,
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: utf8At(badUTF8Batch)},
+		{name: "metadata with invalid UTF-8", method: "PUT", path: inst + "/metadata?owner=%FF", code: 400,
+			want: `metadata "owner"="\ufffd" is not valid UTF-8`},
+		{name: "app name with invalid UTF-8", method: "POST", path: "/eureka/apps/%FF", body: freshJSON,
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: `app name "\ufffd" is not valid UTF-8`},
+		{name: "register with encoded slash", method: "POST", path: "/eureka/apps/BAD%2FX", body: fresh.with("app", "BAD/X").json(),
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: slashApp},
+		{name: "register v2 with encoded slash, lower case", method: "POST", path: "/eureka/v2/apps/bad%2fx", body: freshJSON,
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: `app name "bad/x" must not contain '/' (sent as %2F)`},
+		{name: "register with a slash in the body's instanceId", method: "POST", path: "/eureka/apps/ORDER-SERVICE",
+			body: fresh.with("instanceId", "10.0.0.12/order").json(), hdr: []string{"Content-Type", ctJSON}, code: 400,
+			want: `instance id "10.0.0.12/order" must not contain '/'`},
+		{name: "batch register with a slash in the app name", method: "POST", path: "/eureka/peerreplication/batch",
+			body: mustJSON(map[string]any{"replicationList": []any{
+				map[string]any{"appName": "BAD/X", "id": fresh.id(), "action": "Register", "instanceInfo": map[string]any(fresh.with("app", "BAD/X"))},
+			}}),
+			hdr: []string{"Content-Type", ctJSON}, code: 200, want: `{"responseList":[{"statusCode":200}]}`}, // Eureka's answer; nothing applied
+		{name: "get app with encoded slash", method: "GET", path: "/eureka/apps/BAD%2FX", code: 400, want: slashApp},
+		{name: "get instance with encoded slash in app", method: "GET", path: "/eureka/v2/apps/BAD%2FX/" + id, code: 400, want: slashApp},
+		{name: "get instance with encoded slash in id", method: "GET", path: "/eureka/apps/ORDER-SERVICE/a%2Fb", code: 400, want: slashID},
+		{name: "renew with encoded slash", method: "PUT", path: "/eureka/apps/BAD%2FX/" + id, code: 400, want: slashApp},
+		{name: "renew with encoded slash in id", method: "PUT", path: "/eureka/apps/ORDER-SERVICE/a%2Fb?status=UP", code: 400, want: slashID},
+		{name: "cancel with encoded slash", method: "DELETE", path: "/eureka/apps/BAD%2FX/" + id, code: 400, want: slashApp},
+		{name: "status with encoded slash", method: "PUT", path: "/eureka/apps/BAD%2FX/" + id + "/status?value=DOWN", code: 400, want: slashApp},
+		{name: "override delete with encoded slash", method: "DELETE", path: "/eureka/v2/apps/ORDER-SERVICE/a%2Fb/status", code: 400, want: slashID},
+		{name: "metadata with encoded slash", method: "PUT", path: "/eureka/apps/BAD%2FX/" + id + "/metadata?a=b", code: 400, want: slashApp},
+		{name: "instance by id with encoded slash", method: "GET", path: "/eureka/instances/a%2Fb", code: 400, want: slashID},
 		{name: "metadata of unknown instance", method: "PUT", path: "/eureka/apps/ORDER-SERVICE/nobody/metadata?a=b", code: 404, want: ""},
 		{name: "cancel of unknown app", method: "DELETE", path: "/eureka/apps/NO-SUCH-APP/" + id, code: 404, want: ""},
 	}

@@ -39,6 +39,14 @@ var (
 	// ErrBadBody means the request body could not be decoded; Eureka
 	// answers 400 "cannot parse request body".
 	ErrBadBody = errors.New("httpapi: cannot parse request body")
+	// ErrInvalidUTF8 means a request body that is read as UTF-8 (JSON, or
+	// XML that declares no other encoding) holds a byte sequence that is not
+	// UTF-8. It wraps ErrBadBody, so errors.Is(err, ErrBadBody) holds too;
+	// the HTTP layer answers it with a plain-text 400 naming the byte and
+	// its offset instead of Eureka's generic "cannot parse request body",
+	// because encoding/json would otherwise store U+FFFD in its place and
+	// the client would never learn that its data was changed.
+	ErrInvalidUTF8 = fmt.Errorf("%w: not valid UTF-8", ErrBadBody)
 )
 
 // Content types of the documents the encoders produce. Eureka sends them
@@ -101,7 +109,9 @@ func AppendInstanceDocument(dst []byte, f view.Format, inst *actors.Instance) []
 // for a charset other than utf-8 or iso-8859-1 (and their aliases utf8,
 // us-ascii, latin1). A body labelled iso-8859-1 that is not valid UTF-8 is
 // transcoded from Latin-1; a valid UTF-8 body is taken as is, since that is
-// what mislabelled clients send. An undecodable body gives an error wrapping
+// what mislabelled clients send. Any other body that is not valid UTF-8 (an
+// XML document counts as Latin-1 when its declaration says so) gives an
+// error wrapping ErrInvalidUTF8. An undecodable body gives an error wrapping
 // ErrBadBody.
 //
 // Decoding is lenient in the ways real clients need (Java, fargo,
@@ -190,6 +200,22 @@ func latin1ToUTF8(b []byte) []byte {
 		out = utf8.AppendRune(out, rune(c))
 	}
 	return out
+}
+
+// checkUTF8 returns an error wrapping ErrInvalidUTF8 that names the first
+// byte of b that does not start a valid UTF-8 sequence, or nil.
+func checkUTF8(b []byte) error {
+	if utf8.Valid(b) {
+		return nil
+	}
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return fmt.Errorf("%w: byte 0x%02x at offset %d", ErrInvalidUTF8, b[i], i)
+		}
+		i += size
+	}
+	return ErrInvalidUTF8 // not reached: utf8.Valid said there is one
 }
 
 // badBody wraps a decoding failure in ErrBadBody.

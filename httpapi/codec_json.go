@@ -319,8 +319,13 @@ func decodeInstanceJSON(body []byte) (*actors.Instance, error) {
 }
 
 // parseJSON parses exactly one JSON value, numbers kept as json.Number so
-// that no precision is lost and metadata numbers keep their text.
+// that no precision is lost and metadata numbers keep their text. A body
+// that is not valid UTF-8 is ErrInvalidUTF8: encoding/json would replace
+// each bad byte with U+FFFD and so store a value the client never sent.
 func parseJSON(body []byte) (any, error) {
+	if err := checkUTF8(body); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any

@@ -410,11 +410,32 @@ func unescapeXMLName(name string) string {
 //   - unknown elements, comments and processing instructions ignored.
 //
 // A root other than <instance>, malformed XML, or content after the root is
-// ErrBadBody. Element names match on their local part; namespaces are
-// ignored.
+// ErrBadBody. A document read as UTF-8 (no encoding declaration, or a UTF-8
+// or US-ASCII one) that is not valid UTF-8 anywhere, comments included, is
+// ErrInvalidUTF8, whether or not encoding/xml noticed. Element names match
+// on their local part; namespaces are ignored.
 func decodeInstanceXML(body []byte) (*actors.Instance, error) {
 	d := xml.NewDecoder(bytes.NewReader(body))
-	d.CharsetReader = xmlCharsetReader
+	latin1 := false
+	d.CharsetReader = func(label string, input io.Reader) (io.Reader, error) {
+		r, err := xmlCharsetReader(label, input)
+		latin1 = err == nil && isLatin1Label(label)
+		return r, err
+	}
+	inst, err := decodeXMLInstance(d)
+	// encoding/xml reports a bad byte in text as a bare "invalid UTF-8"
+	// syntax error, in a name as an invalid name, and not at all in a
+	// comment; checking the body itself gives one clear answer.
+	if !latin1 {
+		if uerr := checkUTF8(body); uerr != nil {
+			return nil, uerr
+		}
+	}
+	return inst, err
+}
+
+// decodeXMLInstance reads the <instance> document from d.
+func decodeXMLInstance(d *xml.Decoder) (*actors.Instance, error) {
 	root, err := xmlRoot(d)
 	if err != nil {
 		return nil, err
@@ -740,7 +761,8 @@ func xmlCharsetReader(label string, input io.Reader) (io.Reader, error) {
 	switch strings.ToLower(strings.TrimSpace(label)) {
 	case "utf-8", "utf8", "us-ascii", "ascii":
 		return input, nil
-	case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1":
+	}
+	if isLatin1Label(label) {
 		b, err := io.ReadAll(input)
 		if err != nil {
 			return nil, err
@@ -751,4 +773,13 @@ func xmlCharsetReader(label string, input io.Reader) (io.Reader, error) {
 		return bytes.NewReader(b), nil
 	}
 	return nil, fmt.Errorf("unsupported encoding %q", label)
+}
+
+// isLatin1Label reports whether an XML encoding label names ISO-8859-1.
+func isLatin1Label(label string) bool {
+	switch strings.ToLower(strings.TrimSpace(label)) {
+	case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1":
+		return true
+	}
+	return false
 }

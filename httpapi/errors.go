@@ -31,6 +31,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &he):
 		writeText(w, he.code, he.msg)
+	case errors.Is(err, ErrInvalidUTF8):
+		// Before ErrBadBody, which it wraps: the client gets the byte and
+		// its offset in plain text, not Eureka's generic parse error.
+		writeText(w, http.StatusBadRequest, strings.TrimPrefix(err.Error(), "httpapi: "))
 	case errors.Is(err, ErrBadBody):
 		// Eureka's provider answers undecodable bodies in the request's
 		// own format.

@@ -147,14 +147,42 @@ func (s *Server) statusOverrides(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, s.cfg.View.Snapshot().Overrides())
 }
 
+// memberRow is one element of GET /cluster/members: the Member, and for
+// this node alone its full self-preservation reading (what it decided, why,
+// and the figures behind it).
+type memberRow struct {
+	Member
+	SelfPreservationDetail *selfPreservationJSON `json:"selfPreservationDetail,omitempty"`
+}
+
+// members serves GET /cluster/members: a JSON array with one row per member.
+// This node's row says what it decided about self-preservation: the
+// cluster layer's SelfPreservation and RenewalsLastWindow when it filled
+// them, this node's own reading otherwise, and selfPreservationDetail.
 func (s *Server) members(w http.ResponseWriter, _ *http.Request) {
-	members := []Member{}
+	var members []Member
 	if s.cfg.Cluster != nil {
 		members = s.cfg.Cluster.Members()
 	} else {
-		members = append(members, Member{Name: s.cfg.NodeName, State: "alive", Owned: 1})
+		members = []Member{{Name: s.cfg.NodeName, State: "alive", Owned: 1}}
 	}
-	writeJSON(w, http.StatusOK, members)
+	st := s.cfg.Registry.SelfPreservation()
+	rows := make([]memberRow, len(members))
+	for i, m := range members {
+		rows[i].Member = m
+		if m.Name != s.cfg.NodeName || st == nil {
+			continue
+		}
+		if m.SelfPreservation == "" {
+			rows[i].SelfPreservation = selfPreservationDecision(st)
+		}
+		if m.RenewalsLastWindow == 0 {
+			rows[i].RenewalsLastWindow = st.LocalRenewals
+		}
+		v := selfPreservationView(st)
+		rows[i].SelfPreservationDetail = &v
+	}
+	writeJSON(w, http.StatusOK, rows)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -24,7 +26,12 @@ type Registry interface {
 	DeleteOverride(ctx context.Context, app, id string, s actors.Status, lastDirty *int64, replicated bool) (bool, error)
 	UpdateMetadata(ctx context.Context, app, id string, kv map[string]string, replicated bool) (bool, error)
 	Get(ctx context.Context, app, id string) (inst *actors.Instance, expired, ok bool, err error)
+	// SelfPreservation is the current self-preservation reading; never nil.
 	SelfPreservation() *actors.SelfPreservationStatus
+	// SetSelfPreservation switches self-preservation on or off at run time
+	// (PUT /admin/self-preservation) and returns once the new state is
+	// published, so that SelfPreservation reads it back.
+	SetSelfPreservation(ctx context.Context, enabled bool) error
 }
 
 // Snapshots gives the read snapshots (view.View implements it).
@@ -43,6 +50,16 @@ type Member struct {
 	Owned   float64 `json:"owned"` // share of applications this member owns
 	// URL is the member's Eureka API base URL, when known.
 	URL string `json:"url,omitempty"`
+	// SelfPreservation is the member's self-preservation decision and why,
+	// as it last reported it (its actors.SelfPreservationStatus.Reason,
+	// e.g. "engaged: 3 renewals … at or below the threshold of 8 …"); ""
+	// when not known. The cluster layer fills it; the API fills it for this
+	// node when the cluster layer has not (always for a single node).
+	SelfPreservation string `json:"selfPreservation,omitempty"`
+	// RenewalsLastWindow is the number of client renewals the member
+	// counted itself in its last complete renewal window (its own share of
+	// the cluster-wide figure); 0 when not known.
+	RenewalsLastWindow int64 `json:"renewalsLastWindow,omitempty"`
 }
 
 // Cluster reports cluster membership; nil means a single node.
@@ -58,7 +75,10 @@ type Config struct {
 	View Snapshots
 	// Cluster lists members for /eureka/status and /cluster/members.
 	Cluster Cluster
-	// Ready reports whether the node is ready (/readyz). Nil: always.
+	// Ready reports whether the node has finished its initial cluster sync.
+	// While it returns false, /readyz answers 503 and every registry read
+	// answers 403 (see gate), so that clients fetch from another server;
+	// writes are accepted. Nil: always ready.
 	Ready func() bool
 	// NodeName and Version describe this node in /eureka/status.
 	NodeName, Version string
@@ -107,21 +127,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 
 func (s *Server) routes() {
 	for _, base := range BasePaths {
-		s.handle("GET "+base+"/apps", "apps", s.getApps)
-		s.handle("GET "+base+"/apps/{$}", "apps", s.getApps)
-		s.handle("GET "+base+"/apps/delta", "delta", s.getDelta)
-		s.handle("GET "+base+"/apps/delta/{$}", "delta", s.getDelta)
-		s.handle("GET "+base+"/apps/{app}", "app", s.getApp)
+		// Registry reads are gated on readiness; writes are not.
+		s.handle("GET "+base+"/apps", "apps", s.gate(s.getApps))
+		s.handle("GET "+base+"/apps/{$}", "apps", s.gate(s.getApps))
+		s.handle("GET "+base+"/apps/delta", "delta", s.gate(s.getDelta))
+		s.handle("GET "+base+"/apps/delta/{$}", "delta", s.gate(s.getDelta))
+		s.handle("GET "+base+"/apps/{app}", "app", s.gate(s.getApp))
 		s.handle("POST "+base+"/apps/{app}", "register", s.register)
-		s.handle("GET "+base+"/apps/{app}/{id}", "instance", s.getInstance)
+		s.handle("GET "+base+"/apps/{app}/{id}", "instance", s.gate(s.getInstance))
 		s.handle("PUT "+base+"/apps/{app}/{id}", "renew", s.renew)
 		s.handle("DELETE "+base+"/apps/{app}/{id}", "cancel", s.cancel)
 		s.handle("PUT "+base+"/apps/{app}/{id}/status", "status", s.setStatus)
 		s.handle("DELETE "+base+"/apps/{app}/{id}/status", "status", s.deleteStatus)
 		s.handle("PUT "+base+"/apps/{app}/{id}/metadata", "metadata", s.metadata)
-		s.handle("GET "+base+"/instances/{id}", "instance", s.getInstanceByID)
-		s.handle("GET "+base+"/vips/{vip}", "vip", s.getVIP)
-		s.handle("GET "+base+"/svips/{svip}", "vip", s.getSVIP)
+		s.handle("GET "+base+"/instances/{id}", "instance", s.gate(s.getInstanceByID))
+		s.handle("GET "+base+"/vips/{vip}", "vip", s.gate(s.getVIP))
+		s.handle("GET "+base+"/svips/{svip}", "vip", s.gate(s.getSVIP))
 		s.handle("POST "+base+"/peerreplication/batch", "batch", s.batch)
 		s.handle("POST "+base+"/peerreplication/batch/{$}", "batch", s.batch)
 		s.handle("PUT "+base+"/asg/{asg}/status", "asg", s.asgStatus)
@@ -131,16 +152,66 @@ func (s *Server) routes() {
 	s.handle("GET /cluster/members", "members", s.members)
 	s.handle("GET /healthz", "health", func(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, "ok") })
 	s.handle("GET /readyz", "ready", s.readyz)
+	// Operator endpoints. There is no authentication yet: when auth lands,
+	// everything under /admin/ goes behind it (a PUT here changes whether
+	// the registry evicts anything).
+	s.handle("GET /admin/self-preservation", "admin", s.getSelfPreservation)
+	s.handle("PUT /admin/self-preservation", "admin", s.putSelfPreservation)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
 }
 
-// handle registers h for pattern, counting requests under route.
+// handle registers h for pattern, counting requests under route. The {app}
+// and {id} path values are checked before h runs (see checkPathValues).
 func (s *Server) handle(pattern, route string, h http.HandlerFunc) {
 	c := s.metrics.requests.WithLabelValues(route)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		c.Inc()
+		if err := checkPathValues(r); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		h(w, r)
 	})
+}
+
+// errNotReady is the answer to a registry read while the node is not ready.
+var errNotReady = &httpError{code: http.StatusForbidden,
+	msg: "not ready: initial cluster sync in progress; fetch from another server"}
+
+// gate answers 403 while the node is not ready (Config.Ready), as Netflix
+// Eureka does during waitTimeInMsWhenSyncEmpty: a node that has not synced
+// yet would serve an empty or partial registry, and the Java client and
+// fargo treat a 403 on a fetch as "try the next server", whereas a 200 with
+// a partial registry would be believed (and a 404 on an instance taken as
+// "gone"). Netflix gates apps, delta, one app and the VIPs; Heureka gates
+// the instance GETs as well, for the same reason.
+func (s *Server) gate(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Ready != nil && !s.cfg.Ready() {
+			s.fail(w, r, errNotReady)
+			return
+		}
+		h(w, r)
+	}
+}
+
+// checkPathValues rejects an {app} or {id} path value that no registry
+// entry can have: one holding '/' (sent as %2F; net/http's mux matches it
+// within one segment and unescapes it) or bytes that are not UTF-8 (sent
+// as, e.g., %FF). Such a name could be registered but never addressed by a
+// client that builds paths from it, and Tomcat (Eureka's container) refuses
+// encoded slashes with 400 too.
+func checkPathValues(r *http.Request) error {
+	for _, p := range [...]struct{ key, what string }{{"app", "app name"}, {"id", "instance id"}} {
+		v := r.PathValue(p.key)
+		switch {
+		case strings.Contains(v, "/"):
+			return badRequest(fmt.Sprintf("%s %s must not contain '/' (sent as %%2F)", p.what, jsonString(v)))
+		case !utf8.ValidString(v):
+			return badRequest(fmt.Sprintf("%s %s is not valid UTF-8", p.what, jsonString(v)))
+		}
+	}
+	return nil
 }
 
 // replicated reports whether a request comes from a Eureka peer.

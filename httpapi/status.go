@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,14 +15,44 @@ import (
 
 // statusInfo is Eureka's StatusInfo (GET status): general statistics, the
 // cluster replicas and this server's own instance.
+//
+// Heureka adds a selfPreservation element after isHeathly: what this node
+// decided about self-preservation and why. It is a typed object of its own
+// rather than more generalStats entries, because generalStats is a map of
+// strings and the figures are numbers and booleans; nothing that reads
+// Eureka's StatusInfo looks past the fields it knows.
 type statusInfo struct {
 	general  [][2]string // name, value in Eureka's order
 	replicas [3]string   // registered, available, unavailable
 	self     *actors.Instance
 	healthy  bool
+	sp       selfPreservationJSON
 }
 
-func (s *Server) statusInfo() statusInfo {
+// defaultStatusPort is reported when the request carries no local address
+// (the handler was called without an http.Server).
+const defaultStatusPort = 8761
+
+// localPort is the TCP port the request arrived on. It comes from the
+// connection (http.LocalAddrContextKey) rather than from a Config field:
+// that is the port clients really reach, also when the listen address asks
+// for a free port (":0") or several listeners share one handler, and it
+// needs nothing from whoever assembles the node.
+func localPort(r *http.Request) int {
+	switch a := r.Context().Value(http.LocalAddrContextKey).(type) {
+	case *net.TCPAddr:
+		return a.Port
+	case net.Addr:
+		if _, p, err := net.SplitHostPort(a.String()); err == nil {
+			if n, err := strconv.Atoi(p); err == nil {
+				return n
+			}
+		}
+	}
+	return defaultStatusPort
+}
+
+func (s *Server) statusInfo(r *http.Request) statusInfo {
 	var st statusInfo
 	up := time.Since(s.started)
 	days := int(up.Hours()) / 24
@@ -68,16 +100,17 @@ func (s *Server) statusInfo() statusInfo {
 	st.replicas = [3]string{strings.Join(reg, ", "), strings.Join(avail, ""), strings.Join(unavail, "")}
 	host, _ := os.Hostname()
 	st.self = &actors.Instance{InstanceID: s.cfg.NodeName, HostName: host, App: "HEUREKA", IPAddr: host,
-		Status: actors.StatusUp, OverriddenStatus: actors.StatusUnknown, Port: actors.Port{Number: 8761, Enabled: true},
+		Status: actors.StatusUp, OverriddenStatus: actors.StatusUnknown, Port: actors.Port{Number: localPort(r), Enabled: true},
 		CountryID: 1, DataCenterInfo: actors.DataCenterInfo{Name: "MyOwn"},
 		LeaseInfo:                     actors.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90},
 		IsCoordinatingDiscoveryServer: true, Metadata: map[string]string{"version": s.cfg.Version}}
 	st.healthy = s.cfg.Ready == nil || s.cfg.Ready()
+	st.sp = selfPreservationView(s.cfg.Registry.SelfPreservation())
 	return st
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	st := s.statusInfo()
+	st := s.statusInfo(r)
 	f := entityFormat(r)
 	var b strings.Builder
 	if f == 0 { // JSON
@@ -93,7 +126,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		inst := AppendInstanceDocument(nil, f, st.self)
 		// Unwrap {"instance":…} to embed the object.
 		b.Write(inst[len(`{"instance":`) : len(inst)-1])
-		fmt.Fprintf(&b, `,"isHeathly":%t}`, st.healthy)
+		fmt.Fprintf(&b, `,"isHeathly":%t,"selfPreservation":%s}`, st.healthy, marshalJSON(st.sp))
 	} else {
 		b.WriteString("<status>\n  <generalStats>\n")
 		for _, kv := range st.general {
@@ -103,7 +136,9 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 			"    <available-replicas>%s</available-replicas>\n    <unavailable-replicas>%s</unavailable-replicas>\n  </applicationStats>\n",
 			escapeXMLText(st.replicas[0]), escapeXMLText(st.replicas[1]), escapeXMLText(st.replicas[2]))
 		b.Write(AppendInstanceDocument(nil, f, st.self))
-		fmt.Fprintf(&b, "\n  <isHeathly>%t</isHeathly>\n</status>", st.healthy)
+		fmt.Fprintf(&b, "\n  <isHeathly>%t</isHeathly>\n", st.healthy)
+		appendSelfPreservationXML(&b, st.sp)
+		b.WriteString("</status>")
 	}
 	writeEntity(w, http.StatusOK, f, []byte(b.String()))
 }

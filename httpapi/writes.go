@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/heureka/heureka/actors"
 )
@@ -62,6 +63,11 @@ func validateRegistration(inst *actors.Instance, pathApp string) error {
 		return badRequest("Missing dataCenterInfo")
 	case inst.DataCenterInfo.Name == "":
 		return badRequest("Missing dataCenterInfo Name")
+	// Not Eureka's: names that no path can address (see checkPathValues).
+	case strings.Contains(inst.App, "/"):
+		return badRequest(fmt.Sprintf("app name %s must not contain '/'", jsonString(inst.App)))
+	case strings.Contains(inst.ID(), "/"):
+		return badRequest(fmt.Sprintf("instance id %s must not contain '/'", jsonString(inst.ID())))
 	}
 	if inst.DataCenterInfo.Name == "Amazon" && inst.DataCenterInfo.Metadata[actors.AmazonInstanceIDKey] == "" {
 		if inst.DataCenterInfo.Metadata == nil {
@@ -206,6 +212,12 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 	for k, vs := range r.URL.Query() {
 		if k == "" || k == "@class" {
 			continue
+		}
+		// Bodies must be UTF-8 (ErrInvalidUTF8); so must metadata sent
+		// in the query (%FF), or the encoders would store U+FFFD.
+		if !utf8.ValidString(k) || !utf8.ValidString(vs[0]) {
+			s.fail(w, r, badRequest(fmt.Sprintf("metadata %s=%s is not valid UTF-8", jsonString(k), jsonString(vs[0]))))
+			return
 		}
 		kv[k] = vs[0]
 	}
