@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // eurekaSP returns a selfPreservation with Eureka's defaults (one-minute
@@ -112,4 +113,63 @@ func TestSelfPreservationRecount(t *testing.T) {
 			assert.Equal(t, tc.want, sp.expected)
 		})
 	}
+}
+
+// Cluster-wide windows: the peers' counts add to the local one, and
+// engagement is dated.
+func TestSelfPreservationCloseWindow(t *testing.T) {
+	sp := eurekaSP(true, 10) // threshold 17 per minute
+	sp.releaseAfter = 15 * time.Minute
+	t0 := testEpoch
+	sp.closeWindow(t0, 5, 15, 2)
+	assert.Equal(t, int64(20), sp.renewsLastWindow)
+	assert.False(t, sp.engaged(), "5 here + 15 on two peers is above 17")
+	st := sp.status()
+	assert.Equal(t, 3, st.Members)
+	assert.Contains(t, st.Reason, "not engaged")
+
+	sp.closeWindow(t0.Add(time.Minute), 5, 0, 0) // the peers are cut off
+	assert.True(t, sp.engaged())
+	assert.Equal(t, t0.Add(time.Minute), sp.engagedSince)
+	assert.Contains(t, sp.status().Reason, "engaged: 5 renewals")
+
+	sp.closeWindow(t0.Add(2*time.Minute), 5, 15, 2) // back
+	assert.False(t, sp.engaged(), "releases as soon as renewals recover")
+	assert.True(t, sp.engagedSince.IsZero())
+}
+
+// The release rule: engaged for a whole recount interval, the measured rate
+// becomes the expectation, so a scale-down never sticks (Eureka #1267).
+func TestSelfPreservationReleasesAfterRecountInterval(t *testing.T) {
+	sp := eurekaSP(true, 100) // 200 renewals a minute expected, threshold 170
+	sp.releaseAfter = 15 * time.Minute
+	t0 := testEpoch
+	for m := 0; m < 15; m++ {
+		sp.closeWindow(t0.Add(time.Duration(m)*time.Minute), 140, 0, 0) // 30 of 100 died silently
+		require.True(t, sp.engaged(), "minute %d", m)
+		// Eureka's own recount cannot let go: the dead are still counted.
+		sp.recount(100)
+	}
+	sp.closeWindow(t0.Add(15*time.Minute), 140, 0, 0)
+	assert.False(t, sp.engaged(), "released one recount interval after engaging")
+	assert.Equal(t, 70, sp.expected, "140 renewals a minute = 70 clients")
+	assert.Contains(t, sp.status().Reason, "released")
+	// The dead are evicted: each eviction lowers the expectation; the live
+	// 70 stay above the threshold of the rest.
+	for range 30 {
+		sp.onEvent(&Event{Action: ActionDeleted})
+	}
+	sp.closeWindow(t0.Add(16*time.Minute), 140, 0, 0)
+	assert.False(t, sp.engaged())
+	sp.recount(70)
+	assert.Equal(t, 70, sp.expected, "the recount brings the expectation back to the live fleet")
+}
+
+// Switched off at run time, it never engages; switched on, it recounts.
+func TestSelfPreservationNotEngagedWhenOff(t *testing.T) {
+	sp := eurekaSP(false, 10)
+	sp.closeWindow(testEpoch, 0, 0, 0)
+	assert.False(t, sp.engaged())
+	assert.True(t, sp.expirationEnabled())
+	assert.Contains(t, sp.status().Reason, "off")
 }
