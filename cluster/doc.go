@@ -21,20 +21,59 @@
 //
 // # Replication
 //
-// The Replicator (replicate.go, whose design note says more) is the
-// memberlist Delegate of a node. It fans every local registry change out to
-// every member in per-peer batches, forwards client renewals, coalesced, to
-// each application's owner (rendezvous hashing over the live members),
-// decides which applications this node owns and may evict, and runs
-// anti-entropy: per-application digests through push/pull, on membership
-// changes and periodically, then transfers of the applications that differ.
-// It implements actors.Sink and actors.Ownership.
+// The Replicator is the memberlist Delegate of a node. Each mechanism has
+// its own file and design note:
+//
+//   - ownership.go: rendezvous hashing of application names over the alive
+//     members; only the owner evicts, and a lease is evicted only after it
+//     has been silent for a whole lease duration after this node came to
+//     own the application (start or takeover): the grace is per lease.
+//   - peerlink.go: one sending goroutine per peer with bounded queues per
+//     message class (control, renewals, records, transfers). Every send
+//     returns within Config.StreamTimeout, so a peer that stops reading or
+//     dies mid-transfer slows only its own link; its transfers are abandoned
+//     when it leaves.
+//   - forward.go: client renewals are applied where they arrive and
+//     forwarded, coalesced, to the owner: at most one message per renewal,
+//     whatever the cluster size.
+//   - antientropy.go: per-application digests through push/pull, on
+//     membership changes and periodically; for an application that differs
+//     the asker lists its (id, version) pairs and the peer sends only the
+//     records that are newer or missing, so a heal moves what differs. A
+//     joining node is ready after its initial sync and serves no registry
+//     reads before.
+//   - load.go: every member reports the client renewals it counted per
+//     window, so self-preservation weighs cluster-wide figures
+//     (actors.RenewalPeers).
+//   - receive.go: incoming messages are routed by class without holding
+//     memberlist's goroutines for long.
+//
+// # Deletes stay deleted
+//
+// Every record carries a version (HLC time plus node name) that all nodes
+// order the same way, and the lease's last renewal as the sender knows it.
+// A cancel or an eviction leaves a tombstone, aged by its HLC deletion time,
+// so it expires at the same moment everywhere; expired tombstones are
+// neither stored on receipt nor transferred, so nodes cannot re-seed each
+// other. A copy that outlives every tombstone (a side of a partition longer
+// than the TTL, where self-preservation kept the instance) is recognised on
+// arrival: older than the TTL, unknown to the receiver, and its lease run
+// out by the sender's own account. The receiver refuses it and answers with
+// an eviction tombstone newer than it, which deletes the copy on every node;
+// a client that is in fact still renewing overrules that eviction where it
+// renews, as it overrules any eviction, or registers again on its next 404.
+// So no partition length brings a deleted instance back, and a copied lease
+// is never born fresh. (A node in its initial sync takes every record: it
+// holds nothing it could have deleted, and the others judge what it copied
+// when they meet it.) The TTL must exceed the longest lease; it is
+// --tombstone-ttl, 10 minutes by default.
 //
 // # Fault injection
 //
 // MemNetwork is an in-memory network of memberlist transports that tests and
 // simulations use instead of UDP/TCP: partitions, packet loss and delay, and
-// crashed hosts, decided by a seeded random source, with per-node counters of
+// crashed hosts, and peers that accept streams but never read them (Stall),
+// decided by a seeded random source, with per-node counters of
 // the bytes each node sends.
 //
 // # Logging
