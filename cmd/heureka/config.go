@@ -108,9 +108,6 @@ type Config struct {
 	// --max-body-bytes, HEUREKA_MAX_BODY_BYTES, default 1048576 (1 MiB);
 	// accepts a KiB, MiB or GiB suffix.
 	MaxBodyBytes int64
-	// ReadyTimeout is the longest /readyz waits for the initial cluster sync
-	// before reporting ready anyway; 0 does not wait.
-	// --ready-timeout, HEUREKA_READY_TIMEOUT, default 30s.
 	// RenewForwardInterval is how often renewals of applications owned by
 	// another node are forwarded to it, coalesced.
 	// --renew-forward-interval, HEUREKA_RENEW_FORWARD_INTERVAL, default 1s.
@@ -119,7 +116,23 @@ type Config struct {
 	// with a random peer. --anti-entropy-interval,
 	// HEUREKA_ANTI_ENTROPY_INTERVAL, default 5s.
 	AntiEntropyInterval time.Duration
-	ReadyTimeout        time.Duration
+	// ReadyTimeout is the longest a node waits for its initial cluster sync
+	// before it reports ready anyway (/readyz 200, registry reads served
+	// instead of 403). 0 does not wait: the node is ready at once, which
+	// suits a first node or a test; negative is rejected.
+	// --ready-timeout, HEUREKA_READY_TIMEOUT, default 30s.
+	ReadyTimeout time.Duration
+	// TombstoneTTL is how long a cancelled or evicted instance's tombstone
+	// is kept, so that a stale copy replicated late cannot bring the
+	// instance back. Raise it when partitions may last longer; must be
+	// positive. --tombstone-ttl, HEUREKA_TOMBSTONE_TTL, default 10m.
+	TombstoneTTL time.Duration
+	// HTTPWriteTimeout bounds the writing of one HTTP response, so that a
+	// client that stops reading cannot hold a connection forever. Raise it
+	// for very large registries on slow links (a full fetch of 1M instances
+	// is ~1 GB of JSON); must be positive.
+	// --http-write-timeout, HEUREKA_HTTP_WRITE_TIMEOUT, default 2m.
+	HTTPWriteTimeout time.Duration
 	// LogLevel is debug, info, warn or error.
 	// --log-level, HEUREKA_LOG_LEVEL, default "info".
 	LogLevel string
@@ -157,6 +170,8 @@ func DefaultConfig() Config {
 		DeltaRetentionInterval:         30 * time.Second,
 		MaxBodyBytes:                   1 << 20,
 		ReadyTimeout:                   30 * time.Second,
+		TombstoneTTL:                   10 * time.Minute,
+		HTTPWriteTimeout:               2 * time.Minute,
 		RenewForwardInterval:           time.Second,
 		AntiEntropyInterval:            5 * time.Second,
 		LogLevel:                       "info",
@@ -237,7 +252,7 @@ var options = []option{
 	durationOpt("delta-retention", "how long a change stays in the delta served by /eureka/apps/delta", func(c *Config) *time.Duration { return &c.DeltaRetention }),
 	durationOpt("delta-retention-interval", "how often expired deltas are dropped", func(c *Config) *time.Duration { return &c.DeltaRetentionInterval }),
 	boolOpt("lease-duration-doubling", "reproduce Java Eureka's bug that a renewed lease expires after twice its duration", func(c *Config) *bool { return &c.LeaseDurationDoubling }),
-	durationOpt("response-cache-update-interval", "when > 0, emulate Eureka's read-only response cache: reads refresh at most this often", func(c *Config) *time.Duration { return &c.ResponseCacheUpdateInterval }),
+	durationOpt("response-cache-update-interval", "when > 0, emulate Eureka's read-only response cache: reads refresh at most this often", func(c *Config) *time.Duration { return &c.ResponseCacheUpdateInterval }, zeroAllowed),
 	{
 		name: "max-body-bytes", arg: "bytes",
 		usage: "largest request body accepted; a KiB, MiB or GiB suffix is allowed",
@@ -250,7 +265,9 @@ var options = []option{
 	},
 	durationOpt("renew-forward-interval", "how often coalesced renewals are forwarded to each application's owner", func(c *Config) *time.Duration { return &c.RenewForwardInterval }),
 	durationOpt("anti-entropy-interval", "how often this node compares registry digests with a random peer", func(c *Config) *time.Duration { return &c.AntiEntropyInterval }),
-	durationOpt("ready-timeout", "longest /readyz waits for the initial cluster sync before reporting ready anyway", func(c *Config) *time.Duration { return &c.ReadyTimeout }),
+	durationOpt("ready-timeout", "longest wait for the initial cluster sync before the node reports ready anyway; 0 does not wait", func(c *Config) *time.Duration { return &c.ReadyTimeout }, zeroAllowed),
+	durationOpt("tombstone-ttl", "how long a cancelled or evicted instance's tombstone is kept against stale replicas", func(c *Config) *time.Duration { return &c.TombstoneTTL }),
+	durationOpt("http-write-timeout", "longest time to write one HTTP response", func(c *Config) *time.Duration { return &c.HTTPWriteTimeout }),
 	{
 		name: "log-level", arg: "level", quote: true,
 		usage: "debug, info, warn or error",
@@ -284,16 +301,39 @@ func stringOpt(name, arg, usage string, field func(*Config) *string) option {
 	}
 }
 
-func durationOpt(name, usage string, field func(*Config) *time.Duration) option {
+// zeroAllowed marks a duration option that may be 0 (what 0 means is in its
+// usage); durations are otherwise positive, and never negative.
+const zeroAllowed = true
+
+// durationOpt is a duration option that must be positive, or not negative
+// when zeroOK (zeroAllowed) is given. The bound is checked as the value is
+// read, so that the error names the flag, environment variable or file key
+// the value came from; Validate checks the same bounds on the final Config.
+func durationOpt(name, usage string, field func(*Config) *time.Duration, zeroOK ...bool) option {
+	allowZero := len(zeroOK) > 0 && zeroOK[0]
 	return option{
 		name: name, arg: "duration", usage: usage,
 		set: func(c *Config, v string) error {
 			d, err := parseDuration(v)
+			if err == nil {
+				err = checkDuration(d, allowZero)
+			}
 			*field(c) = d
 			return err
 		},
 		get: func(c Config) string { return formatDuration(*field(&c)) },
 	}
+}
+
+// checkDuration rejects a negative duration, and 0 unless allowZero.
+func checkDuration(d time.Duration, allowZero bool) error {
+	switch {
+	case allowZero && d < 0:
+		return errors.New("must not be negative")
+	case !allowZero && d <= 0:
+		return errors.New("must be positive")
+	}
+	return nil
 }
 
 func boolOpt(name, usage string, field func(*Config) *bool) option {
@@ -597,17 +637,19 @@ func (c Config) Validate() error {
 		{"delta-retention-interval", c.DeltaRetentionInterval},
 		{"renew-forward-interval", c.RenewForwardInterval},
 		{"anti-entropy-interval", c.AntiEntropyInterval},
+		{"tombstone-ttl", c.TombstoneTTL},
+		{"http-write-timeout", c.HTTPWriteTimeout},
 	}
 	for _, p := range positive {
-		if p.d <= 0 {
-			bad(p.name, formatDuration(p.d), "must be positive")
+		if err := checkDuration(p.d, false); err != nil {
+			bad(p.name, formatDuration(p.d), "%v", err)
 		}
 	}
 	if c.ResponseCacheUpdateInterval < 0 {
 		bad("response-cache-update-interval", formatDuration(c.ResponseCacheUpdateInterval), "must not be negative (0 disables the response cache)")
 	}
 	if c.ReadyTimeout < 0 {
-		bad("ready-timeout", formatDuration(c.ReadyTimeout), "must not be negative")
+		bad("ready-timeout", formatDuration(c.ReadyTimeout), "must not be negative (0 does not wait for the initial sync)")
 	}
 	if !(c.RenewalPercentThreshold > 0 && c.RenewalPercentThreshold <= 1) {
 		bad("renewal-percent-threshold", c.RenewalPercentThreshold, "must be greater than 0 and at most 1")

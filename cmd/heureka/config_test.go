@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,6 +59,8 @@ func TestDefaultConfig(t *testing.T) {
 		DeltaRetentionInterval:         30 * time.Second,
 		MaxBodyBytes:                   1 << 20,
 		ReadyTimeout:                   30 * time.Second,
+		TombstoneTTL:                   10 * time.Minute,
+		HTTPWriteTimeout:               2 * time.Minute,
 		RenewForwardInterval:           time.Second,
 		AntiEntropyInterval:            5 * time.Second,
 		LogLevel:                       "info",
@@ -106,6 +109,12 @@ func TestLoadConfigFlagsAndEnv(t *testing.T) {
 		{"max-body-bytes", "2MiB", with(func(c *Config) { c.MaxBodyBytes = 2 << 20 })},
 		{"max-body-bytes", "64 KiB", with(func(c *Config) { c.MaxBodyBytes = 64 << 10 })},
 		{"ready-timeout", "0s", with(func(c *Config) { c.ReadyTimeout = 0 })},
+		{"ready-timeout", "0", with(func(c *Config) { c.ReadyTimeout = 0 })},
+		{"ready-timeout", "2m", with(func(c *Config) { c.ReadyTimeout = 2 * time.Minute })},
+		{"tombstone-ttl", "1h", with(func(c *Config) { c.TombstoneTTL = time.Hour })},
+		{"tombstone-ttl", "90s", with(func(c *Config) { c.TombstoneTTL = 90 * time.Second })},
+		{"http-write-timeout", "10m", with(func(c *Config) { c.HTTPWriteTimeout = 10 * time.Minute })},
+		{"http-write-timeout", "500ms", with(func(c *Config) { c.HTTPWriteTimeout = 500 * time.Millisecond })},
 		{"renew-forward-interval", "250ms", with(func(c *Config) { c.RenewForwardInterval = 250 * time.Millisecond })},
 		{"anti-entropy-interval", "1s", with(func(c *Config) { c.AntiEntropyInterval = time.Second })},
 		{"log-level", "debug", with(func(c *Config) { c.LogLevel = "debug" })},
@@ -238,6 +247,8 @@ func TestLoadConfigYAMLFiles(t *testing.T) {
 				ResponseCacheUpdateInterval:    3 * time.Second,
 				MaxBodyBytes:                   2 << 20,
 				ReadyTimeout:                   5 * time.Second,
+				TombstoneTTL:                   30 * time.Minute,
+				HTTPWriteTimeout:               5 * time.Minute,
 				RenewForwardInterval:           time.Second,
 				AntiEntropyInterval:            5 * time.Second,
 				LogLevel:                       "debug",
@@ -465,6 +476,12 @@ func TestLoadConfigBadValues(t *testing.T) {
 		{"max-body-bytes", "0", "must be positive"},
 		{"max-body-bytes", "1MB", "byte count"},
 		{"ready-timeout", "-1s", "must not be negative"},
+		{"ready-timeout", "soon", "not a duration"},
+		{"tombstone-ttl", "0s", "must be positive"},
+		{"tombstone-ttl", "-10m", "must be positive"},
+		{"tombstone-ttl", "10", "not a duration"},
+		{"http-write-timeout", "0", "must be positive"},
+		{"http-write-timeout", "-2m", "must be positive"},
 		{"log-level", "verbose", "debug, info, warn or error"},
 		{"log-format", "xml", "text or json"},
 	}
@@ -482,6 +499,55 @@ func TestLoadConfigBadValues(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
+}
+
+// TestLoadConfigDurationBoundsNameTheSource: a duration out of its bounds is
+// rejected with a message naming where the value came from (flag,
+// environment variable or file key and line) and the value itself.
+func TestLoadConfigDurationBoundsNameTheSource(t *testing.T) {
+	tests := []struct {
+		name, value, want string // want: the reason
+	}{
+		{"tombstone-ttl", "0s", "must be positive"},
+		{"tombstone-ttl", "-1m", "must be positive"},
+		{"http-write-timeout", "0s", "must be positive"},
+		{"ready-timeout", "-5s", "must not be negative"},
+		{"eviction-interval", "0s", "must be positive"},
+		{"response-cache-update-interval", "-1s", "must not be negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
+			_, _, err := LoadConfig([]string{"--" + tt.name + "=" + tt.value}, envMap(nil))
+			require.Error(t, err)
+			assert.Equal(t, fmt.Sprintf("--%s: invalid value %q: %s", tt.name, tt.value, tt.want), err.Error())
+
+			env := "HEUREKA_" + strings.ToUpper(strings.ReplaceAll(tt.name, "-", "_"))
+			_, _, err = LoadConfig(nil, envMap(map[string]string{env: tt.value}))
+			require.Error(t, err)
+			assert.Equal(t, fmt.Sprintf("environment variable %s: invalid value %q: %s", env, tt.value, tt.want), err.Error())
+
+			p := writeYAML(t, "log-level: info\nheureka:\n  "+tt.name+": "+tt.value+"\n")
+			_, _, err = LoadConfig([]string{"--config", p}, envMap(nil))
+			require.Error(t, err)
+			assert.Equal(t, fmt.Sprintf("%s:3: heureka.%s: invalid value %q: %s", p, tt.name, tt.value, tt.want), err.Error())
+		})
+	}
+
+	t.Run("zero ready timeout is accepted everywhere", func(t *testing.T) {
+		p := writeYAML(t, "ready-timeout: 0s\n")
+		for _, src := range []struct {
+			args []string
+			env  map[string]string
+		}{
+			{args: []string{"--ready-timeout=0"}},
+			{env: map[string]string{"HEUREKA_READY_TIMEOUT": "0s"}},
+			{args: []string{"--config", p}},
+		} {
+			got, _, err := LoadConfig(src.args, envMap(src.env))
+			require.NoError(t, err, "%v %v", src.args, src.env)
+			assert.Zero(t, got.ReadyTimeout, "%v %v", src.args, src.env)
+		}
+	})
 }
 
 func TestLoadConfigEnvErrorNamesVariable(t *testing.T) {
@@ -566,6 +632,10 @@ func TestValidate(t *testing.T) {
 		{"defaults", func(c *Config) {}, nil},
 		{"ipv6 addresses", func(c *Config) { c.HTTPAddr = "[::1]:8761"; c.AdvertiseAddr = "[fd00::2]:7946" }, nil},
 		{"zero ready timeout and cache", func(c *Config) { c.ReadyTimeout = 0; c.ResponseCacheUpdateInterval = 0 }, nil},
+		{"negative ready timeout", func(c *Config) { c.ReadyTimeout = -time.Second },
+			[]string{`--ready-timeout: invalid value "-1s": must not be negative (0 does not wait for the initial sync)`}},
+		{"zero tombstone TTL and write timeout", func(c *Config) { c.TombstoneTTL = 0; c.HTTPWriteTimeout = -time.Minute },
+			[]string{`--tombstone-ttl: invalid value "0s": must be positive`, `--http-write-timeout: invalid value "-1m": must be positive`}},
 		{"join forms", func(c *Config) { c.Join = []string{"a", "a.b.c", "a:1", "10.0.0.1", "fd00::1", "[fd00::1]:7946"} }, nil},
 		{"empty http addr", func(c *Config) { c.HTTPAddr = "" }, []string{`--http-addr: invalid value ""`}},
 		{"advertise without port", func(c *Config) { c.AdvertiseAddr = "10.0.0.1" }, []string{"--advertise-addr", "host:port"}},
@@ -621,5 +691,5 @@ func TestEnvNames(t *testing.T) {
 		require.True(t, ok, name)
 		assert.Equal(t, env, o.env())
 	}
-	assert.Len(t, options, 25, "one option per Config field")
+	assert.Len(t, options, 26, "one option per Config field")
 }

@@ -19,6 +19,7 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 	nc.Logger = log
 	nc.Version = version
 	nc.MaxBodyBytes = c.MaxBodyBytes
+	nc.WriteTimeout = c.HTTPWriteTimeout
 
 	r := &nc.Registry
 	r.EvictionInterval = c.EvictionInterval
@@ -29,6 +30,7 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 	r.RenewalWindow = c.RenewalWindow
 	r.ExpectedInitialRenewers = c.ExpectedInitialRenewers
 	r.LeaseDurationDoubling = c.LeaseDurationDoubling
+	r.TombstoneTTL = c.TombstoneTTL
 
 	v := &nc.View
 	v.DeltaRetention = c.DeltaRetention
@@ -55,6 +57,8 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 	nc.Cluster = &cc
 
 	rp := cluster.DefaultReplicatorConfig()
+	// 0 passes through: the replicator is ready at once (LoadConfig has
+	// rejected negative values).
 	rp.ReadyTimeout = c.ReadyTimeout
 	rp.RenewFlushInterval = c.RenewForwardInterval
 	rp.AntiEntropyInterval = c.AntiEntropyInterval
