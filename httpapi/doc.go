@@ -1,4 +1,12 @@
 // Package httpapi is heureka's Eureka-compatible REST adapter: it decodes
 // Eureka JSON and XML requests, calls the registry, and serves the encoded
 // documents the view prepares with this package's encoders (see Encoders).
+//
+// Besides the Eureka API (under every BasePaths prefix) it serves
+// /healthz, /readyz, /metrics, /cluster/members and the operator endpoint
+// /admin/self-preservation, which is not authenticated yet.
+//
+// While Config.Ready reports false (initial cluster sync), registry reads
+// answer 403 and writes are accepted (gate, in server.go). Every error reaches
+// the client through fail (errors.go), the one error-to-status map.
 package httpapi
