@@ -18,8 +18,8 @@ run:
 clientdeps:
 	cd clients/js && npm ci --no-audit --no-fund
 
-## test: vet, then every test with the race detector (needs `make clientdeps` for the JS client test).
-test: vet
+## test: install the JS client packages, vet, then every test with the race detector.
+test: clientdeps vet
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 
 test-short:
