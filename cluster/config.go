@@ -90,13 +90,25 @@ type Config struct {
 	// to be gossiped (and Leave, when given no timeout). Default 5s.
 	LeaveTimeout time.Duration
 
+	// StreamTimeout bounds the writing of every stream this node dials, so
+	// SendReliable (and every reliable message of the replication layer)
+	// fails instead of blocking forever on a peer that accepted the
+	// connection but does not read, or died mid-transfer. It is a write
+	// deadline set when the stream is dialled: the whole message must be
+	// written within it. memberlist replaces it with its own TCPTimeout on
+	// the streams of its push/pull and TCP probes. Raise it when reliable
+	// messages are large and links slow. Default 10s.
+	StreamTimeout time.Duration
+
 	// Logger receives membership changes and memberlist's own log lines, with
 	// component=cluster and node=NodeName. Nil means slog.Default().
 	Logger *slog.Logger
 
 	// Transport carries gossip. Nil means memberlist's NetTransport (UDP +
 	// TCP on BindAddr:BindPort). Tests and simulations pass a transport from
-	// MemNetwork.NewTransport to inject faults.
+	// MemNetwork.NewTransport to inject faults. Either way Membership wraps
+	// it to bound stream writes (StreamTimeout), and shuts it down with the
+	// memberlist.
 	Transport memberlist.NodeAwareTransport
 
 	// Resolver resolves Join host names. Nil means
@@ -155,6 +167,7 @@ func DefaultConfig() Config {
 		ReconnectTimeout:  24 * time.Hour,
 		TombstoneTimeout:  time.Hour,
 		LeaveTimeout:      5 * time.Second,
+		StreamTimeout:     10 * time.Second,
 	}
 }
 
@@ -207,6 +220,8 @@ func (c *Config) Validate() error {
 		return bad("TombstoneTimeout %v must be positive", c.TombstoneTimeout)
 	case c.LeaveTimeout <= 0:
 		return bad("LeaveTimeout %v must be positive", c.LeaveTimeout)
+	case c.StreamTimeout <= 0:
+		return bad("StreamTimeout %v must be positive", c.StreamTimeout)
 	}
 	for _, j := range c.Join {
 		host, _, err := splitJoinAddr(j)

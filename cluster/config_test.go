@@ -16,6 +16,8 @@ func TestDefaultConfigsAreValid(t *testing.T) {
 	}
 	assert.Equal(t, DefaultPort, DefaultConfig().BindPort)
 	assert.Equal(t, "0.0.0.0", DefaultConfig().BindAddr)
+	assert.Equal(t, 10*time.Second, DefaultConfig().StreamTimeout)
+	assert.Equal(t, 10*time.Second, DefaultLocalConfig().StreamTimeout)
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -45,6 +47,8 @@ func TestConfigValidate(t *testing.T) {
 		{"reconnect timeout", func(c *Config) { c.ReconnectTimeout = 0 }, "ReconnectTimeout"},
 		{"tombstone", func(c *Config) { c.TombstoneTimeout = 0 }, "TombstoneTimeout"},
 		{"leave", func(c *Config) { c.LeaveTimeout = 0 }, "LeaveTimeout"},
+		{"stream timeout zero", func(c *Config) { c.StreamTimeout = 0 }, "StreamTimeout 0s must be positive"},
+		{"stream timeout negative", func(c *Config) { c.StreamTimeout = -time.Second }, "StreamTimeout -1s must be positive"},
 		{"join ok", func(c *Config) { c.Join = []string{"a.example:7000", "10.0.0.1", "[::1]:7946", "::1", "seeds"} }, ""},
 		{"join empty entry", func(c *Config) { c.Join = []string{""} }, `Join entry ""`},
 		{"join no host", func(c *Config) { c.Join = []string{":7946"} }, "no host"},

@@ -20,11 +20,11 @@ import (
 // Set it as memberlist.Config.LogOutput and leave Config.Logger nil:
 // memberlist refuses a config with both. Membership does this itself.
 // LogWriter is safe for concurrent use.
+//
+// It only logs: nothing in the package reads memberlist's log text to learn
+// what memberlist did, so discarding these lines loses no behaviour.
 type LogWriter struct {
 	logger *slog.Logger
-	// observe, if set, sees every line after parsing; Membership uses it to
-	// learn of suspicions, which memberlist reports only in its log.
-	observe func(level slog.Level, msg string)
 }
 
 // NewLogWriter returns a LogWriter that logs to l (slog.Default() if nil).
@@ -49,9 +49,6 @@ func (w *LogWriter) Write(p []byte) (int, error) {
 			continue
 		}
 		level, msg := parseLogLine(string(line))
-		if w.observe != nil {
-			w.observe(level, msg)
-		}
 		if w.logger.Enabled(context.Background(), level) {
 			w.logger.Log(context.Background(), level, msg)
 		}

@@ -17,11 +17,26 @@ package cluster
 //     (MergeDelegate) and whenever it is gossiped about (AliveDelegate).
 //   - Member states. memberlist's API lists live nodes only and does not say
 //     why a node went away. Membership keeps every member it has seen with a
-//     State: alive, suspect (this node's failure detector suspects it),
-//     dead (failed) or left (announced its leave). memberlist's leave
-//     message looks like a failure to the event API, so a leaving node first
-//     tells every live member directly (a control message) and sets a flag
-//     in its meta; that is how peers tell "left" from "dead".
+//     State: alive, suspect (this node's probes of it go unanswered), dead
+//     (failed) or left (announced its leave). memberlist's leave message
+//     looks like a failure to the event API, so a leaving node first tells
+//     every live member directly (a control message) and sets a flag in its
+//     meta; that is how peers tell "left" from "dead".
+//   - Suspicion. memberlist does not expose which members it suspects: its
+//     events cover joins, updates and deaths only, and the State of the
+//     nodes Members returns is never updated (memberlist tracks it in an
+//     unexported field; hashicorp/memberlist#266). So Membership watches
+//     memberlist's probes instead. Its PingDelegate is told of every probe
+//     a member answers directly. A live member that has answered none for
+//     longer than memberlist takes to probe every member twice is probed
+//     again with Memberlist.Ping, memberlist's own probe message; if it
+//     answers neither of two such pings it is suspect, until it answers a
+//     probe again or memberlist declares it dead. This runs every memberlist
+//     ProbeInterval, in its own goroutine. It differs from memberlist's own
+//     suspicion in two ways: it comes up to two rounds of probes later, and
+//     its confirming pings are direct only (memberlist also probes through
+//     other members and over TCP), so a member reachable only indirectly is
+//     suspect here while memberlist keeps it alive.
 //   - Change notifications, delivered in order by one goroutine, never from
 //     inside memberlist's locks, to Subscribe callbacks and Config.Events.
 //
@@ -33,8 +48,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"net"
 	"slices"
@@ -72,9 +87,10 @@ type State string
 const (
 	// StateAlive: the member answers.
 	StateAlive State = "alive"
-	// StateSuspect: this node's probes of the member failed; unless it
-	// refutes in time it will be declared dead. Only this node's own
-	// suspicions show (memberlist exposes no others).
+	// StateSuspect: this node's probes of the member go unanswered;
+	// unless it answers again in time it will be declared dead. Only this
+	// node's own suspicions show, as observed by Membership (see the file
+	// comment of membership.go); memberlist exposes none.
 	StateSuspect State = "suspect"
 	// StateDead: the member failed (declared dead by the cluster).
 	StateDead State = "dead"
@@ -179,6 +195,9 @@ type member struct {
 	Member
 	node    memberlist.Node // last known memberlist node, for sending
 	leaving bool            // announced a graceful leave
+	// lastAck is when the member last answered a probe of this node (or
+	// joined, or stopped being suspect): the clock of suspicion.
+	lastAck time.Time
 }
 
 // queued is one item for the dispatcher: a change to log and, if notify,
@@ -229,10 +248,7 @@ type Membership struct {
 	dispStop bool
 	refused  map[string]string // peer → reason last logged
 
-	// suspectTTL bounds how long a member stays suspect: memberlist's
-	// longest suspicion timeout for n members (it tells us of deaths, not
-	// of refutes, so a suspicion older than that was refuted).
-	suspectTTL func(n int) time.Duration
+	transport *deadlineTransport // what memberlist uses; set by Start
 
 	joinFailures atomic.Int64 // failed join attempts, for tests
 }
@@ -290,41 +306,85 @@ func (m *Membership) Start(ctx context.Context) error {
 
 	mc := m.cfg.memberlistConfig()
 	mc.Name = m.cfg.NodeName
-	if m.cfg.Transport != nil {
-		mc.Transport = m.cfg.Transport
-	}
 	h := &hooks{m}
 	mc.Delegate, mc.Events, mc.Alive, mc.Merge, mc.Ping = h, h, h, h, h
 	lw := NewLogWriter(m.log)
-	lw.observe = m.observeLog
 	mc.Logger, mc.LogOutput = nil, lw
 
-	mult, maxMult, iv := mc.SuspicionMult, mc.SuspicionMaxTimeoutMult, mc.ProbeInterval
-	m.suspectTTL = func(n int) time.Duration {
-		scale := math.Max(1, math.Log10(math.Max(1, float64(n))))
-		// Twice the longest timeout, plus slack for a busy scheduler.
-		return 2*time.Duration(float64(max(maxMult, 1)*mult)*scale*float64(iv)) + 2*iv
-	}
-
-	go m.dispatch() // memberlist reports our own join during Create
-	ml, err := memberlist.Create(mc)
-	if err != nil {
-		m.stopDispatcher()
+	fail := func(err error) error {
 		m.mu.Lock()
 		m.state = stateStopped
 		m.mu.Unlock()
 		return fmt.Errorf("cluster: start memberlist: %w", err)
 	}
+	tr, err := m.newTransport(mc, log.New(lw, "", log.LstdFlags))
+	if err != nil {
+		return fail(err)
+	}
+	mc.Transport = tr
+
+	go m.dispatch() // memberlist reports our own join during Create
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		m.stopDispatcher()
+		if m.cfg.Transport == nil {
+			_ = tr.Shutdown() // ours; memberlist may have shut it already
+		}
+		return fail(err)
+	}
 	m.ml = ml
 	m.mu.Lock()
 	m.state = stateRunning
+	m.transport = tr
 	m.mu.Unlock()
 	m.log.Info("cluster: started", "addr", m.LocalNode().Address, "protocol", m.version, "seeds", m.cfg.Join)
 
 	m.wg.Add(2)
 	go m.joinLoop(ctx)
 	go m.maintain()
+	if mc.ProbeInterval > 0 { // memberlist probes: watch them
+		m.wg.Add(1)
+		go m.watchProbes(mc.ProbeInterval)
+	}
 	return nil
+}
+
+// newTransport returns the transport for memberlist, wrapped to bound the
+// writes of the streams it dials (transport_deadline.go): Config.Transport,
+// or else a NetTransport created the way memberlist.Create would create it
+// (then mc's ports are updated when it bound a dynamic one).
+func (m *Membership) newTransport(mc *memberlist.Config, logger *log.Logger) (*deadlineTransport, error) {
+	if m.cfg.Transport != nil {
+		return newDeadlineTransport(m.cfg.Transport, m.cfg.StreamTimeout), nil
+	}
+	nc := &memberlist.NetTransportConfig{
+		BindAddrs:    []string{mc.BindAddr},
+		BindPort:     mc.BindPort,
+		Logger:       logger,
+		MetricLabels: mc.MetricLabels,
+	}
+	// Like memberlist: binding UDP and TCP to the same dynamic port is
+	// racy (another process may take the UDP port the kernel gave us for
+	// TCP), so try a few times.
+	tries := 1
+	if mc.BindPort == 0 {
+		tries = 10
+	}
+	var nt *memberlist.NetTransport
+	var err error
+	for range tries {
+		if nt, err = memberlist.NewNetTransport(nc); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("set up network transport: %w", err)
+	}
+	if mc.BindPort == 0 {
+		port := nt.GetAutoBindPort()
+		mc.BindPort, mc.AdvertisePort = port, port
+	}
+	return newDeadlineTransport(nt, m.cfg.StreamTimeout), nil
 }
 
 // Joined returns a channel closed once the first join succeeded, or at once
@@ -412,7 +472,10 @@ func (m *Membership) Subscribe(fn func(MemberEvent)) (current []Member, cancel f
 
 // SendReliable sends msg to the live member called node over a stream
 // (memberlist's SendReliable): delivered in full if it returns nil, any size.
-// The receiver gets it in its Config.Delegate's NotifyMsg.
+// The receiver gets it in its Config.Delegate's NotifyMsg. A message that
+// cannot be written within Config.StreamTimeout (a peer that does not read,
+// or died mid-transfer) fails with an error satisfying
+// errors.Is(err, os.ErrDeadlineExceeded) (on MemNetwork and TCP alike).
 func (m *Membership) SendReliable(node string, msg []byte) error {
 	ml, n, err := m.target(node)
 	if err != nil {
@@ -501,7 +564,7 @@ func (m *Membership) leaveLocked(timeout time.Duration) error {
 
 // announceLeave sends ctlLeaving to every live member in parallel and waits
 // for the sends until deadline. Sends still running then finish on their own
-// (within memberlist's TCPTimeout); Shutdown waits for them.
+// (within Config.StreamTimeout); Shutdown waits for them.
 func (m *Membership) announceLeave(deadline time.Time) {
 	m.mu.Lock()
 	var peers []memberlist.Node
@@ -746,18 +809,12 @@ func (m *Membership) maintain() {
 }
 
 // reap forgets members dead longer than ReconnectTimeout or left longer than
-// TombstoneTimeout, and clears suspicions that must have been refuted.
+// TombstoneTimeout.
 func (m *Membership) reap() {
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ttl := m.suspectTTL(len(m.members))
 	for name, mem := range m.members {
-		if mem.State == StateSuspect && now.Sub(mem.Since) > ttl {
-			mem.State, mem.Since = StateAlive, now
-			m.enqueueLocked(queued{ev: MemberEvent{Member: mem.Member}, msg: "cluster: member no longer suspected"})
-			continue
-		}
 		if (mem.State == StateDead && now.Sub(mem.Since) > m.cfg.ReconnectTimeout) ||
 			(mem.State == StateLeft && now.Sub(mem.Since) > m.cfg.TombstoneTimeout) {
 			delete(m.members, name)
@@ -810,21 +867,103 @@ func (m *Membership) reconnect() {
 	}
 }
 
-// observeLog watches memberlist's log for the one event it reports nowhere
-// else: this node's failure detector starting to suspect a peer.
-func (m *Membership) observeLog(_ slog.Level, msg string) {
-	rest, ok := strings.CutPrefix(msg, "Suspect ")
-	if !ok {
+// suspectPings is how many pings (Memberlist.Ping) a member whose probes
+// have gone unanswered must fail before it is suspect.
+const suspectPings = 2
+
+// watchProbes runs checkProbes every memberlist ProbeInterval, after a
+// random stagger, until Shutdown.
+func (m *Membership) watchProbes(iv time.Duration) {
+	defer m.wg.Done()
+	stagger := time.NewTimer(rand.N(iv) + 1)
+	select {
+	case <-stagger.C:
+	case <-m.stop:
+		stagger.Stop()
 		return
 	}
-	name, ok := strings.CutSuffix(rest, " has failed, no acks received")
-	if !ok {
+	tick := time.NewTicker(iv)
+	defer tick.Stop()
+	for {
+		m.checkProbes(iv)
+		select {
+		case <-tick.C:
+		case <-m.stop:
+			return
+		}
+	}
+}
+
+// checkProbes suspects the alive members that answered none of this node's
+// probes for too long and fail suspectPings pings now (see Suspicion in the
+// file comment). iv is memberlist's ProbeInterval.
+//
+// memberlist probes one live member per ProbeInterval, in a shuffled round
+// over all of them, so a member that answers does so at least once every
+// 2(n-1) intervals, plus one for slack. Probing can be slower than that
+// (failed probes wait longer, and memberlist waits longer still when this
+// node's health score is poor), which the window deliberately ignores: a
+// member found silent too early is only pinged, and suspect only if it does
+// not answer those pings either.
+func (m *Membership) checkProbes(iv time.Duration) {
+	start := time.Now()
+	n := m.ml.NumMembers() // live members, this node included
+	window := time.Duration(2*n-1) * iv
+	type target struct {
+		name string
+		addr net.Addr
+	}
+	var targets []target
+	m.mu.Lock()
+	if m.left {
+		m.mu.Unlock()
+		return // memberlist no longer probes after a leave
+	}
+	for name, mem := range m.members {
+		if name != m.cfg.NodeName && mem.State == StateAlive && start.Sub(mem.lastAck) > window {
+			targets = append(targets, target{name, &net.UDPAddr{IP: mem.node.Addr, Port: int(mem.node.Port)}})
+		}
+	}
+	m.mu.Unlock()
+	if len(targets) == 0 {
 		return
 	}
+
+	answered := make([]bool, len(targets))
+	var wg sync.WaitGroup
+	for i, tg := range targets {
+		wg.Go(func() {
+			for range suspectPings {
+				if _, err := m.ml.Ping(tg.name, tg.addr); err == nil {
+					answered[i] = true
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if mem := m.members[name]; mem != nil && mem.State == StateAlive {
-		mem.State, mem.Since = StateSuspect, time.Now()
+	select {
+	case <-m.stop:
+		return // shutting down: pings fail for that reason
+	default:
+	}
+	if m.left {
+		return
+	}
+	for i, tg := range targets {
+		mem := m.members[tg.name]
+		if mem == nil || mem.State != StateAlive || mem.lastAck.After(start) {
+			continue // it changed, or answered a probe, meanwhile
+		}
+		if answered[i] {
+			mem.lastAck = now
+			continue
+		}
+		mem.State, mem.Since = StateSuspect, now
 		m.enqueueLocked(queued{ev: MemberEvent{Member: mem.Member}, msg: "cluster: member suspected"})
 	}
 }
@@ -1029,14 +1168,21 @@ func (h *hooks) NotifyMerge(peers []*memberlist.Node) error {
 // AckPayload adds nothing to probe acks.
 func (h *hooks) AckPayload() []byte { return nil }
 
-// NotifyPingComplete clears this node's suspicion of a peer that answered a
-// probe: memberlist reports no event when a suspect refutes.
+// NotifyPingComplete notes that a peer answered one of memberlist's probes
+// directly, and clears this node's suspicion of it (memberlist reports no
+// event when a suspect refutes).
 func (h *hooks) NotifyPingComplete(n *memberlist.Node, _ time.Duration, _ []byte) {
 	m := h.m
+	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if mem := m.members[n.Name]; mem != nil && mem.State == StateSuspect {
-		mem.State, mem.Since = StateAlive, time.Now()
+	mem := m.members[n.Name]
+	if mem == nil || !mem.State.Live() {
+		return
+	}
+	mem.lastAck = now
+	if mem.State == StateSuspect {
+		mem.State, mem.Since = StateAlive, now
 		m.enqueueLocked(queued{ev: MemberEvent{Member: mem.Member}, msg: "cluster: member no longer suspected"})
 	}
 }
@@ -1075,7 +1221,8 @@ func (m *Membership) record(t EventType, n *memberlist.Node, msg string) {
 			Protocol: version,
 			Since:    now,
 		},
-		node: node,
+		node:    node,
+		lastAck: now,
 		// A leave notice may have come before this event: keep it, unless
 		// the member (re)joined.
 		leaving: flags&metaLeaving != 0 || (old != nil && old.leaving && t != MemberJoin),
@@ -1089,9 +1236,9 @@ func (m *Membership) record(t EventType, n *memberlist.Node, msg string) {
 		}
 	case MemberUpdate:
 		if old != nil {
-			mem.State, mem.Since = old.State, old.Since
+			mem.State, mem.Since, mem.lastAck = old.State, old.Since, old.lastAck
 			if old.State == StateSuspect {
-				mem.State, mem.Since = StateAlive, now
+				mem.State, mem.Since, mem.lastAck = StateAlive, now, now
 			}
 			if string(old.Meta) == string(mem.Meta) {
 				// Only our header changed (the leaving flag): log it,

@@ -745,32 +745,229 @@ func TestLifecycle(t *testing.T) {
 	require.NoError(t, lonely.Shutdown())
 }
 
-// TestSuspicionFromLogLine covers the parsing of memberlist's suspicion line
-// and its clearing by a successful probe.
-func TestSuspicionFromLogLine(t *testing.T) {
+// TestMembershipSuspicionFromProbes covers the probe watch directly: a
+// silent member that answers a ping stays alive, one that does not becomes
+// suspect, and a probe it answers clears the suspicion.
+func TestMembershipSuspicionFromProbes(t *testing.T) {
 	t.Parallel()
 	n := NewMemNetwork(8)
 	t.Cleanup(n.Shutdown)
-	a := startNode(t, memConfig(t, n, "a"))
-	b := startNode(t, memConfig(t, n, "b", "a"))
+	patient := func(c *memberlist.Config) {
+		fastTimings(c)
+		c.ProbeInterval = 2 * time.Second
+		c.ProbeTimeout = time.Second // pings answer even on a loaded machine
+		c.SuspicionMult = 100        // a crashed peer stays suspect for minutes
+	}
+	ca := memConfig(t, n, "a")
+	ca.MemberlistConfig = patient
+	a := startNode(t, ca)
+	cb := memConfig(t, n, "b", "a")
+	cb.MemberlistConfig = patient
+	startNode(t, cb)
 	waitView(t, a, allAre(StateAlive, "a", "b"))
 
-	a.observeLog(slog.LevelInfo, "Suspect nobody has failed, no acks received")
-	a.observeLog(slog.LevelInfo, "Suspect b of something else")
-	mem, _ := a.Member("b")
-	require.Equal(t, StateAlive, mem.State, "lines that do not match change nothing")
+	silence := func() { // as if b had answered no probe for a minute
+		a.mu.Lock()
+		a.members["b"].lastAck = time.Now().Add(-time.Minute)
+		a.mu.Unlock()
+	}
+	lastAck := func() time.Time {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.members["b"].lastAck
+	}
 
-	// A real probe of b may clear the suspicion at any moment: retry.
-	require.Eventually(t, func() bool {
-		a.observeLog(slog.LevelInfo, "Suspect b has failed, no acks received")
-		mem, _ := a.Member("b")
-		return mem.State == StateSuspect
-	}, waitFor, 10*time.Millisecond)
+	silence()
+	before := time.Now()
+	a.checkProbes(time.Second)
+	mem, _ := a.Member("b")
+	assert.Equal(t, StateAlive, mem.State, "a silent member that answers a ping is not suspect")
+	assert.False(t, lastAck().Before(before), "the ping counts as an answer")
+
+	n.Crash("b")
+	silence()
+	a.checkProbes(time.Second)
+	mem, _ = a.Member("b")
+	require.Equal(t, StateSuspect, mem.State, "a silent member that answers no ping is suspect")
+	assert.Len(t, a.LiveMembers(), 2, "suspect members are live")
 
 	(&hooks{a}).NotifyPingComplete(&memberlist.Node{Name: "b"}, time.Millisecond, nil)
 	mem, _ = a.Member("b")
-	assert.Equal(t, StateAlive, mem.State)
-	waitView(t, b, allAre(StateAlive, "a", "b"))
+	assert.Equal(t, StateAlive, mem.State, "an answered probe clears the suspicion")
+	n.Restart("b")
+	waitView(t, a, allAre(StateAlive, "a", "b"))
+}
+
+// logRecorder is a slog.Handler that keeps Membership's own records and
+// discards memberlist's (lib=memberlist) unread, counting them.
+type logRecorder struct {
+	state *logRecords
+	attrs []slog.Attr
+}
+
+type logRecords struct {
+	mu      sync.Mutex
+	lines   []string // "observer member message"
+	dropped int
+}
+
+func newLogRecorder() logRecorder { return logRecorder{state: &logRecords{}} }
+
+func (h logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (h logRecorder) WithGroup(string) slog.Handler            { return h }
+func (h logRecorder) WithAttrs(as []slog.Attr) slog.Handler {
+	return logRecorder{state: h.state, attrs: append(slices.Clip(h.attrs), as...)}
+}
+
+func (h logRecorder) Handle(_ context.Context, r slog.Record) error {
+	kv := make(map[string]string)
+	for _, a := range h.attrs {
+		kv[a.Key] = a.Value.String()
+	}
+	r.Attrs(func(a slog.Attr) bool { kv[a.Key] = a.Value.String(); return true })
+	h.state.mu.Lock()
+	defer h.state.mu.Unlock()
+	if kv["lib"] == "memberlist" {
+		h.state.dropped++
+		return nil
+	}
+	h.state.lines = append(h.state.lines, kv["node"]+" "+kv["member"]+" "+r.Message)
+	return nil
+}
+
+// index returns the position of the first record of observer about member
+// with message msg, or -1.
+func (h logRecorder) index(observer, member, msg string) int {
+	h.state.mu.Lock()
+	defer h.state.mu.Unlock()
+	return slices.Index(h.state.lines, observer+" "+member+" "+msg)
+}
+
+// TestMembershipPartitionSuspectThenDead: across a partition each side
+// first suspects the other, then declares it dead, and the log says so in
+// that order. memberlist's own log lines are discarded unread: suspicion
+// comes from memberlist's probes, not from its log text.
+func TestMembershipPartitionSuspectThenDead(t *testing.T) {
+	t.Parallel()
+	n := NewMemNetwork(10)
+	t.Cleanup(n.Shutdown)
+	rec := newLogRecorder()
+	slowDeath := func(c *memberlist.Config) {
+		fastTimings(c)
+		c.SuspicionMult = 20 // suspect for about 10s before dead
+	}
+	names := []string{"a", "b", "c", "d"}
+	nodes := make(map[string]*Membership)
+	for _, name := range names {
+		c := memConfig(t, n, name, "a")
+		c.Logger = slog.New(rec)
+		c.MemberlistConfig = slowDeath
+		nodes[name] = startNode(t, c)
+	}
+	for _, m := range nodes {
+		waitView(t, m, allAre(StateAlive, names...))
+	}
+
+	n.Partition([]string{"a", "b"}, []string{"c", "d"})
+	waitView(t, nodes["a"], merge(allAre(StateAlive, "a", "b"), allAre(StateSuspect, "c", "d")))
+	waitView(t, nodes["d"], merge(allAre(StateSuspect, "a", "b"), allAre(StateAlive, "c", "d")))
+	waitView(t, nodes["a"], merge(allAre(StateAlive, "a", "b"), allAre(StateDead, "c", "d")))
+	waitView(t, nodes["d"], merge(allAre(StateDead, "a", "b"), allAre(StateAlive, "c", "d")))
+
+	for _, p := range [][2]string{{"a", "c"}, {"a", "d"}, {"d", "a"}, {"d", "b"}} {
+		suspected := rec.index(p[0], p[1], "cluster: member suspected")
+		failed := rec.index(p[0], p[1], "cluster: member failed")
+		require.GreaterOrEqual(t, suspected, 0, "%s logged no suspicion of %s", p[0], p[1])
+		assert.Less(t, suspected, failed, "%s suspected %s before declaring it dead", p[0], p[1])
+	}
+	rec.state.mu.Lock()
+	assert.Positive(t, rec.state.dropped, "memberlist logged, unread")
+	rec.state.mu.Unlock()
+}
+
+// TestMembershipSendReliableToStalledPeer: a member that accepts streams but
+// never reads them makes SendReliable fail after StreamTimeout instead of
+// hanging, while sends to other members go through; memberlist keeps the
+// stalled member alive, and once it reads again sends reach it.
+func TestMembershipSendReliableToStalledPeer(t *testing.T) {
+	t.Parallel()
+	n := NewMemNetwork(13)
+	t.Cleanup(n.Shutdown)
+	noPushPull := func(c *memberlist.Config) {
+		fastTimings(c)
+		c.PushPullInterval = 0 // a's only streams are the test's sends
+	}
+	const timeout = 3 * time.Second
+	ca := memConfig(t, n, "a")
+	ca.StreamTimeout = timeout
+	ca.MemberlistConfig = noPushPull
+	a := startNode(t, ca)
+	delegates := map[string]*recDelegate{"b": {}, "c": {}}
+	for _, name := range []string{"b", "c"} {
+		c := memConfig(t, n, name, "a")
+		c.Delegate = delegates[name]
+		c.MemberlistConfig = noPushPull
+		startNode(t, c)
+	}
+	waitView(t, a, allAre(StateAlive, "a", "b", "c"))
+
+	n.Stall("b")
+	toB := make(chan error, 1)
+	start := time.Now()
+	go func() { toB <- a.SendReliable("b", []byte("to b")) }()
+	require.Eventually(t, func() bool { return n.Stats("a").StreamsStalled == 1 }, waitFor, 5*time.Millisecond,
+		"the send to b is under way")
+
+	require.NoError(t, a.SendReliable("c", []byte("to c")))
+	require.Eventually(t, func() bool { return delegates["c"].got("to c") }, waitFor, 5*time.Millisecond)
+	select {
+	case err := <-toB:
+		require.FailNow(t, "the send to b ended before the send to c", "err: %v", err)
+	default: // still blocked: the send to c went through meanwhile
+	}
+
+	select {
+	case err := <-toB:
+		elapsed := time.Since(start)
+		require.Error(t, err)
+		assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+		var ne net.Error
+		require.ErrorAs(t, err, &ne)
+		assert.True(t, ne.Timeout())
+		assert.GreaterOrEqual(t, elapsed, timeout)
+	case <-time.After(timeout + waitFor):
+		require.FailNow(t, "SendReliable to a stalled peer did not give up")
+	}
+	assert.False(t, delegates["b"].got("to b"))
+	mem, _ := a.Member("b")
+	assert.True(t, mem.State.Live(), "memberlist keeps a stalled peer alive")
+
+	n.Unstall("b")
+	require.NoError(t, a.SendReliable("b", []byte("again")))
+	require.Eventually(t, func() bool { return delegates["b"].got("again") }, waitFor, 5*time.Millisecond)
+}
+
+// TestMembershipWrapsTransport: both the real transport and Config.Transport
+// reach memberlist wrapped with the StreamTimeout deadline.
+func TestMembershipWrapsTransport(t *testing.T) {
+	t.Parallel()
+	c := testConfig(t, "real")
+	c.StreamTimeout = 7 * time.Second
+	m := startNode(t, c)
+	require.NotNil(t, m.transport)
+	assert.IsType(t, (*memberlist.NetTransport)(nil), m.transport.NodeAwareTransport)
+	assert.Equal(t, 7*time.Second, m.transport.timeout)
+	_, port, err := net.SplitHostPort(m.LocalNode().Address)
+	require.NoError(t, err)
+	assert.NotEqual(t, "0", port, "the dynamic port is advertised")
+
+	n := NewMemNetwork(14)
+	t.Cleanup(n.Shutdown)
+	c = memConfig(t, n, "mem")
+	tr := c.Transport
+	m = startNode(t, c)
+	assert.Same(t, tr, m.transport.NodeAwareTransport)
+	assert.Equal(t, DefaultLocalConfig().StreamTimeout, m.transport.timeout)
 }
 
 // TestForgetsGoneMembers: departed members are listed as left for

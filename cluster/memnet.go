@@ -5,9 +5,9 @@ package cluster
 // It plays the part of memberlist's MockNetwork (every node gets a transport
 // with its own address, all wired to each other inside the process) and adds
 // what tests and simulations need to break things on purpose: partitions,
-// packet loss, latency and crashed hosts, all decided by one seeded random
-// source, plus per-node counters of what was sent so benchmarks can report the
-// wire cost of a protocol.
+// packet loss, latency, crashed hosts and stalled peers, all decided by one
+// seeded random source, plus per-node counters of what was sent so benchmarks
+// can report the wire cost of a protocol.
 //
 // Model
 //
@@ -21,7 +21,18 @@ package cluster
 //     once (crashed, partitioned, shut down, unknown address) or returns a
 //     net.Pipe connection, which loses nothing. Loss does not apply to
 //     streams; delay applies to connection set-up only. Partition and Crash
-//     close the open streams they cut, so reads and writes on them fail.
+//     close the open streams they cut, so reads and writes on them fail,
+//     including a write blocked mid-transfer.
+//   - A stream has no buffer (net.Pipe): a write blocks until the other end
+//     reads it. Deadlines work as on TCP: once SetDeadline, SetWriteDeadline
+//     or SetReadDeadline passes, a blocked or later write or read fails with
+//     an error that satisfies errors.Is(err, os.ErrDeadlineExceeded) and
+//     net.Error's Timeout.
+//   - A stalled node (Stall) accepts streams but never reads them: a dial to
+//     it succeeds, but the stream is never handed to its memberlist, so the
+//     dialler's writes block until their deadline. Its packets, both ways,
+//     and its own dials are unaffected, so memberlist keeps it alive: a
+//     process that answers pings but whose stream handling is stuck.
 //   - Addresses look like "10.0.0.N:7946". They are map keys, never dialled
 //     on a real network. A node keeps its address for the network's lifetime,
 //     so a node restarted with NewTransport(name) comes back where it was.
@@ -77,6 +88,9 @@ type NetStats struct {
 	PacketsReceived uint64
 	// StreamsOpened counts the streams the node dialled successfully.
 	StreamsOpened uint64
+	// StreamsStalled counts those of them that went to a stalled node and
+	// so are never read (see Stall).
+	StreamsStalled uint64
 	// StreamBytes counts the bytes the node wrote on streams, at either end.
 	StreamBytes uint64
 }
@@ -90,13 +104,14 @@ func (s *NetStats) add(o NetStats) {
 	s.PacketsDropped += o.PacketsDropped
 	s.PacketsReceived += o.PacketsReceived
 	s.StreamsOpened += o.StreamsOpened
+	s.StreamsStalled += o.StreamsStalled
 	s.StreamBytes += o.StreamBytes
 }
 
 // counters is the live, atomic form of NetStats for one node.
 type counters struct {
 	packetsSent, packetBytes, packetsDropped, packetsReceived atomic.Uint64
-	streamsOpened, streamBytes                                atomic.Uint64
+	streamsOpened, streamsStalled, streamBytes                atomic.Uint64
 }
 
 func (c *counters) snapshot() NetStats {
@@ -106,12 +121,13 @@ func (c *counters) snapshot() NetStats {
 		PacketsDropped:  c.packetsDropped.Load(),
 		PacketsReceived: c.packetsReceived.Load(),
 		StreamsOpened:   c.streamsOpened.Load(),
+		StreamsStalled:  c.streamsStalled.Load(),
 		StreamBytes:     c.streamBytes.Load(),
 	}
 }
 
 func (c *counters) reset() {
-	for _, a := range []*atomic.Uint64{&c.packetsSent, &c.packetBytes, &c.packetsDropped, &c.packetsReceived, &c.streamsOpened, &c.streamBytes} {
+	for _, a := range []*atomic.Uint64{&c.packetsSent, &c.packetBytes, &c.packetsDropped, &c.packetsReceived, &c.streamsOpened, &c.streamsStalled, &c.streamBytes} {
 		a.Store(0)
 	}
 }
@@ -138,6 +154,7 @@ type MemNetwork struct {
 	counters map[string]*counters     // node name → counters, for good
 	cut      map[link]struct{}        // partitioned pairs
 	crashed  map[string]bool          // node name → crashed
+	stalled  map[string]bool          // node name → stalled
 	loss     float64                  // packet drop probability
 	delayMin time.Duration            // packet and dial latency bounds
 	delayMax time.Duration
@@ -155,6 +172,7 @@ func NewMemNetwork(seed int64) *MemNetwork {
 		counters: make(map[string]*counters),
 		cut:      make(map[link]struct{}),
 		crashed:  make(map[string]bool),
+		stalled:  make(map[string]bool),
 		conns:    make(map[*memConn]struct{}),
 		timers:   make(map[*time.Timer]struct{}),
 	}
@@ -270,6 +288,32 @@ func (n *MemNetwork) Crash(name string) {
 	n.mu.Lock()
 	n.crashed[name] = true
 	doomed := n.collectConnsLocked(func(c *memConn) bool { return c.owner == name || c.peer == name })
+	n.mu.Unlock()
+	closeConns(doomed)
+}
+
+// Stall makes the node called name a peer that accepts streams but never
+// reads them: from now on a dial to it succeeds, but the stream is never
+// handed to the node, so whatever is written to it blocks until the
+// writer's deadline (or until Unstall, Crash or Shutdown closes it). Packets
+// to and from the node, its own dials and the streams it already accepted
+// are unaffected, so its memberlist keeps answering probes and peers keep
+// it alive. Unstall ends it; a stall survives Crash, Restart and a new
+// transport for the name.
+func (n *MemNetwork) Stall(name string) {
+	n.mu.Lock()
+	n.stalled[name] = true
+	n.mu.Unlock()
+}
+
+// Unstall ends a Stall of the node called name: streams dialled to it from
+// now on reach it again. The streams it accepted while stalled were never
+// read and never will be: they are closed, so their writers fail at once if
+// still writing.
+func (n *MemNetwork) Unstall(name string) {
+	n.mu.Lock()
+	delete(n.stalled, name)
+	doomed := n.collectConnsLocked(func(c *memConn) bool { return c.unread && c.owner == name })
 	n.mu.Unlock()
 	closeConns(doomed)
 }
@@ -471,6 +515,17 @@ func (n *MemNetwork) dial(from *memTransport, addr string, timeout time.Duration
 			return fail(fmt.Errorf("%w: dial %s: %s", ErrUnreachable, addr, why))
 		}
 	}
+	n.mu.Lock()
+	stalled := n.stalled[to.name]
+	if stalled {
+		far.unread = true // left open, and tracked, until Unstall
+	}
+	n.mu.Unlock()
+	if stalled {
+		from.ctr.streamsOpened.Add(1)
+		from.ctr.streamsStalled.Add(1)
+		return near, nil
+	}
 	select {
 	case to.streamCh <- far:
 		from.ctr.streamsOpened.Add(1)
@@ -613,7 +668,8 @@ func (t *memTransport) deliver(from *memTransport, pkt *memberlist.Packet) {
 }
 
 // memConn is one end of an in-memory stream. It reports MemNetwork addresses
-// and counts the bytes its owner writes.
+// and counts the bytes its owner writes. Reads, writes and deadlines are
+// net.Pipe's.
 type memConn struct {
 	net.Conn
 	net           *MemNetwork
@@ -621,6 +677,7 @@ type memConn struct {
 	local, remote memAddr
 	ctr           *counters
 	once          sync.Once
+	unread        bool // accepted by a stalled owner, never delivered; guarded by net.mu
 }
 
 // Write writes to the stream and counts the bytes for the owner.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -360,4 +361,147 @@ func TestMemNetworkConcurrentUse(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	assert.NotZero(t, n.TotalStats().PacketsSent)
+}
+
+// requireTimeout checks that err is a deadline error, as from a TCP conn.
+func requireTimeout(t *testing.T, err error) {
+	t.Helper()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	var ne net.Error
+	require.ErrorAs(t, err, &ne)
+	assert.True(t, ne.Timeout())
+}
+
+// TestMemNetworkConnDeadlines: stream ends honour read, write and combined
+// deadlines like TCP conns, and clearing a deadline unblocks them again.
+func TestMemNetworkConnDeadlines(t *testing.T) {
+	n, ts := newNet(t, "a", "b")
+	c, err := ts["a"].DialTimeout(n.Addr("b"), time.Second)
+	require.NoError(t, err)
+	s := acceptStream(t, ts["b"])
+
+	// Nobody writes: a read blocks until its deadline.
+	require.NoError(t, s.SetReadDeadline(time.Now().Add(50*time.Millisecond)))
+	_, err = s.Read(make([]byte, 1))
+	requireTimeout(t, err)
+
+	// Nobody reads: a write blocks until its deadline.
+	require.NoError(t, c.SetWriteDeadline(time.Now().Add(50*time.Millisecond)))
+	k, err := c.Write([]byte("unread"))
+	requireTimeout(t, err)
+	assert.Zero(t, k)
+
+	// SetDeadline sets both; a deadline already past fails at once.
+	require.NoError(t, c.SetDeadline(time.Now().Add(-time.Second)))
+	_, err = c.Read(make([]byte, 1))
+	requireTimeout(t, err)
+	_, err = c.Write([]byte("x"))
+	requireTimeout(t, err)
+
+	// Cleared deadlines: the stream works again.
+	require.NoError(t, c.SetDeadline(time.Time{}))
+	require.NoError(t, s.SetReadDeadline(time.Time{}))
+	wrote := make(chan error, 1)
+	go func() { _, err := c.Write([]byte("ok")); wrote <- err }()
+	got := make([]byte, 2)
+	_, err = io.ReadFull(s, got)
+	require.NoError(t, err)
+	assert.Equal(t, "ok", string(got))
+	require.NoError(t, <-wrote)
+	require.NoError(t, c.Close())
+	require.NoError(t, s.Close())
+}
+
+// TestMemNetworkStall: a stalled node accepts streams but never reads
+// them, while its packets and its own dials work; Unstall closes the
+// streams it never read and delivers new ones again.
+func TestMemNetworkStall(t *testing.T) {
+	n, ts := newNet(t, "a", "b", "c")
+	a, b, c := ts["a"], ts["b"], ts["c"]
+	n.Stall("b")
+
+	conn, err := a.DialAddressTimeout(memberlist.Address{Addr: n.Addr("b"), Name: "b"}, time.Second)
+	require.NoError(t, err, "a stalled node accepts")
+	select {
+	case s := <-b.StreamCh():
+		require.FailNow(t, "a stalled node got a stream", "from %s", s.RemoteAddr())
+	default: // delivery is synchronous: nothing will come
+	}
+	assert.Equal(t, uint64(1), n.Stats("a").StreamsOpened)
+	assert.Equal(t, uint64(1), n.Stats("a").StreamsStalled)
+	require.NoError(t, conn.SetWriteDeadline(time.Now().Add(50*time.Millisecond)))
+	_, err = conn.Write([]byte("never read"))
+	requireTimeout(t, err)
+
+	// Packets both ways, and b's own dials, are unaffected.
+	_, _ = a.WriteTo([]byte("ping"), n.Addr("b"))
+	assert.Equal(t, "ping", string(recvPacket(t, b).Buf))
+	_, _ = b.WriteTo([]byte("ack"), n.Addr("a"))
+	assert.Equal(t, "ack", string(recvPacket(t, a).Buf))
+	out, err := b.DialTimeout(n.Addr("c"), time.Second)
+	require.NoError(t, err)
+	require.NoError(t, out.Close())
+	require.NoError(t, acceptStream(t, c).Close())
+
+	// A writer blocked without a deadline is released by Unstall.
+	require.NoError(t, conn.SetWriteDeadline(time.Time{}))
+	wrote := make(chan error, 1)
+	go func() { _, err := conn.Write([]byte("blocked")); wrote <- err }()
+	n.Unstall("b")
+	select {
+	case err := <-wrote:
+		assert.ErrorIs(t, err, io.ErrClosedPipe)
+	case <-time.After(5 * time.Second):
+		require.FailNow(t, "Unstall left the writer blocked")
+	}
+	require.NoError(t, conn.Close())
+
+	// Streams reach b again.
+	conn, err = a.DialTimeout(n.Addr("b"), time.Second)
+	require.NoError(t, err)
+	require.NoError(t, conn.Close())
+	require.NoError(t, acceptStream(t, b).Close())
+	assert.Equal(t, uint64(1), n.Stats("a").StreamsStalled)
+	n.Unstall("nobody") // harmless
+}
+
+// TestMemNetworkCrashMidTransfer: a node that crashes while a peer is
+// writing to it fails the write, and Crash also closes the streams a
+// stalled node never read.
+func TestMemNetworkCrashMidTransfer(t *testing.T) {
+	n, ts := newNet(t, "a", "b", "c")
+	conn, err := ts["a"].DialTimeout(n.Addr("b"), time.Second)
+	require.NoError(t, err)
+	far := acceptStream(t, ts["b"])
+
+	type result struct {
+		k   int
+		err error
+	}
+	wrote := make(chan result, 1)
+	go func() { k, err := conn.Write([]byte("0123456789")); wrote <- result{k, err} }()
+	_, err = io.ReadFull(far, make([]byte, 3)) // the transfer is under way
+	require.NoError(t, err)
+	n.Crash("b")
+	select {
+	case r := <-wrote:
+		assert.Equal(t, 3, r.k, "the bytes read before the crash")
+		assert.ErrorIs(t, r.err, io.ErrClosedPipe)
+	case <-time.After(5 * time.Second):
+		require.FailNow(t, "the write outlived the crash")
+	}
+	n.Restart("b")
+
+	n.Stall("c")
+	stalled, err := ts["a"].DialTimeout(n.Addr("c"), time.Second)
+	require.NoError(t, err)
+	go func() { _, err := stalled.Write([]byte("x")); wrote <- result{0, err} }()
+	n.Crash("c")
+	select {
+	case r := <-wrote:
+		assert.ErrorIs(t, r.err, io.ErrClosedPipe)
+	case <-time.After(5 * time.Second):
+		require.FailNow(t, "the write to a stalled node outlived its crash")
+	}
 }

@@ -240,10 +240,17 @@ func TestClusterNewNodeSyncsBeforeReady(t *testing.T) {
 		require.Equal(t, http.StatusNoContent, status(t, "POST", tc.nodes[i%2].URL()+"/apps/"+app, registerBody(app, fmt.Sprintf("i-%d", i), 30)))
 	}
 	require.Eventually(t, func() bool { return tc.converged() }, 10*time.Second, 20*time.Millisecond)
-	nd, err := node.Start(clusterNodeConfig("late", tc.net, []string{"n1"}))
+	// The assertion is about order (ready only after the initial sync), not
+	// speed: the ready timeout, which declares a node ready without a sync,
+	// is set beyond the wait, so a slow machine fails this test with "never
+	// ready" rather than passing it through the timeout.
+	const syncWait = time.Minute
+	cfg := clusterNodeConfig("late", tc.net, []string{"n1"})
+	cfg.Replication.ReadyTimeout = 5 * syncWait
+	nd, err := node.Start(cfg)
 	require.NoError(t, err)
 	tc.nodes = append(tc.nodes, nd)
-	require.Eventually(t, nd.Ready, 15*time.Second, 10*time.Millisecond)
+	require.Eventually(t, nd.Ready, syncWait, 10*time.Millisecond, "the late node never became ready")
 	assert.Equal(t, 50, nd.View().Snapshot().Count(), "ready before the initial sync finished")
 	assert.Equal(t, http.StatusOK, status(t, "GET", "http://"+nd.Addr()+"/readyz", ""))
 }
