@@ -178,13 +178,13 @@ func (s *selfPreservation) reason() string {
 	case s.engaged():
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network",
-			s.renewsLastWindow, s.window, s.members, t, s.percent*100, s.expected)
+			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected)
 	case !s.released.IsZero() && s.renewsLastWindow <= int64(t)+int64(s.expected):
 		return fmt.Sprintf("released: renewals stayed low for %v, so %d renewing clients are now expected; expired leases are evicted",
 			s.releaseAfter, s.expected)
 	}
 	return fmt.Sprintf("not engaged: %d renewals in the last %v across %d member(s), above the threshold of %d; expired leases are evicted",
-		s.renewsLastWindow, s.window, s.members, t)
+		s.renewsLastWindow, s.window, max(1, s.members), t)
 }
 
 func (s *selfPreservation) status() *SelfPreservationStatus {

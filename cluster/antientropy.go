@@ -100,17 +100,20 @@ func (r *Replicator) mergeDigest(ctx context.Context, d *wire.Digest) {
 	for app := range local {
 		want = append(want, app)
 	}
+	l := r.link(d.Node)
+	if l == nil {
+		// Not yet a member here (push/pull on join runs before the join
+		// event): the digest this node sends when it makes the link
+		// starts the exchange again. Claiming anything now would leave
+		// it marked as asked for, and the initial sync waiting for it.
+		return
+	}
 	if d.Reply {
-		r.pushDigest(d.Node, false)
+		l.pushControl(r.localDigest(false))
 	}
 	want, first := r.claimTransfers(d.Node, want)
 	if first && len(want) == 0 {
 		r.markReady("in sync with " + d.Node)
-	}
-	l := r.link(d.Node)
-	if l == nil {
-		r.releaseTransfers(d.Node, want) // not yet a member here: ask again later
-		return
 	}
 	req := &wire.SyncRequest{Node: self}
 	versions := 0
@@ -167,12 +170,14 @@ func (r *Replicator) claimTransfers(peer string, want []string) ([]string, bool)
 	return kept, first
 }
 
-// releaseTransfers forgets that apps were asked of peer (the ask failed).
+// releaseTransfers forgets that apps were asked of peer (the ask failed),
+// so that the next digest asks again.
 func (r *Replicator) releaseTransfers(peer string, apps []string) {
 	r.aeMu.Lock()
 	defer r.aeMu.Unlock()
 	for _, app := range apps {
 		delete(r.ae.inflight, syncKey{peer: peer, app: app})
+		delete(r.ae.pending, app)
 	}
 }
 
