@@ -26,8 +26,8 @@ type SelfPreservationStatus struct {
 	// Threshold is the minimum renewals per window for leases to expire.
 	Threshold int
 	// RenewsLastWindow is the number of renewals counted in the last
-	// complete window (Eureka's "renews last minute"): LocalRenewals plus
-	// PeerRenewals.
+	// window (Eureka's "renews last minute"; the window slides every
+	// quarter): LocalRenewals plus PeerRenewals.
 	RenewsLastWindow int64
 	// LocalRenewals is what clients renewed (or registered) on this node in
 	// its last complete window.
@@ -221,13 +221,24 @@ type selfPreservationActor struct {
 	r      *Registry
 	sp     selfPreservation
 	timers []*ticker
+	// quarters holds the local renewals of the last four quarter windows:
+	// the window slides every quarter, so a collapse of renewals shows
+	// within a quarter window (plus the peers' report interval), not a
+	// whole window later. With Eureka's 90 s leases and one-minute window
+	// a whole window is soon enough; with leases not much longer than the
+	// window (tests, simulations, aggressive settings) it is not.
+	quarters [windowQuarters]int64
+	quarter  int
 }
+
+// windowQuarters is how many steps the renewal window slides by.
+const windowQuarters = 4
 
 func (a *selfPreservationActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.timers = append(a.timers,
-			startTicker(ctx, a.r.cfg.RenewalWindow, &spWindowTick{}),
+			startTicker(ctx, max(a.r.cfg.RenewalWindow/windowQuarters, time.Millisecond), &spWindowTick{}),
 			startTicker(ctx, a.r.cfg.RenewalThresholdUpdateInterval, &spRecountTick{}))
 		a.publish()
 	case *actor.Stopping:
@@ -246,7 +257,12 @@ func (a *selfPreservationActor) Receive(ctx actor.Context) {
 		a.publish()
 		ctx.Respond(a.r.sp.Load())
 	case *spWindowTick:
-		local := a.r.renewals.Swap(0)
+		a.quarters[a.quarter] = a.r.renewals.Swap(0)
+		a.quarter = (a.quarter + 1) % windowQuarters
+		var local int64
+		for _, q := range a.quarters {
+			local += q
+		}
 		var peers int64
 		members := 0
 		if a.r.cfg.Peers != nil && !sabotage.On(sabotage.SelfPreservationPerOwner) {

@@ -5,12 +5,12 @@ package cluster
 // Self-preservation weighs the renewals of the whole cluster (see
 // actors.selfPreservation): each client renewal is counted by the node it
 // arrived at, and every LoadInterval each node sends every other member a
-// wire.Load with the count of its last complete window and its decision.
-// PeerRenewals sums the latest report of every alive member, ignoring
-// reports older than two of the sender's windows (a member on the other
-// side of a partition stops counting at once, even before memberlist
-// declares it dead). Reports cost N−1 small messages per node per
-// LoadInterval, whatever the number of renewals.
+// wire.Load with its count over the last window (which slides every quarter
+// window) and its decision. PeerRenewals sums the latest report of every
+// alive member, ignoring reports older than three LoadIntervals: a member
+// on the other side of a partition stops counting within a fraction of a
+// window, long before memberlist declares it dead. Reports cost N−1 small
+// messages per node per LoadInterval, whatever the number of renewals.
 
 import (
 	"context"
@@ -25,9 +25,10 @@ type peerLoad struct {
 	at  time.Time
 }
 
-// fresh reports whether the report still counts at now.
-func (p peerLoad) fresh(now time.Time) bool {
-	return now.Sub(p.at) <= 2*time.Duration(p.msg.WindowMillis)*time.Millisecond
+// fresh reports whether the report still counts at now, given how often
+// reports come.
+func (p peerLoad) fresh(now time.Time, every time.Duration) bool {
+	return now.Sub(p.at) <= 3*every
 }
 
 func (r *Replicator) loadLoop(ctx context.Context) {
@@ -81,7 +82,7 @@ func (r *Replicator) PeerRenewals(window time.Duration) (int64, int) {
 			continue
 		}
 		p, ok := r.loads[m]
-		if !ok || !p.fresh(now) {
+		if !ok || !p.fresh(now, r.cfg.LoadInterval) {
 			continue
 		}
 		sum += float64(p.msg.Renewals) * float64(window.Milliseconds()) / float64(p.msg.WindowMillis)
