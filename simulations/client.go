@@ -205,7 +205,7 @@ func (c *Client) register(ctx context.Context) bool {
 	}
 	c.sim.stats.registrations.Add(1)
 	now := time.Now()
-	c.sim.rec.acked(c.ID, c.life, now)
+	c.sim.rec.acked(c.ID, c.life, at, now)
 	c.sim.rec.renewed(c.ID, c.life, at, now)
 	return true
 }

@@ -146,6 +146,7 @@ func (c *Cluster) nodeConfig(name string, join []string) node.Config {
 	rp := cluster.DefaultReplicatorConfig()
 	rp.RenewFlushInterval = t.RenewForwardInterval
 	rp.AntiEntropyInterval = t.AntiEntropyInterval
+	rp.LoadInterval = t.LoadInterval
 	rp.ReadyTimeout = t.ReadyTimeout
 	rp.Seed = seed
 	cfg.Replication = rp

@@ -10,7 +10,11 @@ import (
 // Timers are the shortened Eureka and cluster timers of a simulated
 // cluster: seconds instead of Eureka's minutes, so that a scenario with
 // leases expiring, ownership moving and self-preservation engaging fits in
-// half a minute.
+// half a minute. The Eureka timers shrink together, by 30× (lease 90s →
+// 3s, renewals 30s → 1s, recount 15min → 30s, tombstones 10min → 20s), so
+// that their ratios, which the protocol's guarantees rest on, stay
+// Eureka's; the exceptions (eviction timer, renewal window) are explained
+// on their fields and in simulations/README.md.
 type Timers struct {
 	// LeaseDuration is the leaseInfo.durationInSecs clients register with;
 	// whole seconds. Default 3s.
@@ -27,17 +31,38 @@ type Timers struct {
 	// around the threshold and self-preservation would flap in a healthy
 	// cluster.
 	RenewalWindow time.Duration
-	// TakeoverGrace is how long a node that takes an application over waits
-	// before evicting it. Default 3s (one lease duration).
-	TakeoverGrace time.Duration
 	// RenewForwardInterval is how often renewals are forwarded to owners.
 	// Default 100ms.
 	RenewForwardInterval time.Duration
 	// AntiEntropyInterval is how often a node exchanges digests with a
 	// random peer. Default 500ms.
 	AntiEntropyInterval time.Duration
+	// LoadInterval is how often a node reports its renewal count to the
+	// other members, for cluster-wide self-preservation
+	// (cluster.ReplicatorConfig.LoadInterval). Default 500ms: the server's
+	// 15s shrunk 30×, a quarter of the renewal window, so that every member
+	// hears every window (a report counts for two of the sender's windows).
+	LoadInterval time.Duration
 	// ReadyTimeout bounds a joining node's initial sync. Default 10s.
 	ReadyTimeout time.Duration
+	// TombstoneTTL is how long the nodes keep a cancelled or evicted
+	// instance's tombstone (actors.Config.TombstoneTTL). Default 20s: the
+	// server's 10 minutes shrunk 30×, like the lease (90s → 3s). It must
+	// exceed a lease plus two renewal windows plus an eviction run: a stale
+	// copy of a deleted instance (held by a node that missed the delete)
+	// expires one lease after its last renewal, self-preservation may take
+	// up to two windows to engage, and an eviction run to act; a tombstone
+	// must outlive that. Partitions longer than the TTL are what the
+	// long-partition scenario is about.
+	TombstoneTTL time.Duration
+	// RecountInterval is how often the nodes recompute the expected number
+	// of renewing clients (actors.Config.RenewalThresholdUpdateInterval);
+	// self-preservation releases by itself one RecountInterval after it
+	// engaged, adopting the measured rate. Default 30s: Eureka's 15 minutes
+	// shrunk 30×. It must exceed two renewal windows (engaging takes up to
+	// two). Scenarios that must see a release within their run shorten it
+	// (scale-down: 8s).
+	RecountInterval time.Duration
 	// SampleInterval is how often the sampler reads every application from
 	// every node over HTTP. Default 200ms.
 	SampleInterval time.Duration
@@ -53,10 +78,12 @@ func DefaultTimers() Timers {
 		RenewInterval:        time.Second,
 		EvictionInterval:     250 * time.Millisecond,
 		RenewalWindow:        2 * time.Second,
-		TakeoverGrace:        3 * time.Second,
 		RenewForwardInterval: 100 * time.Millisecond,
 		AntiEntropyInterval:  500 * time.Millisecond,
+		LoadInterval:         500 * time.Millisecond,
 		ReadyTimeout:         10 * time.Second,
+		TombstoneTTL:         20 * time.Second,
+		RecountInterval:      30 * time.Second,
 		SampleInterval:       200 * time.Millisecond,
 		ProbeInterval:        100 * time.Millisecond,
 	}
@@ -95,6 +122,32 @@ type Thresholds struct {
 	// checker separately requires that nothing is evicted once
 	// self-preservation has engaged.
 	SPMinSurvivors float64
+	// SPRecountSlack is how much later than one RecountInterval after it
+	// engaged a node may release self-preservation by itself when the
+	// fleet shrank (invariant sp-recount-release). Default one renewal
+	// window (the first window counted against the new expectation) plus
+	// half a second for the probes.
+	SPRecountSlack time.Duration
+	// EvictAfterRelease bounds the time from the last node's release of
+	// self-preservation until the silently dead instances are gone from
+	// every node (invariant sp-recount-release). Default 2s: a few eviction
+	// runs under the 15% cap, replication and a sampling round.
+	EvictAfterRelease time.Duration
+	// SPMaxEngagedShare is the largest share of probes (on nodes that
+	// expect renewals, after the warm-up) in which self-preservation may be
+	// engaged in a cluster without faults (invariant sp-quiet). Default
+	// 0.01.
+	SPMaxEngagedShare float64
+	// EvictionLatency bounds the 99th percentile of the time from a
+	// silently dead client's last renewal until a node's first sample
+	// without its instance (invariant eviction-latency). Default a lease
+	// plus an eviction interval plus 1s (forwarding the last renewal to the
+	// owner, replication, sampling).
+	EvictionLatency time.Duration
+	// Visibility bounds the 99th percentile of the time from a
+	// registration's acknowledgement until a probe of another node lists
+	// the instance (invariant visibility). Default 1s.
+	Visibility time.Duration
 }
 
 // DefaultThresholds returns the thresholds documented on Thresholds for t.
@@ -106,6 +159,12 @@ func DefaultThresholds(t Timers) Thresholds {
 		SPEngage:       2*t.RenewalWindow + time.Second,
 		SPRelease:      3*t.RenewalWindow + time.Second,
 		SPMinSurvivors: 0.5,
+
+		SPRecountSlack:    t.RenewalWindow + 500*time.Millisecond,
+		EvictAfterRelease: 2 * time.Second,
+		SPMaxEngagedShare: 0.01,
+		EvictionLatency:   t.LeaseDuration + t.EvictionInterval + time.Second,
+		Visibility:        time.Second,
 	}
 }
 
@@ -151,6 +210,20 @@ func DefaultConfig() Config {
 	}
 }
 
+// ShortConfig is the configuration of the short runs of sc that the tests
+// and the sabotage harness use: DefaultConfig with seed, the scenario's
+// ShortDuration and ShortTimers, and a one-second settle tail.
+func ShortConfig(sc Scenario, seed int64) Config {
+	cfg := DefaultConfig()
+	cfg.Seed = seed
+	cfg.Duration = sc.ShortDuration
+	cfg.SettleTail = time.Second
+	if sc.ShortTimers != nil {
+		sc.ShortTimers(&cfg.Timers)
+	}
+	return cfg
+}
+
 // ErrInvalidConfig is wrapped by every error Config.Validate returns.
 var ErrInvalidConfig = errors.New("simulations: invalid config")
 
@@ -173,14 +246,29 @@ func (c *Config) Validate() error {
 		return bad("Timers.LeaseDuration %v must be whole seconds, at least 1s", t.LeaseDuration)
 	case t.RenewInterval <= 0 || t.RenewInterval >= t.LeaseDuration:
 		return bad("Timers.RenewInterval %v must be positive and below the lease duration", t.RenewInterval)
-	case t.EvictionInterval <= 0, t.RenewalWindow <= 0, t.TakeoverGrace <= 0, t.RenewForwardInterval <= 0,
-		t.AntiEntropyInterval <= 0, t.ReadyTimeout <= 0, t.SampleInterval <= 0, t.ProbeInterval <= 0:
+	case t.EvictionInterval <= 0, t.RenewalWindow <= 0, t.LoadInterval <= 0, t.RenewForwardInterval <= 0,
+		t.AntiEntropyInterval <= 0, t.ReadyTimeout <= 0, t.SampleInterval <= 0, t.ProbeInterval <= 0,
+		t.TombstoneTTL <= 0, t.RecountInterval <= 0:
 		return bad("every timer must be positive: %+v", t)
+	case t.RenewalWindow < t.RenewInterval:
+		return bad("Timers.RenewalWindow %v must be at least the renewal interval %v (every client in every window)", t.RenewalWindow, t.RenewInterval)
+	case t.LoadInterval > t.RenewalWindow/4:
+		return bad("Timers.LoadInterval %v must be at most a quarter of the renewal window %v", t.LoadInterval, t.RenewalWindow)
+	case t.TombstoneTTL <= t.LeaseDuration+2*t.RenewalWindow+t.EvictionInterval:
+		return bad("Timers.TombstoneTTL %v must exceed a lease, two renewal windows and an eviction run (%v)",
+			t.TombstoneTTL, t.LeaseDuration+2*t.RenewalWindow+t.EvictionInterval)
+	case t.RecountInterval <= 2*t.RenewalWindow:
+		return bad("Timers.RecountInterval %v must exceed two renewal windows (%v)", t.RecountInterval, 2*t.RenewalWindow)
 	case c.Thresholds.MaxMissing <= 0 || c.Thresholds.Convergence <= 0 || c.Thresholds.Membership <= 0 ||
 		c.Thresholds.SPEngage <= 0 || c.Thresholds.SPRelease <= 0:
 		return bad("every threshold must be positive: %+v", c.Thresholds)
 	case c.Thresholds.SPMinSurvivors < 0 || c.Thresholds.SPMinSurvivors > 1:
 		return bad("Thresholds.SPMinSurvivors %v must be in [0, 1]", c.Thresholds.SPMinSurvivors)
+	case c.Thresholds.SPMaxEngagedShare < 0 || c.Thresholds.SPMaxEngagedShare > 1:
+		return bad("Thresholds.SPMaxEngagedShare %v must be in [0, 1]", c.Thresholds.SPMaxEngagedShare)
+	case c.Thresholds.SPRecountSlack <= 0 || c.Thresholds.EvictAfterRelease <= 0 || c.Thresholds.EvictionLatency <= 0 ||
+		c.Thresholds.Visibility <= 0:
+		return bad("every threshold must be positive: %+v", c.Thresholds)
 	}
 	return nil
 }

@@ -13,10 +13,13 @@ package simulations
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heureka/heureka/actors"
 )
 
 // Names of the invariants, as scenarios list them.
@@ -26,6 +29,10 @@ const (
 	InvNoResurrection   = "no-resurrection"    // property 3
 	InvMembership       = "membership"         // property 4
 	InvSelfPreservation = "self-preservation"  // property 5
+	InvSPRecount        = "sp-recount-release" // property 5
+	InvSPQuiet          = "sp-quiet"           // property 5
+	InvEvictionLatency  = "eviction-latency"   // property 5
+	InvVisibility       = "visibility"         // property 2
 )
 
 // Verdict is one invariant's judgement of one run.
@@ -40,7 +47,29 @@ type Verdict struct {
 	Pass      bool
 	// Details are the evidence: the worst cases, and on failure what broke.
 	Details []string
+	// Key is the verdict's key figure, for the summaries over many seeds
+	// (RESULTS.md).
+	Key KeyFigure
 }
+
+// KeyFigure is one number a checker measured: the one to compare across
+// runs (the worst latency, a share, a count).
+type KeyFigure struct {
+	// Name says what it is ("max missing", "p99 visibility").
+	Name string
+	// Value is in Unit; NaN when the run gave none (never converged).
+	Value float64
+	// Unit is "s", "%" or "" (a count).
+	Unit string
+}
+
+// keySecs is a key figure in seconds.
+func keySecs(name string, d time.Duration) KeyFigure {
+	return KeyFigure{Name: name, Value: d.Seconds(), Unit: "s"}
+}
+
+// noKey is the key figure of a run that produced no value.
+func noKey(name, unit string) KeyFigure { return KeyFigure{Name: name, Value: math.NaN(), Unit: unit} }
 
 // Checker judges observations against thresholds.
 type Checker func(o *Observations, th Thresholds) Verdict
@@ -52,6 +81,10 @@ var Checkers = map[string]Checker{
 	InvNoResurrection:   CheckNoResurrection,
 	InvMembership:       CheckMembership,
 	InvSelfPreservation: CheckSelfPreservation,
+	InvSPRecount:        CheckSPRecountRelease,
+	InvSPQuiet:          CheckSPQuiet,
+	InvEvictionLatency:  CheckEvictionLatency,
+	InvVisibility:       CheckVisibility,
 }
 
 // maxDetails caps the evidence lines of a verdict.
@@ -136,7 +169,7 @@ func (o *Observations) missStreaks() ([]missStreak, int) {
 					if haveLast && (s.At.Sub(last) > gap || s.Incarnation != lastInc) {
 						closeAt(last, true)
 					}
-					if s.IDs == nil || !s.Ready || !s.Topo.Reachable(l.Location, s.Node) {
+					if s.IDs == nil || !s.Ready || !s.Topo.Reachable(l.Location, s.Node) || s.Topo.IsStalled(s.Node) {
 						closeAt(s.At, true)
 						haveLast = false
 						continue
@@ -178,6 +211,7 @@ func CheckNoMissingRenewer(o *Observations, th Thresholds) Verdict {
 		}
 	}
 	v.Pass = over == 0 && evaluated > 0
+	v.Key = keySecs("max missing", worst)
 	v.Measured = fmt.Sprintf("max missing %s; %d runs of misses (%d over the bound) in %d eligible samples",
 		secs(worst), len(streaks), over, evaluated)
 	if evaluated == 0 {
@@ -225,12 +259,14 @@ func CheckConvergence(o *Observations, th Thresholds) Verdict {
 			}
 		}
 	}
+	v.Key = noKey("convergence time", "s")
 	if first == nil {
 		v.Measured = "never converged"
 		v.Details = append(v.Details, describeDivergence(last)...)
 		return v
 	}
 	d := first.At.Sub(from)
+	v.Key = keySecs("convergence time", d)
 	v.Pass = d <= th.Convergence && stillAtEnd
 	v.Measured = fmt.Sprintf("converged %s after the faults (at %s), %d instances", secs(d), o.offset(first.At),
 		strings.Count(first.Fingerprint[first.Up[0]], "|"))
@@ -282,7 +318,7 @@ func CheckNoResurrection(o *Observations, th Thresholds) Verdict {
 		Threshold: "0 instances served again by a node that had dropped them, 0 new versions made by a node while no client ran for the instance, 0 cancelled instances left at the end"}
 	idx := o.sampleIndex()
 	const inflight = 2 * time.Second // a read sent this long before a registration may already see it
-	var back, left []string
+	var back, left, caughtUp []string
 	stopped, cancelled := 0, 0
 	for _, l := range o.sortedInstances() {
 		if len(l.Lives) == 0 || l.Lives[0].End.IsZero() {
@@ -327,7 +363,19 @@ func CheckNoResurrection(o *Observations, th Thresholds) Verdict {
 					died := lifeBefore(l, s.At)
 					d := fmt.Sprintf("%s back on %s at %s after it was gone at %s (client stopped at %s, cancelled=%v)",
 						l.ID, nodeName, o.offset(s.At), o.offset(absentAt), o.offset(died.End), died.Deregistered)
-					if at, author, ok := o.versionOn(nodeName, l.App, l.ID, s.At); ok && at.After(died.End) {
+					at, author, ok := o.versionOn(nodeName, l.App, l.ID, s.At)
+					if ok && at.After(died.End) && o.overrules(died, author, at) {
+						// The node is catching up with a version that
+						// overruled a deletion (a renewal its author had
+						// seen, the one legitimate re-publication; see
+						// republications): what it dropped was the
+						// overruled deletion, not the instance.
+						caughtUp = append(caughtUp, d+fmt.Sprintf("; it serves the version %s made at %s, %s after the client's last renewal there, which overruled the deletion",
+							author, o.offset(at), secs(at.Sub(died.Renewed[author]))))
+						seenAbsent = false
+						continue
+					}
+					if ok && at.After(died.End) {
 						d += fmt.Sprintf("; %s %s with a version stamped at %s, after its client stopped", RepublishedSignature, author, o.offset(at))
 						if recv, ok := o.copyBefore(author, l.App, l.ID, at); ok {
 							d += fmt.Sprintf(", while %s held a copy from another node that it had received at %s", author, o.offset(recv))
@@ -350,6 +398,7 @@ func CheckNoResurrection(o *Observations, th Thresholds) Verdict {
 		republished = append(republished, o.republications(l)...)
 	}
 	v.Pass = len(back) == 0 && len(left) == 0 && len(republished) == 0
+	v.Key = KeyFigure{Name: "resurrections", Value: float64(len(back) + len(left) + len(republished))}
 	v.Measured = fmt.Sprintf("%d resurrections seen served again, %d new versions made by a node after the client stopped, "+
 		"%d cancelled instances left, over %d stopped instances (%d cancelled)",
 		len(back), len(republished), len(left), stopped, cancelled)
@@ -358,6 +407,15 @@ func CheckNoResurrection(o *Observations, th Thresholds) Verdict {
 			break
 		}
 		v.Details = append(v.Details, d)
+	}
+	if len(caughtUp) > 0 {
+		v.Measured += fmt.Sprintf("; %d returns on a node catching up with an overruled deletion (not counted)", len(caughtUp))
+		for i, d := range caughtUp {
+			if i == maxDetails/2 {
+				break
+			}
+			v.Details = append(v.Details, "not counted: "+d)
+		}
 	}
 	return v
 }
@@ -474,7 +532,7 @@ func (o *Observations) republications(l *InstanceLog) []string {
 					continue
 				}
 				seen[ver{clock, author}] = true
-				if r, ok := lf.Renewed[author]; ok && r.After(stamp.Add(-o.LeaseDuration-50*time.Millisecond)) {
+				if o.overrules(lf, author, stamp) {
 					continue // a renewal there the owner had not seen
 				}
 				d := fmt.Sprintf("%s %s %s with a version stamped at %s, %s after its client stopped (cancelled=%v), with no registration since; first seen on %s at %s",
@@ -490,6 +548,15 @@ func (o *Observations) republications(l *InstanceLog) []string {
 		}
 	}
 	return out
+}
+
+// overrules reports whether a version of lf's instance that author made at
+// stamp, after the client stopped, is the legitimate re-publication: the
+// client's last renewal on author was less than a lease before (the owner
+// evicted on older information and author's renewal wins).
+func (o *Observations) overrules(lf Life, author string, stamp time.Time) bool {
+	r, ok := lf.Renewed[author]
+	return ok && r.After(stamp.Add(-o.LeaseDuration-50*time.Millisecond))
 }
 
 // restartsWithin reports whether a life of l starts in (t, t+d].
@@ -523,6 +590,7 @@ func CheckMembership(o *Observations, th Thresholds) Verdict {
 		Threshold: fmt.Sprintf("every running node sees every other as live within %s of the end of the faults", secs(th.Membership))}
 	from := o.settled()
 	var last *Probe
+	v.Key = noKey("membership time", "s")
 	for i := range o.Probes {
 		p := &o.Probes[i]
 		if p.At.Before(from) {
@@ -531,6 +599,7 @@ func CheckMembership(o *Observations, th Thresholds) Verdict {
 		last = p
 		if p.membersComplete() {
 			d := p.At.Sub(from)
+			v.Key = keySecs("membership time", d)
 			v.Pass = d <= th.Membership
 			v.Measured = fmt.Sprintf("complete %s after the faults (at %s), %d nodes", secs(d), o.offset(p.At), len(p.Up))
 			return v
@@ -731,10 +800,518 @@ func CheckSelfPreservation(o *Observations, th Thresholds) Verdict {
 		}
 	}
 	v.Pass = ok
+	v.Key = keySecs("release after recovery", worstRelease)
 	v.Measured = fmt.Sprintf("engaged within %s (worst node), released within %s; %d/%d silent instances survived (%.0f%%); "+
 		"evicted before engagement %d, after %d",
 		secs(worstEngage), secs(worstRelease), survivors, len(o.CrashedIDs), share*100, evictedBefore, evictedAfter)
 	v.Details = append(v.Details, figures...)
+	return v
+}
+
+// ---- 5b. self-preservation releases after a scale-down ------------------------
+
+// spEngaged reports whether sp shows self-preservation holding expired
+// leases: on, renewals expected, and not above the threshold.
+func spEngaged(sp actors.SelfPreservationStatus) bool {
+	return sp.Enabled && sp.Expected > 0 && !sp.ExpirationEnabled
+}
+
+// spReading describes one node's self-preservation reading for evidence.
+func spReading(sp actors.SelfPreservationStatus) string {
+	out := fmt.Sprintf("renews %d (local %d + peers %d, %d members), threshold %d, expected %d",
+		sp.RenewsLastWindow, sp.LocalRenewals, sp.PeerRenewals, sp.Members, sp.Threshold, sp.Expected)
+	if sp.Reason != "" {
+		out += ": " + sp.Reason
+	}
+	return out
+}
+
+// CheckSPRecountRelease checks property 5 after a scale-down: once part of
+// the fleet died silently for good (Observations.ClientsCrashed, with no
+// recovery), every node that expected renewals engages self-preservation
+// within Thresholds.SPEngage, releases it by itself within one
+// RecountInterval plus Thresholds.SPRecountSlack of engaging (the measured
+// rate becomes the expectation), does not engage again, and the dead
+// instances are gone from every node within Thresholds.EvictAfterRelease of
+// the last release.
+func CheckSPRecountRelease(o *Observations, th Thresholds) Verdict {
+	recount := o.Timers.RecountInterval
+	bound := recount + th.SPRecountSlack
+	v := Verdict{Invariant: InvSPRecount, Property: 5,
+		Threshold: fmt.Sprintf("after silent deaths for good: engages within %s, releases by itself within %s of engaging (recount interval %s + %s), "+
+			"never engages again, and the dead are gone from every node within %s of the last release",
+			secs(th.SPEngage), secs(bound), secs(recount), secs(th.SPRecountSlack), secs(th.EvictAfterRelease)),
+		Key: noKey("release after engaging", "s")}
+	crash := o.ClientsCrashed
+	if crash.IsZero() || len(o.CrashedIDs) == 0 {
+		v.Measured = "no clients died for good in this run"
+		return v
+	}
+	end := o.QuietEnd
+	if end.IsZero() {
+		end = o.End
+	}
+	var pre *Probe
+	for i := range o.Probes {
+		if o.Probes[i].At.Before(crash) {
+			pre = &o.Probes[i]
+		}
+	}
+	if pre == nil {
+		v.Measured = "no probe before the deaths"
+		return v
+	}
+	var affected []string
+	for _, n := range pre.Up {
+		if sp, ok := pre.SP[n]; ok && sp.Enabled && sp.Expected > 0 {
+			affected = append(affected, n)
+		}
+	}
+	if len(affected) == 0 {
+		v.Measured = "no node expected renewals before the deaths"
+		return v
+	}
+	ok := true
+	var worstEngage, worstRelease time.Duration
+	var lastRelease time.Time
+	var figures []string
+	for _, n := range affected {
+		var engagedAt, releasedAt, againAt time.Time
+		var atEngage, atRelease actors.SelfPreservationStatus
+		for i := range o.Probes {
+			p := &o.Probes[i]
+			sp, present := p.SP[n]
+			if !present || p.At.Before(crash) || p.At.After(end) {
+				continue
+			}
+			switch e := spEngaged(sp); {
+			case engagedAt.IsZero():
+				if e {
+					engagedAt, atEngage = p.At, sp
+				}
+			case releasedAt.IsZero():
+				if !e {
+					releasedAt, atRelease = p.At, sp
+				}
+			case againAt.IsZero() && e:
+				againAt = p.At
+				v.Details = append(v.Details, fmt.Sprintf("%s engaged again at %s, %s after it released: %s",
+					n, o.offset(p.At), secs(p.At.Sub(releasedAt)), spReading(sp)))
+			}
+		}
+		fig := n + ": "
+		if engagedAt.IsZero() {
+			ok = false
+			v.Details = append(v.Details, fmt.Sprintf("%s never engaged self-preservation after %d of its expected clients died", n, len(o.CrashedIDs)))
+			figures = append(figures, fig+"never engaged")
+			continue
+		}
+		d := engagedAt.Sub(crash)
+		worstEngage = max(worstEngage, d)
+		fig += fmt.Sprintf("engaged %s after the deaths (%s)", secs(d), spReading(atEngage))
+		if d > th.SPEngage {
+			ok = false
+			v.Details = append(v.Details, fmt.Sprintf("%s engaged only %s after the deaths", n, secs(d)))
+		}
+		if releasedAt.IsZero() {
+			ok = false
+			held := end.Sub(engagedAt)
+			worstRelease = max(worstRelease, held)
+			v.Details = append(v.Details, fmt.Sprintf("%s still engaged at the end, %s after engaging at %s (bound %s)",
+				n, secs(held), o.offset(engagedAt), secs(bound)))
+			figures = append(figures, fig+", never released")
+			continue
+		}
+		r := releasedAt.Sub(engagedAt)
+		worstRelease = max(worstRelease, r)
+		if releasedAt.After(lastRelease) {
+			lastRelease = releasedAt
+		}
+		fig += fmt.Sprintf(", released %s later (%s)", secs(r), spReading(atRelease))
+		if r > bound {
+			ok = false
+			v.Details = append(v.Details, fmt.Sprintf("%s released only %s after engaging at %s (bound %s)", n, secs(r), o.offset(engagedAt), secs(bound)))
+		}
+		if !againAt.IsZero() {
+			ok = false
+		}
+		figures = append(figures, fig)
+	}
+	// The dead: when each was gone for good from every node (the start of
+	// the trailing run of ready samples without it), or still there.
+	idx := o.sampleIndex()
+	var worstGone time.Duration
+	gone, left := 0, 0
+	for _, id := range o.CrashedIDs {
+		l := o.Instances[id]
+		if l == nil {
+			continue
+		}
+		var goneAt time.Time
+		still := ""
+		for _, n := range o.Nodes {
+			var firstAbsent time.Time
+			var last *Sample
+			for _, smp := range idx[[2]string{n, l.App}] {
+				if smp.At.Before(crash) || smp.At.After(end) || smp.IDs == nil || !smp.Ready {
+					continue
+				}
+				last = smp
+				if smp.IDs[id] {
+					firstAbsent = time.Time{}
+				} else if firstAbsent.IsZero() {
+					firstAbsent = smp.At
+				}
+			}
+			if last == nil {
+				continue
+			}
+			if last.IDs[id] {
+				still = n
+				break
+			}
+			if firstAbsent.After(goneAt) {
+				goneAt = firstAbsent
+			}
+		}
+		if still != "" {
+			left++
+			ok = false
+			v.Details = append(v.Details, fmt.Sprintf("%s (died silently at %s) still on %s at the end", id, o.offset(crash), still))
+			continue
+		}
+		gone++
+		if !lastRelease.IsZero() {
+			d := goneAt.Sub(lastRelease)
+			worstGone = max(worstGone, d)
+			if d > th.EvictAfterRelease {
+				ok = false
+				v.Details = append(v.Details, fmt.Sprintf("%s gone from every node only at %s, %s after the last release at %s",
+					id, o.offset(goneAt), secs(d), o.offset(lastRelease)))
+			}
+		}
+	}
+	v.Pass = ok
+	v.Key = keySecs("release after engaging", worstRelease)
+	v.Measured = fmt.Sprintf("engaged within %s of the deaths, released within %s of engaging (worst node); "+
+		"%d of %d dead gone from every node, at worst %s after the last release; %d left",
+		secs(worstEngage), secs(worstRelease), gone, len(o.CrashedIDs), secs(worstGone), left)
+	v.Details = append(v.Details, figures...)
+	return v
+}
+
+// ---- 5c. self-preservation stays off in a healthy cluster ------------------
+
+// CheckSPQuiet checks property 5 in a cluster without faults:
+// self-preservation is engaged in at most Thresholds.SPMaxEngagedShare of
+// the probes of nodes that expect renewals, counted from two renewal
+// windows after the warm-up (Observations.SteadyAt: the first full window
+// after the first clients registered) until the teardown.
+func CheckSPQuiet(o *Observations, th Thresholds) Verdict {
+	v := Verdict{Invariant: InvSPQuiet, Property: 5,
+		Threshold: fmt.Sprintf("self-preservation engaged in at most %.1f%% of the probes of nodes that expect renewals, from two renewal windows after the warm-up until the teardown",
+			th.SPMaxEngagedShare*100),
+		Key: noKey("engaged share", "%")}
+	from := o.SteadyAt
+	if from.IsZero() {
+		from = o.Start
+	}
+	from = from.Add(2 * o.Timers.RenewalWindow)
+	end := o.QuietEnd
+	if end.IsZero() {
+		end = o.End
+	}
+	type run struct {
+		node      string
+		from, to  time.Time
+		reading   actors.SelfPreservationStatus
+		held, ran int // instances the node held, clients running
+	}
+	var runs []run
+	open := map[string]*run{}
+	closeRun := func(n string, at time.Time) {
+		if r := open[n]; r != nil {
+			r.to = at
+			runs = append(runs, *r)
+			delete(open, n)
+		}
+	}
+	total, engaged := 0, 0
+	var last time.Time
+	for i := range o.Probes {
+		p := &o.Probes[i]
+		if p.At.Before(from) || p.At.After(end) {
+			continue
+		}
+		last = p.At
+		for _, n := range o.Nodes {
+			sp, ok := p.SP[n]
+			if !ok || !sp.Enabled || sp.Expected == 0 {
+				closeRun(n, p.At)
+				continue
+			}
+			total++
+			if !spEngaged(sp) {
+				closeRun(n, p.At)
+				continue
+			}
+			engaged++
+			if open[n] == nil {
+				open[n] = &run{node: n, from: p.At, reading: sp, held: strings.Count(p.Fingerprint[n], "|"), ran: o.runningAt(p.At)}
+			}
+		}
+	}
+	for _, n := range o.Nodes {
+		closeRun(n, last)
+	}
+	if total == 0 {
+		v.Measured = "no probe of a node expecting renewals after the warm-up"
+		return v
+	}
+	share := float64(engaged) / float64(total)
+	sort.Slice(runs, func(i, j int) bool { return runs[i].to.Sub(runs[i].from) > runs[j].to.Sub(runs[j].from) })
+	var longest time.Duration
+	if len(runs) > 0 {
+		longest = runs[0].to.Sub(runs[0].from)
+	}
+	v.Pass = share <= th.SPMaxEngagedShare
+	v.Key = KeyFigure{Name: "engaged share", Value: share * 100, Unit: "%"}
+	v.Measured = fmt.Sprintf("engaged in %.2f%% of %d node-probes from %s: %d engagements, longest %s",
+		share*100, total, o.offset(from), len(runs), secs(longest))
+	for i, r := range runs {
+		if i == maxDetails {
+			break
+		}
+		v.Details = append(v.Details, fmt.Sprintf("%s engaged from %s for %s, holding %d instances while %d clients ran: %s",
+			r.node, o.offset(r.from), secs(r.to.Sub(r.from)), r.held, r.ran, spReading(r.reading)))
+	}
+	return v
+}
+
+// runningAt counts the clients registered and running at t.
+func (o *Observations) runningAt(t time.Time) int {
+	n := 0
+	for _, l := range o.Instances {
+		for _, lf := range l.Lives {
+			if !lf.Acked.IsZero() && !lf.Acked.After(t) && (lf.End.IsZero() || lf.End.After(t)) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// ---- 5d. silently dead clients are evicted promptly ------------------------
+
+// percentile returns the nearest-rank q-quantile of sorted ds (0 if empty).
+func percentile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	k := int(math.Ceil(q*float64(len(ds)))) - 1
+	return ds[min(max(k, 0), len(ds)-1)]
+}
+
+// lastRenewal returns when lf's client last registered or renewed
+// successfully anywhere (its acknowledgement if nothing else is known).
+func lastRenewal(lf *Life) time.Time {
+	t := lf.Acked
+	for _, r := range lf.Renewed {
+		if r.After(t) {
+			t = r
+		}
+	}
+	return t
+}
+
+// latencyCase is one measured latency with its evidence.
+type latencyCase struct {
+	id, node string
+	from     time.Time
+	d        time.Duration
+	censored bool // still not done when observation ended
+}
+
+// sortCases orders cs longest first and returns their durations ascending.
+func sortCases(cs []latencyCase) []time.Duration {
+	sort.Slice(cs, func(i, j int) bool { return cs[i].d > cs[j].d })
+	ds := make([]time.Duration, len(cs))
+	for i, c := range cs {
+		ds[len(cs)-1-i] = c.d
+	}
+	return ds
+}
+
+// CheckEvictionLatency checks that a client that dies without cancelling is
+// expired promptly everywhere (property 5: self-preservation must not
+// stick): over every (silently dead instance, node) pair, the 99th
+// percentile of the time from the client's last successful renewal until
+// the node's first ready sample without the instance is at most
+// Thresholds.EvictionLatency. A node still listing it when observation ends
+// counts with the time until then, if that is already over the bound (else
+// it is left out: too close to the end to judge). Lives followed by a
+// restart under the same id are left out.
+func CheckEvictionLatency(o *Observations, th Thresholds) Verdict {
+	v := Verdict{Invariant: InvEvictionLatency, Property: 5,
+		Threshold: fmt.Sprintf("p99 of last renewal → first sample of each node without a silently dead client's instance ≤ %s", secs(th.EvictionLatency)),
+		Key:       noKey("p99 eviction latency", "s")}
+	idx := o.sampleIndex()
+	end := o.QuietEnd
+	if end.IsZero() {
+		end = o.End
+	}
+	var cases []latencyCase
+	dead := 0
+	for _, l := range o.sortedInstances() {
+		for i := range l.Lives {
+			lf := &l.Lives[i]
+			if lf.Deregistered || lf.End.IsZero() || lf.Acked.IsZero() || i+1 < len(l.Lives) || !lf.End.Before(end) {
+				continue
+			}
+			dead++
+			last := lastRenewal(lf)
+			for _, n := range o.Nodes {
+				var absent time.Time
+				observed := false
+				for _, smp := range idx[[2]string{n, l.App}] {
+					if smp.At.Before(lf.End) || smp.IDs == nil || !smp.Ready {
+						continue
+					}
+					if smp.At.After(end) {
+						break
+					}
+					observed = true
+					if !smp.IDs[l.ID] {
+						absent = smp.At
+						break
+					}
+				}
+				switch {
+				case !absent.IsZero():
+					cases = append(cases, latencyCase{id: l.ID, node: n, from: last, d: absent.Sub(last)})
+				case observed && end.Sub(last) > th.EvictionLatency:
+					cases = append(cases, latencyCase{id: l.ID, node: n, from: last, d: end.Sub(last), censored: true})
+				}
+			}
+		}
+	}
+	if len(cases) == 0 {
+		v.Measured = fmt.Sprintf("nothing to judge: %d silently dead clients, none observed afterwards", dead)
+		return v
+	}
+	ds := sortCases(cases)
+	p50, p99, worst := percentile(ds, 0.5), percentile(ds, 0.99), ds[len(ds)-1]
+	over, stuck := 0, 0
+	for _, c := range cases {
+		if c.d > th.EvictionLatency {
+			over++
+		}
+		if c.censored {
+			stuck++
+		}
+	}
+	v.Pass = p99 <= th.EvictionLatency
+	v.Key = keySecs("p99 eviction latency", p99)
+	v.Measured = fmt.Sprintf("p50 %s, p99 %s, max %s over %d (instance, node) pairs of %d silently dead clients; %d over the bound, %d still listed at the end",
+		secs(p50), secs(p99), secs(worst), len(cases), dead, over, stuck)
+	for i, c := range cases {
+		if i == maxDetails || c.d <= th.EvictionLatency/2 {
+			break
+		}
+		how := "until its first sample without it"
+		if c.censored {
+			how = "and still listed when observation ended"
+		}
+		v.Details = append(v.Details, fmt.Sprintf("%s on %s: last renewal at %s, %s %s", c.id, c.node, o.offset(c.from), secs(c.d), how))
+	}
+	return v
+}
+
+// ---- 2b. registrations become visible everywhere promptly -------------------
+
+// CheckVisibility checks that replication keeps going (property 2): over
+// every (registration, other node) pair, the 99th percentile of the time
+// from the registration's acknowledgement until the first probe of the
+// other node that lists the instance is at most Thresholds.Visibility.
+// Registrations acknowledged by a stalled node, and nodes while stalled,
+// not ready, down or cut off from the registering node, are left out; a
+// pair whose client stops first counts only if it already waited longer
+// than the bound.
+func CheckVisibility(o *Observations, th Thresholds) Verdict {
+	v := Verdict{Invariant: InvVisibility, Property: 2,
+		Threshold: fmt.Sprintf("p99 of registration ack → first probe of every other (ready, not stalled, reachable) node listing it ≤ %s", secs(th.Visibility)),
+		Key:       noKey("p99 visibility", "s")}
+	end := o.QuietEnd
+	if end.IsZero() {
+		end = o.End
+	}
+	var cases []latencyCase
+	skipped := 0
+	for _, l := range o.sortedInstances() {
+		key := "|" + l.App + "/" + l.ID + "@"
+		for i := range l.Lives {
+			lf := &l.Lives[i]
+			if lf.Acked.IsZero() || lf.AckedBy == "" || lf.Acked.After(end) {
+				continue
+			}
+			k := sort.Search(len(o.Probes), func(j int) bool { return !o.Probes[j].At.Before(lf.Acked) })
+			if k == len(o.Probes) || o.Probes[k].Topo.IsStalled(lf.AckedBy) {
+				skipped++
+				continue
+			}
+			stop := end
+			if !lf.End.IsZero() && lf.End.Before(stop) {
+				stop = lf.End
+			}
+			for _, n := range o.Nodes {
+				if n == lf.AckedBy {
+					continue
+				}
+				for j := k; j < len(o.Probes); j++ {
+					p := &o.Probes[j]
+					if p.At.After(stop) {
+						if d := p.At.Sub(lf.Acked); d > th.Visibility {
+							cases = append(cases, latencyCase{id: l.ID, node: n, from: lf.Acked, d: d, censored: true})
+						}
+						break
+					}
+					if !p.Ready[n] || p.Topo.IsStalled(n) || !p.Topo.Reachable(lf.AckedBy, n) {
+						break // not expected to see it (p.Ready is false for a node that is down)
+					}
+					if strings.Contains(p.Fingerprint[n], key) {
+						cases = append(cases, latencyCase{id: l.ID, node: n, from: lf.Acked, d: p.At.Sub(lf.Acked)})
+						break
+					}
+				}
+			}
+		}
+	}
+	if len(cases) == 0 {
+		v.Measured = "no registration observed on another node"
+		return v
+	}
+	ds := sortCases(cases)
+	p50, p99, worst := percentile(ds, 0.5), percentile(ds, 0.99), ds[len(ds)-1]
+	over := 0
+	for _, c := range cases {
+		if c.d > th.Visibility {
+			over++
+		}
+	}
+	v.Pass = p99 <= th.Visibility
+	v.Key = keySecs("p99 visibility", p99)
+	v.Measured = fmt.Sprintf("p50 %s, p99 %s, max %s over %d (registration, node) pairs; %d over the bound; %d registrations on a stalled node left out",
+		secs(p50), secs(p99), secs(worst), len(cases), over, skipped)
+	for i, c := range cases {
+		if i == maxDetails || c.d <= th.Visibility/2 {
+			break
+		}
+		how := ""
+		if c.censored {
+			how = " (not yet listed when its client stopped or observation ended)"
+		}
+		v.Details = append(v.Details, fmt.Sprintf("%s registered at %s, listed on %s %s later%s", c.id, o.offset(c.from), c.node, secs(c.d), how))
+	}
 	return v
 }
 

@@ -34,6 +34,8 @@ type Life struct {
 	Start time.Time
 	// Acked is when a registration first succeeded; zero if none did.
 	Acked time.Time
+	// AckedBy is the node that acknowledged that registration.
+	AckedBy string
 	// End is when the client stopped renewing; zero while it runs.
 	End time.Time
 	// Deregistered reports that the client cancelled successfully at End.
@@ -86,6 +88,8 @@ type Probe struct {
 	At time.Time
 	// Up lists the running nodes, sorted.
 	Up []string
+	// Topo is the reachability when the probe started.
+	Topo *Topology
 	// Ready, Fingerprint, Live (sorted live member names) and SP
 	// (self-preservation) are per running node.
 	Ready       map[string]bool
@@ -114,6 +118,12 @@ type Observations struct {
 	SampleInterval time.Duration
 	// LeaseDuration is the clients' lease duration.
 	LeaseDuration time.Duration
+	// Timers are the cluster's timers (LeaseDuration and SampleInterval
+	// repeat two of them for the older checkers).
+	Timers Timers
+	// SteadyAt is when the scenario's first clients had all registered (the
+	// end of the warm-up); zero if it never waited for them.
+	SteadyAt time.Time
 	// Instances are the clients' logs by instance id.
 	Instances map[string]*InstanceLog
 	// Samples are the HTTP reads, in the order they were sent per node.
@@ -182,11 +192,11 @@ func (r *recorder) lifeStarted(app, id, loc string, at time.Time) int {
 	return len(l.Lives) - 1
 }
 
-func (r *recorder) acked(id string, life int, at time.Time) {
+func (r *recorder) acked(id string, life int, node string, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if lf := &r.instances[id].Lives[life]; lf.Acked.IsZero() {
-		lf.Acked = at
+		lf.Acked, lf.AckedBy = at, node
 	}
 }
 
@@ -372,6 +382,7 @@ func (s *Sim) prober(ctx context.Context) {
 func (s *Sim) probe() Probe {
 	p := Probe{
 		At:          time.Now(),
+		Topo:        s.c.Topology(),
 		Ready:       map[string]bool{},
 		Fingerprint: map[string]string{},
 		Live:        map[string][]string{},

@@ -29,6 +29,16 @@ type Scenario struct {
 	// ShortDuration is the shortest main phase that still exercises every
 	// fault of the scenario; the tests use it.
 	ShortDuration time.Duration
+	// Timers, if set, adjusts the cluster's timers for this scenario; Run
+	// applies it to every run (scale-down shortens the recount interval so
+	// that a self-release fits in the run). The thresholds stay those of
+	// the configuration's timers, so it should only change timers no
+	// threshold derives from, or make the thresholds stricter.
+	Timers func(t *Timers)
+	// ShortTimers, if set, adjusts the timers further for the short runs of
+	// the tests and the sabotage harness (long-partition shortens the
+	// tombstone TTL, and with it the partition). Same restriction.
+	ShortTimers func(t *Timers)
 	// Drive runs the scenario's story on s: it starts clients, waits,
 	// injects and lifts faults, and calls s.FaultsOver at the end of the
 	// faults. The harness then waits for the cluster to settle, stops every
@@ -102,6 +112,9 @@ func Run(ctx context.Context, sc Scenario, cfg Config) (*Result, error) {
 	if cfg.Duration == 0 {
 		cfg.Duration = sc.DefaultDuration
 	}
+	if sc.Timers != nil {
+		sc.Timers(&cfg.Timers)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -134,6 +147,7 @@ func Run(ctx context.Context, sc Scenario, cfg Config) (*Result, error) {
 	s.rec = newRecorder(time.Now(), c.Names(), progress)
 	s.rec.obs.SampleInterval = cfg.Timers.SampleInterval
 	s.rec.obs.LeaseDuration = cfg.Timers.LeaseDuration
+	s.rec.obs.Timers = cfg.Timers
 	s.rec.event("start", fmt.Sprintf("%d nodes formed a cluster in %v", cfg.Nodes, time.Since(wallStart).Round(time.Millisecond)))
 
 	obsCtx, stopObs := context.WithCancel(ctx)
@@ -345,12 +359,19 @@ func (s *Sim) NewClients(perNode int, apps []string) []*Client {
 	return out
 }
 
-// WaitRegistered waits until every client in cs has registered.
+// WaitRegistered waits until every client in cs has registered. The first
+// time it succeeds marks the end of the warm-up (Observations.SteadyAt).
 func (s *Sim) WaitRegistered(cs []*Client, within time.Duration) error {
 	limit := time.Now().Add(within)
 	for {
 		obs := s.rec.snapshotAcks(cs)
 		if obs {
+			now := time.Now()
+			s.rec.mark(func(o *Observations) {
+				if o.SteadyAt.IsZero() {
+					o.SteadyAt = now
+				}
+			})
 			return nil
 		}
 		if time.Now().After(limit) {
@@ -497,6 +518,26 @@ func (s *Sim) Restart(ctx context.Context, name string) error {
 	return nil
 }
 
+// Stall stalls the network input of the node name (see Cluster.Stall).
+func (s *Sim) Stall(name string) error {
+	if err := s.c.Stall(name); err != nil {
+		return err
+	}
+	s.fault()
+	s.Event("stall", "%s stalls: streams to it are accepted but not read; it gossips and serves HTTP", name)
+	return nil
+}
+
+// Unstall lets the node name read its network input again.
+func (s *Sim) Unstall(name string) error {
+	if err := s.c.Unstall(name); err != nil {
+		return err
+	}
+	s.lifted()
+	s.Event("unstall", "%s reads its streams again", name)
+	return nil
+}
+
 // SetLoss drops node-to-node packets with probability p.
 func (s *Sim) SetLoss(p float64) {
 	if p > 0 {
@@ -532,6 +573,23 @@ func (s *Sim) CrashClients(cs []*Client) {
 		o.CrashedIDs = ids
 	})
 	s.Event("clients-crash", "%d clients died silently", len(cs))
+}
+
+// KillClients makes cs die silently for good (a scale-down that went
+// wrong, not a blip) and marks the deaths like CrashClients, without a
+// recovery.
+func (s *Sim) KillClients(cs []*Client) {
+	s.StopClients(cs, false)
+	ids := make([]string, 0, len(cs))
+	for _, cl := range cs {
+		ids = append(ids, cl.ID)
+	}
+	sort.Strings(ids)
+	s.rec.mark(func(o *Observations) {
+		o.ClientsCrashed = time.Now()
+		o.CrashedIDs = ids
+	})
+	s.Event("clients-die", "%d clients died silently for good: %s", len(cs), strings.Join(ids, ", "))
 }
 
 // RecoverClients restarts cs with their instance ids and marks the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // TestMain fails the package if a run leaves a goroutine behind: the
@@ -51,10 +52,7 @@ const raceSlack = 2
 // scenario's shortest duration, a one-second settle tail, time bounds
 // widened under -race, and in -short mode three nodes instead of five.
 func testConfig(t *testing.T, sc Scenario) Config {
-	cfg := DefaultConfig()
-	cfg.Seed = testSeed
-	cfg.Duration = sc.ShortDuration
-	cfg.SettleTail = time.Second
+	cfg := ShortConfig(sc, testSeed)
 	if raceEnabled {
 		th := &cfg.Thresholds
 		th.MaxMissing *= raceSlack
@@ -62,6 +60,10 @@ func testConfig(t *testing.T, sc Scenario) Config {
 		th.Membership *= raceSlack
 		th.SPEngage *= raceSlack
 		th.SPRelease *= raceSlack
+		th.SPRecountSlack *= raceSlack
+		th.EvictAfterRelease *= raceSlack
+		th.EvictionLatency *= raceSlack
+		th.Visibility *= raceSlack
 	}
 	if testing.Short() {
 		cfg.Nodes = 3
@@ -503,4 +505,18 @@ func TestStalledSyncAfterHealIsRecognised(t *testing.T) {
 	r = build(10.2, 19)
 	require.False(t, r.Verdicts[0].Pass)
 	assert.False(t, bug2.Explains(r, r.Verdicts[0]), "a miss longer than the stall")
+}
+
+// TestSabotagePlanCoversEverySwitch: every switch of internal/sabotage has
+// scenarios in SabotagePlan, and they exist (`make sabotage` relies on it).
+func TestSabotagePlanCoversEverySwitch(t *testing.T) {
+	for _, sw := range sabotage.All {
+		names := SabotagePlan[sw]
+		require.NotEmpty(t, names, "switch %s has no scenarios", sw)
+		for _, n := range names {
+			_, ok := ScenarioByName(n)
+			require.True(t, ok, "switch %s: unknown scenario %s", sw, n)
+		}
+	}
+	assert.Len(t, SabotagePlan, len(sabotage.All), "a plan for a switch that does not exist")
 }

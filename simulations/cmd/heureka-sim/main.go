@@ -2,14 +2,29 @@
 //
 // Usage:
 //
-//	heureka-sim [-scenario name|all] [-seed n] [-nodes n] [-duration d] [-out file] [-v level]
+//	heureka-sim [-scenario all|name[,name…]] [-seed n | -seeds n] [-nodes n] [-duration d] [-short]
+//	            [-parallel n] [-out file] [-v level]
+//	heureka-sim -sabotage all|switch[,switch…] [-parallel n] [-out file]   (built with -tags sabotage)
 //
 // Each scenario starts a cluster of in-process nodes on a seeded in-memory
 // network, drives simulated Eureka clients and faults through it, and judges
 // the run by invariants (see simulations/README.md). The Markdown report goes
 // to -out, or to standard output; a progress line per event goes to standard
-// error. The exit status is 0 when every scenario passed, 1 when one failed,
-// 2 on bad usage.
+// error.
+//
+// With -seeds N every chosen scenario runs with seeds 1..N, -parallel at a
+// time, and the report is a summary over the runs (simulations/RESULTS.md):
+// per scenario and invariant the passes and the p50/p99/max of its key
+// figure, and for each failing run the command that replays it.
+//
+// With -sabotage the harness runs, for every named switch of
+// internal/sabotage (one switch at a time), the scenarios
+// simulations.SabotagePlan names for it at their short durations, after a
+// control round without any switch, and reports which verdicts caught each
+// switch; it fails unless every switch was caught.
+//
+// The exit status is 0 when every run passed (every switch was caught), 1
+// otherwise, 2 on bad usage.
 package main
 
 import (
@@ -27,6 +42,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/heureka/heureka/internal/sabotage"
 	"github.com/heureka/heureka/simulations"
 )
 
@@ -44,10 +60,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, sc := range simulations.Scenarios {
 		names = append(names, sc.Name)
 	}
-	scenario := fs.String("scenario", "all", "scenario to run: all, or one of "+strings.Join(names, ", "))
+	scenario := fs.String("scenario", "all", "scenarios to run: all, or a comma-separated list of "+strings.Join(names, ", "))
 	seed := fs.Int64("seed", 1, "seed of every random choice")
+	seeds := fs.Int("seeds", 0, "run every chosen scenario with seeds 1..n and write a summary over the runs")
 	nodes := fs.Int("nodes", 5, "cluster size (at least 3)")
 	duration := fs.Duration("duration", 0, "main phase of each scenario (0: each scenario's default)")
+	short := fs.Bool("short", false, "run each scenario as the tests do: its short duration and timers, a one-second settle tail")
+	parallel := fs.Int("parallel", 1, "runs at a time (-seeds and -sabotage; different switches never run together)")
+	sabotageFlag := fs.String("sabotage", "", "run the sabotage harness for all switches or a comma-separated list (needs -tags sabotage)")
 	out := fs.String("out", "", "write the Markdown report to this file instead of standard output")
 	verbose := fs.String("v", "", "log the nodes at this level to standard error (debug, info, warn, error)")
 	if err := fs.Parse(args); err != nil {
@@ -57,51 +77,139 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "heureka-sim: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	var run []simulations.Scenario
+	var chosen []simulations.Scenario
 	if *scenario == "all" {
-		run = simulations.Scenarios
+		chosen = simulations.Scenarios
 	} else {
-		sc, ok := simulations.ScenarioByName(*scenario)
-		if !ok {
-			fmt.Fprintf(stderr, "heureka-sim: unknown scenario %q (want all or one of %s)\n", *scenario, strings.Join(names, ", "))
-			return 2
+		for _, n := range strings.Split(*scenario, ",") {
+			sc, ok := simulations.ScenarioByName(strings.TrimSpace(n))
+			if !ok {
+				fmt.Fprintf(stderr, "heureka-sim: unknown scenario %q (want all or some of %s)\n", n, strings.Join(names, ", "))
+				return 2
+			}
+			chosen = append(chosen, sc)
 		}
-		run = []simulations.Scenario{sc}
 	}
-
-	cfg := simulations.DefaultConfig()
-	cfg.Seed, cfg.Nodes, cfg.Duration = *seed, *nodes, *duration
+	if *seeds < 0 || *parallel < 1 {
+		fmt.Fprintf(stderr, "heureka-sim: -seeds must not be negative and -parallel must be positive\n")
+		return 2
+	}
+	var logger *slog.Logger
 	if *verbose != "" {
 		var lv slog.Level
 		if err := lv.UnmarshalText([]byte(*verbose)); err != nil {
 			fmt.Fprintf(stderr, "heureka-sim: -v: %v\n", err)
 			return 2
 		}
-		cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
+		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
 	}
-	cfg.Progress = func(sc string, ev simulations.Event) {
-		fmt.Fprintf(stderr, "%-20s +%5.1fs  %-16s %s\n", sc, ev.At.Seconds(), ev.Kind, ev.Detail)
+	batch := *seeds > 0 || *sabotageFlag != ""
+	configFor := func(sc simulations.Scenario, seed int64, short bool) simulations.Config {
+		cfg := simulations.DefaultConfig()
+		if short {
+			cfg = simulations.ShortConfig(sc, seed)
+		}
+		cfg.Seed, cfg.Nodes = seed, *nodes
+		if *duration > 0 {
+			cfg.Duration = *duration
+		}
+		if logger != nil {
+			cfg.Logger = logger
+		}
+		if !batch {
+			cfg.Progress = func(name string, ev simulations.Event) {
+				fmt.Fprintf(stderr, "%-24s +%5.1fs  %-16s %s\n", name, ev.At.Seconds(), ev.Kind, ev.Detail)
+			}
+		}
+		return cfg
 	}
-	if err := cfg.Validate(); err != nil {
+	probe := configFor(chosen[0], *seed, *short)
+	if err := probe.Validate(); err != nil {
 		fmt.Fprintf(stderr, "heureka-sim: %v\n", err)
 		return 2
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var results []*simulations.Result
-	for _, sc := range run {
-		res, err := simulations.Run(ctx, sc, cfg)
-		if err != nil {
-			fmt.Fprintf(stderr, "heureka-sim: %s: %v\n", sc.Name, err)
-			res = &simulations.Result{Scenario: sc.Name, Summary: sc.Summary, Seed: cfg.Seed, Nodes: cfg.Nodes, Err: err.Error()}
+	cmd := strings.TrimSpace("go run " + buildTags() + "./simulations/cmd/heureka-sim " + strings.Join(args, " "))
+	hdr := simulations.ReportHeader{Command: cmd, GoVersion: runtime.Version(), Revision: rev}
+	started := time.Now()
+
+	var write func(w io.Writer) error
+	ok := true
+	switch {
+	case *sabotageFlag != "":
+		var switches []sabotage.Switch
+		if *sabotageFlag == "all" {
+			switches = sabotage.All
+		} else {
+			for _, n := range strings.Split(*sabotageFlag, ",") {
+				switches = append(switches, sabotage.Switch(strings.TrimSpace(n)))
+			}
 		}
-		results = append(results, res)
-		fmt.Fprintf(stderr, "%-20s %s\n", sc.Name, verdictLine(res))
-		if ctx.Err() != nil {
-			break
+		runs, err := simulations.RunSabotage(ctx, switches, func(sc simulations.Scenario) simulations.Config {
+			return configFor(sc, *seed, true)
+		}, *parallel, func(line string) { fmt.Fprintln(stderr, line) })
+		if err != nil {
+			fmt.Fprintf(stderr, "heureka-sim: %v\n", err)
+			if len(runs) == 0 {
+				return 2
+			}
+			ok = false
+		}
+		write = func(w io.Writer) error {
+			hdr.Generated = time.Now()
+			caught, err := simulations.WriteSabotageReport(w, hdr, runs)
+			ok = ok && caught
+			return err
+		}
+	case *seeds > 0:
+		var jobs []simulations.Job
+		for _, sc := range chosen {
+			for sd := int64(1); sd <= int64(*seeds); sd++ {
+				jobs = append(jobs, simulations.Job{Scenario: sc, Config: configFor(sc, sd, *short)})
+			}
+		}
+		results := simulations.RunAll(ctx, jobs, *parallel, func(_ int, r *simulations.Result) {
+			fmt.Fprintf(stderr, "%-24s seed %-3d %6.1fs  %s\n", r.Scenario, r.Seed, r.Wall.Seconds(), simulations.VerdictLine(r))
+		})
+		for _, r := range results {
+			ok = ok && r.Pass
+		}
+		replay := func(r *simulations.Result) string {
+			c := fmt.Sprintf("go run ./simulations/cmd/heureka-sim -scenario %s -seed %d", r.Scenario, r.Seed)
+			if *nodes != 5 {
+				c += fmt.Sprintf(" -nodes %d", *nodes)
+			}
+			if *duration > 0 {
+				c += fmt.Sprintf(" -duration %v", *duration)
+			}
+			if *short {
+				c += " -short"
+			}
+			return c
+		}
+		write = func(w io.Writer) error {
+			hdr.Generated = time.Now()
+			return simulations.WriteResults(w, hdr, results, replay)
+		}
+	default:
+		var jobs []simulations.Job
+		for _, sc := range chosen {
+			jobs = append(jobs, simulations.Job{Scenario: sc, Config: configFor(sc, *seed, *short)})
+		}
+		results := simulations.RunAll(ctx, jobs, *parallel, func(_ int, r *simulations.Result) {
+			fmt.Fprintf(stderr, "%-24s %s\n", r.Scenario, simulations.VerdictLine(r))
+		})
+		for _, r := range results {
+			ok = ok && r.Pass
+		}
+		write = func(w io.Writer) error {
+			hdr.Generated = time.Now()
+			return simulations.WriteReport(w, hdr, results)
 		}
 	}
+	fmt.Fprintf(stderr, "heureka-sim: done in %v\n", time.Since(started).Round(time.Second))
 
 	w := stdout
 	if *out != "" {
@@ -113,18 +221,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer f.Close()
 		w = f
 	}
-	cmd := "go run ./simulations/cmd/heureka-sim " + strings.Join(args, " ")
-	hdr := simulations.ReportHeader{Command: strings.TrimSpace(cmd), Generated: time.Now(), GoVersion: runtime.Version(), Revision: rev}
-	if err := simulations.WriteReport(w, hdr, results); err != nil {
+	if err := write(w); err != nil {
 		fmt.Fprintf(stderr, "heureka-sim: write report: %v\n", err)
 		return 1
 	}
-	for _, r := range results {
-		if !r.Pass {
-			return 1
-		}
+	if !ok {
+		return 1
 	}
 	return 0
+}
+
+// buildTags is "-tags sabotage " in a sabotage build, for the command
+// line a report names.
+func buildTags() string {
+	if sabotage.Enabled {
+		return "-tags sabotage "
+	}
+	return ""
 }
 
 // revision names the source the simulated nodes were built from: the VCS
@@ -155,24 +268,4 @@ func revision() string {
 		rev += " with uncommitted changes"
 	}
 	return rev
-}
-
-// verdictLine summarises a result in one line.
-func verdictLine(r *simulations.Result) string {
-	if r.Err != "" && len(r.Verdicts) == 0 {
-		return "FAIL: " + r.Err
-	}
-	var parts []string
-	for _, v := range r.Verdicts {
-		mark := "ok"
-		if !v.Pass {
-			mark = "FAIL"
-		}
-		parts = append(parts, fmt.Sprintf("%s=%s", v.Invariant, mark))
-	}
-	status := "PASS"
-	if !r.Pass {
-		status = "FAIL"
-	}
-	return status + " (" + strings.Join(parts, ", ") + ")"
 }

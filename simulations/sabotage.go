@@ -1,0 +1,260 @@
+package simulations
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/heureka/heureka/internal/sabotage"
+)
+
+// SabotagePlan names, for every switch of internal/sabotage, the scenarios
+// that should catch the bug it puts back: the story that exercises the
+// broken code path, and the invariant that would notice. The sabotage
+// harness (RunSabotage, `make sabotage`) runs each switch with only these
+// scenarios, to stay within a quarter of an hour on two CPUs.
+var SabotagePlan = map[sabotage.Switch][]string{
+	// BUG-1: a node that received a copy shortly before the owner's
+	// eviction publishes it anew. Needs a node that learns of leases late
+	// (a restart's initial sync) and an eviction soon after.
+	sabotage.ReplicaOverrulesEviction: {"restart-during-eviction", "owner-crash"},
+	// Tombstones aged by local receipt: a node that received a deletion
+	// late keeps its tombstone longer than the others, or one that
+	// received it early drops it before a stale copy arrives. Needs
+	// deletions that travel late: partitions, restarts.
+	sabotage.TombstoneReceiptAge: {"long-partition", "partition-heal", "restart-during-eviction"},
+	// No tombstones: a cancel that one node has not seen yet comes back
+	// from its copy through anti-entropy.
+	sabotage.TombstonesDropped: {"partition-heal", "long-partition", "steady-churn"},
+	// A copied lease born fresh: a late copy (initial sync, heal) outlives
+	// the owner's eviction by a lease, or is installed as live.
+	sabotage.CopiedLeaseFresh: {"restart-during-eviction", "long-partition", "owner-crash"},
+	// A live record older than the TTL installed although its lease is
+	// dead: after a partition longer than the TTL the other side's copies
+	// of cancelled instances come back.
+	sabotage.StaleRecordsAccepted: {"long-partition"},
+	// Every node evicts every application: a node that does not receive a
+	// client's renewals (they go to the owner) evicts it.
+	sabotage.EvictWithoutOwnership: {"steady-churn", "slow-peer", "scale-down"},
+	// No grace after start or takeover: the new owner evicts the leases
+	// whose renewals were forwarded to the crashed owner.
+	sabotage.NoTakeoverGrace: {"owner-crash", "partition-heal", "long-partition"},
+	// No anti-entropy: a restarted node never syncs, a healed partition
+	// never converges.
+	sabotage.NoAntiEntropy: {"owner-crash", "partition-heal", "slow-peer"},
+	// Per-owner self-preservation: one silent death in an owner's few
+	// instances engages it, and it does not release after a scale-down.
+	sabotage.SelfPreservationPerOwner: {"steady-churn", "scale-down", "mass-client-failure"},
+}
+
+// SabotageRun is one switch's runs (Switch "" for the control runs
+// without any).
+type SabotageRun struct {
+	Switch  sabotage.Switch
+	Results []*Result
+}
+
+// Catch is one failing verdict that caught a switch: it failed with the
+// switch on and passed in the control run of the same scenario.
+type Catch struct {
+	Scenario string
+	Verdict  Verdict
+}
+
+// Catches returns the verdicts of run that caught its switch against
+// control.
+func (run *SabotageRun) Catches(control *SabotageRun) []Catch {
+	passed := map[[2]string]bool{}
+	if control != nil {
+		for _, r := range control.Results {
+			for _, v := range r.Verdicts {
+				if v.Pass {
+					passed[[2]string{r.Scenario, v.Invariant}] = true
+				}
+			}
+		}
+	}
+	var out []Catch
+	for _, r := range run.Results {
+		for _, v := range r.Verdicts {
+			if !v.Pass && passed[[2]string{r.Scenario, v.Invariant}] {
+				out = append(out, Catch{Scenario: r.Scenario, Verdict: v})
+			}
+		}
+	}
+	return out
+}
+
+// ErrSabotageNotBuilt is returned by RunSabotage in a build without the
+// sabotage tag.
+var ErrSabotageNotBuilt = errors.New("simulations: sabotage needs a build with -tags sabotage")
+
+// RunSabotage runs, for every switch in switches (in order, one at a time:
+// the switches are process-global), the scenarios SabotagePlan names for
+// it with that switch on, parallel at a time; first it runs the union of
+// those scenarios with every switch off, as the control. config gives a
+// scenario's configuration. It returns the control first, then one
+// SabotageRun per switch. progress, if set, gets one line per finished run.
+func RunSabotage(ctx context.Context, switches []sabotage.Switch, config func(Scenario) Config, parallel int,
+	progress func(string)) ([]*SabotageRun, error) {
+	if !sabotage.Enabled {
+		return nil, ErrSabotageNotBuilt
+	}
+	var union []string
+	for _, sw := range switches {
+		names, ok := SabotagePlan[sw]
+		if !ok {
+			return nil, fmt.Errorf("simulations: no sabotage plan for switch %q", sw)
+		}
+		for _, n := range names {
+			if _, ok := ScenarioByName(n); !ok {
+				return nil, fmt.Errorf("simulations: sabotage plan for %q names unknown scenario %q", sw, n)
+			}
+			if !slices.Contains(union, n) {
+				union = append(union, n)
+			}
+		}
+	}
+	defer func() { _ = sabotage.Set() }()
+	runWith := func(sw sabotage.Switch, names []string) (*SabotageRun, error) {
+		var err error
+		if sw == "" {
+			err = sabotage.Set()
+		} else {
+			err = sabotage.Set(sw)
+		}
+		if err != nil {
+			return nil, err
+		}
+		jobs := make([]Job, 0, len(names))
+		for _, n := range names {
+			sc, _ := ScenarioByName(n)
+			jobs = append(jobs, Job{Scenario: sc, Config: config(sc)})
+		}
+		label := string(sw)
+		if label == "" {
+			label = "control"
+		}
+		res := RunAll(ctx, jobs, parallel, func(_ int, r *Result) {
+			if progress != nil {
+				progress(fmt.Sprintf("%-28s %-24s %s", label, r.Scenario, VerdictLine(r)))
+			}
+		})
+		if err := sabotage.Set(); err != nil {
+			return nil, err
+		}
+		return &SabotageRun{Switch: sw, Results: res}, ctx.Err()
+	}
+	control, err := runWith("", union)
+	if err != nil {
+		return nil, err
+	}
+	out := []*SabotageRun{control}
+	for _, sw := range switches {
+		run, err := runWith(sw, SabotagePlan[sw])
+		if err != nil {
+			return out, err
+		}
+		out = append(out, run)
+	}
+	return out, nil
+}
+
+// VerdictLine summarises a result in one line: PASS or FAIL and each
+// invariant's mark.
+func VerdictLine(r *Result) string {
+	if r.Err != "" && len(r.Verdicts) == 0 {
+		return "FAIL: " + r.Err
+	}
+	var parts []string
+	for _, v := range r.Verdicts {
+		mark := "ok"
+		if !v.Pass {
+			mark = "FAIL"
+		}
+		parts = append(parts, fmt.Sprintf("%s=%s", v.Invariant, mark))
+	}
+	out := passFail(r.Pass) + " (" + strings.Join(parts, ", ") + ")"
+	if r.Err != "" {
+		out += " run broke off: " + r.Err
+	}
+	return out
+}
+
+// WriteSabotageReport renders runs (the control first) as Markdown: a
+// table switch → the scenarios and invariants that caught it, with their
+// figures; then what the control runs measured. It reports whether every
+// switch was caught.
+func WriteSabotageReport(w io.Writer, h ReportHeader, runs []*SabotageRun) (bool, error) {
+	var b strings.Builder
+	b.WriteString("# Heureka sabotage report\n\n")
+	if h.Command != "" {
+		fmt.Fprintf(&b, "Produced by `%s`", h.Command)
+		if h.Revision != "" {
+			fmt.Fprintf(&b, " at revision %s", h.Revision)
+		}
+		if !h.Generated.IsZero() {
+			fmt.Fprintf(&b, " on %s", h.Generated.UTC().Format("2006-01-02 15:04 MST"))
+		}
+		b.WriteString(".\n")
+	}
+	b.WriteString("Each switch of internal/sabotage puts one bug back; the scenarios of simulations.SabotagePlan run with it on " +
+		"(short durations, seed 1). A switch is caught by a verdict that fails with the switch on and passed in the " +
+		"control run of the same scenario without any switch.\n\n")
+	var control *SabotageRun
+	if len(runs) > 0 && runs[0].Switch == "" {
+		control, runs = runs[0], runs[1:]
+	}
+	all := true
+	b.WriteString("| switch | caught | by (scenario: invariant — measured) | scenarios run |\n|---|---|---|---|\n")
+	for _, run := range runs {
+		catches := run.Catches(control)
+		sort.SliceStable(catches, func(i, j int) bool { return catches[i].Scenario < catches[j].Scenario })
+		var by []string
+		for _, c := range catches {
+			by = append(by, fmt.Sprintf("%s: **%s** — %s", c.Scenario, c.Verdict.Invariant, c.Verdict.Measured))
+		}
+		var ran []string
+		for _, r := range run.Results {
+			s := r.Scenario + " " + passFail(r.Pass)
+			if r.Err != "" {
+				s += " (broke off: " + r.Err + ")"
+			}
+			ran = append(ran, s)
+		}
+		caught := "**yes**"
+		if len(catches) == 0 {
+			caught, all = "**NO**", false
+			by = []string{"nothing failed that passed in the control"}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", run.Switch, caught, mdEscape(strings.Join(by, "<br>")), mdEscape(strings.Join(ran, ", ")))
+	}
+	if all {
+		fmt.Fprintf(&b, "\n**Every switch (%d) was caught.**\n", len(runs))
+	} else {
+		b.WriteString("\n**Some switch was not caught.**\n")
+	}
+	if control != nil {
+		b.WriteString("\n## Control runs (no switch)\n\n| scenario | result | failed invariants |\n|---|---|---|\n")
+		for _, r := range control.Results {
+			var failed []string
+			for _, v := range r.Verdicts {
+				if !v.Pass {
+					failed = append(failed, v.Invariant+" — "+v.Measured)
+				}
+			}
+			if r.Err != "" {
+				failed = append(failed, "broke off: "+r.Err)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", r.Scenario, passFail(r.Pass), mdEscape(strings.Join(failed, "; ")))
+		}
+		b.WriteString("\nA verdict that failed in the control cannot catch a switch.\n")
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return all, err
+}
