@@ -33,8 +33,10 @@ package cluster
 //     answers neither of two such pings it is suspect, until it answers a
 //     probe again or memberlist declares it dead. This runs every memberlist
 //     ProbeInterval, in its own goroutine. It differs from memberlist's own
-//     suspicion in two ways: it comes up to two rounds of probes later, and
-//     its confirming pings are direct only (memberlist also probes through
+//     suspicion in two ways. It comes up to two rounds of probes later, so
+//     with a short suspicion timeout (SuspicionMult) a failed member may go
+//     from alive to dead here without showing as suspect. And its
+//     confirming pings are direct only (memberlist also probes through
 //     other members and over TCP), so a member reachable only indirectly is
 //     suspect here while memberlist keeps it alive.
 //   - Change notifications, delivered in order by one goroutine, never from
