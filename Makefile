@@ -60,5 +60,19 @@ fuzz:
 sim:
 	$(GO) run ./simulations/cmd/heureka-sim
 
+.PHONY: sabotage chaos-seeds
+
+## sabotage: put every bug of internal/sabotage back, one switch at a time, run the scenarios
+## simulations.SabotagePlan names for it, and fail unless a verdict catches every switch
+## (table in simulations/SABOTAGE.md; about 15 minutes on two CPUs).
+sabotage:
+	@$(GO) run -tags sabotage ./simulations/cmd/heureka-sim -sabotage all -parallel 3 -out simulations/SABOTAGE.md; \
+	rc=$$?; cat simulations/SABOTAGE.md; exit $$rc
+
+## chaos-seeds: the key scenarios over seeds 1..20, summarised in simulations/RESULTS.md.
+chaos-seeds:
+	$(GO) run ./simulations/cmd/heureka-sim -seeds 20 -parallel 3 \
+		-scenario long-partition,steady-churn,scale-down,mass-client-failure -out simulations/RESULTS.md
+
 clean:
 	rm -rf bin $(BENCHOUT)

@@ -520,3 +520,209 @@ func TestSabotagePlanCoversEverySwitch(t *testing.T) {
 	}
 	assert.Len(t, SabotagePlan, len(sabotage.All), "a plan for a switch that does not exist")
 }
+
+func TestCheckSPQuiet(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers())
+	build := func(engagedFrom, engagedTo float64) *Observations {
+		h := newHistory("n0", "n1")
+		h.o.Timers = DefaultTimers()
+		h.o.SteadyAt = h.at(1)
+		h.o.QuietEnd = h.at(20)
+		h.probes(0, 20, func(sec float64, p *Probe) {
+			for _, n := range p.Up {
+				p.SP[n] = actors.SelfPreservationStatus{Enabled: true, Expected: 10, Threshold: 17, RenewsLastWindow: 20, ExpirationEnabled: true}
+			}
+			if sec >= engagedFrom && sec < engagedTo {
+				p.SP["n1"] = actors.SelfPreservationStatus{Enabled: true, Expected: 10, Threshold: 17, RenewsLastWindow: 16, LocalRenewals: 8, PeerRenewals: 8, Members: 2}
+			}
+		})
+		return h.o
+	}
+	// Engaged during the warm-up only (before SteadyAt + two windows).
+	v := CheckSPQuiet(build(0, 4.5), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	// Engaged for 2s of the 15s judged on one of two nodes: ~6.7%.
+	v = CheckSPQuiet(build(10, 12), th)
+	require.False(t, v.Pass, "%s", v.Measured)
+	assert.Contains(t, v.Measured, "1 engagements, longest 2.00s")
+	assert.Contains(t, v.Details[0], "n1 engaged from +10.0s for 2.00s")
+	assert.Contains(t, v.Details[0], "renews 16 (local 8 + peers 8, 2 members), threshold 17, expected 10")
+	assert.InDelta(t, 100*20.0/300, v.Key.Value, 0.5)
+}
+
+func TestCheckEvictionLatency(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers()) // bound 3s + 0.25s + 1s
+	build := func(goneAfter float64) *Observations {
+		h := newHistory("n0", "n1")
+		h.o.QuietEnd = h.at(20)
+		for i, id := range []string{"a", "b", "c"} {
+			start := float64(i)
+			h.life("APP", id, "n0", start, start+2, false)
+			h.o.Instances[id].Lives[0].Renewed = map[string]time.Time{"n0": h.at(start + 1.9)}
+		}
+		for _, n := range h.o.Nodes {
+			h.samples(n, "APP", 0, 20, nil, func(sec float64) []string {
+				var ids []string
+				for i, id := range []string{"a", "b", "c"} {
+					if sec < float64(i)+1.9+goneAfter {
+						ids = append(ids, id)
+					}
+				}
+				return ids
+			})
+		}
+		return h.o
+	}
+	v := CheckEvictionLatency(build(3.4), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	assert.Contains(t, v.Measured, "over 6 (instance, node) pairs of 3 silently dead clients")
+	v = CheckEvictionLatency(build(6), th)
+	require.False(t, v.Pass, "%s", v.Measured)
+	assert.Contains(t, v.Measured, "p99 6.10s")
+	assert.Contains(t, v.Details[0], "last renewal at +")
+	// Never evicted: still listed when observation ends.
+	v = CheckEvictionLatency(build(100), th)
+	require.False(t, v.Pass, "%s", v.Measured)
+	assert.Contains(t, v.Measured, "6 still listed at the end")
+	assert.Contains(t, v.Details[0], "still listed when observation ended")
+}
+
+func TestCheckVisibility(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers())
+	// Registrations acked by n0 every second; n1 lists each lag seconds
+	// later; n2 is stalled from 4s to 8s and never lists anything then.
+	build := func(lag float64) *Observations {
+		h := newHistory("n0", "n1", "n2")
+		h.o.QuietEnd = h.at(15)
+		var ids []string
+		for i := 0; i < 12; i++ {
+			id := fmt.Sprintf("r%d", i)
+			ids = append(ids, id)
+			h.life("APP", id, "n0", float64(i), -1, false)
+			h.o.Instances[id].Lives[0].AckedBy = "n0"
+		}
+		stalled := &Topology{Stalled: map[string]bool{"n2": true}}
+		h.probes(0, 15, func(sec float64, p *Probe) {
+			if sec >= 4 && sec < 8 {
+				p.Topo = stalled
+			}
+			for _, n := range p.Up {
+				fp := "UP_1_"
+				for i, id := range ids {
+					acked := float64(i) + 0.01
+					switch {
+					case n == "n0" && sec >= acked,
+						n == "n1" && sec >= acked+lag,
+						n == "n2" && sec >= acked+0.1 && (sec < 4 || sec >= 8):
+						fp += "|APP/" + id + "@1.n0"
+					}
+				}
+				p.Fingerprint[n] = fp
+			}
+		})
+		return h.o
+	}
+	v := CheckVisibility(build(0.3), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	v = CheckVisibility(build(2), th)
+	require.False(t, v.Pass, "%s", v.Measured)
+	assert.Contains(t, v.Details[0], "listed on n1 2.0")
+}
+
+func TestCheckSPRecountRelease(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers())
+	// Two clients of five die for good at 5s; n0 and n1 engage at 7s.
+	build := func(releaseAt, goneAt float64, engage bool) *Observations {
+		h := newHistory("n0", "n1")
+		h.o.Timers = DefaultTimers()
+		h.o.Timers.RecountInterval = 8 * time.Second
+		h.o.ClientsCrashed = h.at(5)
+		h.o.CrashedIDs = []string{"d1", "d2"}
+		h.o.QuietEnd = h.at(30)
+		h.life("APP", "d1", "n0", 0, 5, false)
+		h.life("APP", "d2", "n1", 0, 5, false)
+		h.life("APP", "a", "n0", 0, -1, false)
+		for _, n := range h.o.Nodes {
+			h.samples(n, "APP", 0, 30, nil, func(sec float64) []string {
+				if sec < goneAt {
+					return []string{"a", "d1", "d2"}
+				}
+				return []string{"a"}
+			})
+		}
+		h.probes(0, 30, func(sec float64, p *Probe) {
+			for _, n := range p.Up {
+				st := actors.SelfPreservationStatus{Enabled: true, Expected: 5, Threshold: 8, RenewsLastWindow: 10, ExpirationEnabled: true}
+				if engage && sec >= 7 && sec < releaseAt {
+					st.RenewsLastWindow, st.ExpirationEnabled = 6, false
+				}
+				p.SP[n] = st
+			}
+		})
+		return h.o
+	}
+	v := CheckSPRecountRelease(build(15.5, 16, true), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	assert.Contains(t, v.Measured, "released within 8.50s of engaging")
+	v = CheckSPRecountRelease(build(100, 100, true), th)
+	require.False(t, v.Pass, "%s", v.Measured)
+	assert.Contains(t, strings.Join(v.Details, "\n"), "n0 still engaged at the end, 23.00s after engaging at +7.0s (bound 10.50s)")
+	assert.Contains(t, strings.Join(v.Details, "\n"), "d1 (died silently at +5.0s) still on n0 at the end")
+	v = CheckSPRecountRelease(build(15.5, 25, true), th)
+	require.False(t, v.Pass, "%s", v.Measured)
+	assert.Contains(t, strings.Join(v.Details, "\n"), "d1 gone from every node only at +25.0s, 9.50s after the last release at +15.5s")
+	v = CheckSPRecountRelease(build(0, 8, false), th)
+	require.False(t, v.Pass, "%s", v.Measured)
+	assert.Contains(t, strings.Join(v.Details, "\n"), "n0 never engaged self-preservation")
+}
+
+// TestNodeCatchingUpWithAnOverruleIsNoResurrection: a node whose own
+// (wrong) eviction was overruled elsewhere by a renewal it did not see
+// lists the instance again when the overruling version reaches it; that is
+// not a resurrection. The same return carrying a version made by a node
+// without such a renewal is.
+func TestNodeCatchingUpWithAnOverruleIsNoResurrection(t *testing.T) {
+	build := func(renewedOn string) *Observations {
+		h := newHistory("n2", "n4")
+		h.o.LeaseDuration = 3 * time.Second
+		h.life("CART", "c5", "n4", 1, 4.7, false)
+		h.o.Instances["c5"].Lives[0].Renewed = map[string]time.Time{renewedOn: h.at(4.2)}
+		hlc := func(sec float64) uint64 { return uint64(h.at(sec).UnixMilli()) << 16 }
+		h.samples("n4", "CART", 0, 12, nil, func(sec float64) []string {
+			if sec >= 1.1 && sec < 10 {
+				return []string{"c5"}
+			}
+			return nil
+		})
+		// n2 evicts it at 5.5 (stalled, it missed the renewals), and gets
+		// n4's overruling version at 8.4.
+		h.samples("n2", "CART", 0, 12, nil, func(sec float64) []string {
+			if sec >= 1.1 && sec < 5.5 || sec >= 8.4 && sec < 10 {
+				return []string{"c5"}
+			}
+			return nil
+		})
+		h.probes(0, 12, func(sec float64, p *Probe) {
+			first := fmt.Sprintf("UP_1_|CART/c5@%d.n4", hlc(1.05))
+			again := fmt.Sprintf("UP_1_|CART/c5@%d.n4", hlc(5.5))
+			p.Fingerprint["n2"], p.Fingerprint["n4"] = "UP_0_", "UP_0_"
+			switch {
+			case sec >= 1.1 && sec < 5.5:
+				p.Fingerprint["n2"], p.Fingerprint["n4"] = first, first
+			case sec >= 5.5 && sec < 10:
+				p.Fingerprint["n4"] = again
+				if sec >= 8.4 {
+					p.Fingerprint["n2"] = again
+				}
+			}
+		})
+		return h.o
+	}
+	th := DefaultThresholds(DefaultTimers())
+	v := CheckNoResurrection(build("n4"), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	assert.Contains(t, v.Measured, "1 returns on a node catching up with an overruled deletion (not counted)")
+	v = CheckNoResurrection(build("n2"), th)
+	require.False(t, v.Pass, "%s", v.Measured)
+	assert.Contains(t, strings.Join(v.Details, "\n"), "c5 re-published by n4")
+}
