@@ -385,3 +385,26 @@ func TestReplicatorConfigValidate(t *testing.T) {
 	defer r.Stop()
 	assert.True(t, r.Ready(), "ReadyTimeout 0: ready at once, even when joining")
 }
+
+// Stop lets each link send what is queued for its peer (within a bound)
+// before it closes.
+func TestReplicatorStopDrainsQueues(t *testing.T) {
+	bus := newFakeBus()
+	a, b := bus.start(t, "a", false), bus.start(t, "b", false)
+	ctx := context.Background()
+	require.NoError(t, a.reg.Register(ctx, inst("ORDERS", "first"), false))
+	require.Eventually(t, func() bool { return b.has("ORDERS", "first") }, waitFor, tick)
+	// Queue records without waking the link, as if they had just been
+	// queued when Stop came.
+	l := a.repl.link("b")
+	require.NotNil(t, l)
+	l.mu.Lock()
+	for i := range 10 {
+		l.records = append(l.records, toWire(actors.Record{App: "ORDERS", ID: fmt.Sprintf("q-%d", i),
+			Version: actors.Version{Clock: a.reg.HLC().Now(), Node: "a"}, Instance: inst("ORDERS", fmt.Sprintf("q-%d", i)),
+			LastRenewal: time.Now().UnixMilli()}))
+	}
+	l.mu.Unlock()
+	a.repl.Stop()
+	require.Eventually(t, func() bool { return b.has("ORDERS", "q-9") }, waitFor, tick, "queued records were sent before the link closed")
+}

@@ -159,8 +159,14 @@ func (*Records) Type() Type { return TypeRecords }
 type Renewal struct {
 	_msgpack struct{} `msgpack:",as_array"`
 
-	App   string
-	ID    string
+	App string
+	ID  string
+	// Count is how many renewals of the instance were coalesced into this
+	// one. The owner refreshes the lease once whatever the count, and does
+	// not count them for self-preservation: the member the client sent them
+	// to has counted each already (see cluster/load.go). It is kept for
+	// diagnostics (a count far above one flush interval's worth points at
+	// a misbehaving client).
 	Count uint32
 }
 

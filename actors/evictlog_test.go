@@ -1,0 +1,69 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// lineCounter is a slog handler that keeps the messages at Info and above.
+type lineCounter struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (h *lineCounter) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+func (h *lineCounter) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	h.lines = append(h.lines, r.Message)
+	h.mu.Unlock()
+	return nil
+}
+func (h *lineCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *lineCounter) WithGroup(string) slog.Handler      { return h }
+
+func (h *lineCounter) count(sub string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, l := range h.lines {
+		if strings.Contains(l, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+// A mass expiry logs one line per eviction run, not one per instance.
+func TestEvictionLogsOneLinePerRun(t *testing.T) {
+	clock := NewManualClock(testEpoch)
+	logs := &lineCounter{}
+	sink := &recordingSink{}
+	r := newTestRegistry(t, func(c *Config) {
+		c.Clock = clock
+		c.Logger = slog.New(logs)
+		c.SelfPreservation = false
+		c.RenewalPercentThreshold = 0.01 // cap at 99% of the registry: one run takes all
+		c.EvictionInterval = 20 * time.Millisecond
+		c.Sinks = []Sink{sink}
+	})
+	ctx := context.Background()
+	const n = 200
+	for i := range n {
+		require.NoError(t, r.Register(ctx, regInstance(fmt.Sprintf("APP%d", i%10), fmt.Sprintf("i-%d", i), 1), false))
+	}
+	clock.Advance(10 * time.Second)
+	require.Eventually(t, func() bool { return r.Count() == 0 }, waitFor, tick)
+	assert.Equal(t, n, sink.count(isEviction))
+	runs := logs.count("evicting expired leases")
+	assert.GreaterOrEqual(t, runs, 1)
+	assert.LessOrEqual(t, runs, 3, "one line per run")
+	assert.Zero(t, logs.count("evicted"), "no line per instance at info")
+}
