@@ -125,7 +125,7 @@ func standardChurn(every time.Duration) ChurnSpec {
 
 // driveSteadyChurn: steady clients and churn, no faults.
 func driveSteadyChurn(s *Sim) error {
-	steady := s.NewClients(4, Apps)
+	steady := s.NewClients(6, Apps)
 	if err := s.WaitRegistered(steady, registerWithin); err != nil {
 		return err
 	}
