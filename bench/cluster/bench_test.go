@@ -36,12 +36,28 @@ const (
 // other node lists it in GET /eureka/apps/{APP}.
 func BenchmarkVisibleOnAll(b *testing.B) {
 	for _, n := range []int{3, 5} {
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) { benchVisible(b, n) })
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) { benchVisible(b, n, false, false) })
 	}
 }
 
-func benchVisible(b *testing.B, n int) {
-	bc := startCluster(b, n, false)
+// BenchmarkVisibleWithStalledPeer is BenchmarkVisibleOnAll on a 5-node
+// MemNetwork cluster, without and with one member that accepts streams but
+// never reads them (MemNetwork.Stall): registrations on the other four must
+// reach the other three as fast as when every member reads. The stalled
+// member is neither a source nor a target.
+func BenchmarkVisibleWithStalledPeer(b *testing.B) {
+	for _, stalled := range []bool{false, true} {
+		b.Run(fmt.Sprintf("stalled=%v", stalled), func(b *testing.B) { benchVisible(b, 5, true, stalled) })
+	}
+}
+
+func benchVisible(b *testing.B, n int, inMemory, stallLast bool) {
+	bc := startCluster(b, n, inMemory)
+	if stallLast {
+		bc.net.Stall(bc.names[n-1])
+		defer bc.net.Unstall(bc.names[n-1])
+		n-- // sources and targets: the others
+	}
 	c := newClient(4)
 	defer c.CloseIdleConnections()
 	rnd := rand.New(rand.NewPCG(uint64(n), 7))
