@@ -875,9 +875,13 @@ func TestMembershipPartitionSuspectThenDead(t *testing.T) {
 	waitView(t, nodes["d"], merge(allAre(StateDead, "a", "b"), allAre(StateAlive, "c", "d")))
 
 	for _, p := range [][2]string{{"a", "c"}, {"a", "d"}, {"d", "a"}, {"d", "b"}} {
-		suspected := rec.index(p[0], p[1], "cluster: member suspected")
-		failed := rec.index(p[0], p[1], "cluster: member failed")
-		require.GreaterOrEqual(t, suspected, 0, "%s logged no suspicion of %s", p[0], p[1])
+		// The dispatcher logs changes a moment after they show in Members.
+		var suspected, failed int
+		require.Eventually(t, func() bool {
+			suspected = rec.index(p[0], p[1], "cluster: member suspected")
+			failed = rec.index(p[0], p[1], "cluster: member failed")
+			return suspected >= 0 && failed >= 0
+		}, waitFor, 10*time.Millisecond, "%s logged its suspicion and the death of %s", p[0], p[1])
 		assert.Less(t, suspected, failed, "%s suspected %s before declaring it dead", p[0], p[1])
 	}
 	rec.state.mu.Lock()
