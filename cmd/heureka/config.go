@@ -122,6 +122,11 @@ type Config struct {
 	// suits a first node or a test; negative is rejected.
 	// --ready-timeout, HEUREKA_READY_TIMEOUT, default 30s.
 	ReadyTimeout time.Duration
+	// StreamTimeout bounds one reliable send to a peer (a replication
+	// batch, a transfer, forwarded renewals): a peer that stops reading
+	// holds up only its own link, and for at most this long per message.
+	// Must be positive. --stream-timeout, HEUREKA_STREAM_TIMEOUT, default 10s.
+	StreamTimeout time.Duration
 	// TombstoneTTL is how long a cancelled or evicted instance's tombstone
 	// is kept, so that a stale copy replicated late cannot bring the
 	// instance back. Raise it when partitions may last longer; must be
@@ -170,6 +175,7 @@ func DefaultConfig() Config {
 		DeltaRetentionInterval:         30 * time.Second,
 		MaxBodyBytes:                   1 << 20,
 		ReadyTimeout:                   30 * time.Second,
+		StreamTimeout:                  10 * time.Second,
 		TombstoneTTL:                   10 * time.Minute,
 		HTTPWriteTimeout:               2 * time.Minute,
 		RenewForwardInterval:           time.Second,
@@ -266,6 +272,7 @@ var options = []option{
 	durationOpt("renew-forward-interval", "how often coalesced renewals are forwarded to each application's owner", func(c *Config) *time.Duration { return &c.RenewForwardInterval }),
 	durationOpt("anti-entropy-interval", "how often this node compares registry digests with a random peer", func(c *Config) *time.Duration { return &c.AntiEntropyInterval }),
 	durationOpt("ready-timeout", "longest wait for the initial cluster sync before the node reports ready anyway; 0 does not wait", func(c *Config) *time.Duration { return &c.ReadyTimeout }, zeroAllowed),
+	durationOpt("stream-timeout", "longest time one reliable send to a peer may take (a peer that stops reading holds up only its own link)", func(c *Config) *time.Duration { return &c.StreamTimeout }),
 	durationOpt("tombstone-ttl", "how long a cancelled or evicted instance's tombstone is kept against stale replicas", func(c *Config) *time.Duration { return &c.TombstoneTTL }),
 	durationOpt("http-write-timeout", "longest time to write one HTTP response", func(c *Config) *time.Duration { return &c.HTTPWriteTimeout }),
 	{
@@ -638,6 +645,7 @@ func (c Config) Validate() error {
 		{"renew-forward-interval", c.RenewForwardInterval},
 		{"anti-entropy-interval", c.AntiEntropyInterval},
 		{"tombstone-ttl", c.TombstoneTTL},
+		{"stream-timeout", c.StreamTimeout},
 		{"http-write-timeout", c.HTTPWriteTimeout},
 	}
 	for _, p := range positive {

@@ -59,6 +59,7 @@ func TestDefaultConfig(t *testing.T) {
 		DeltaRetentionInterval:         30 * time.Second,
 		MaxBodyBytes:                   1 << 20,
 		ReadyTimeout:                   30 * time.Second,
+		StreamTimeout:                  10 * time.Second,
 		TombstoneTTL:                   10 * time.Minute,
 		HTTPWriteTimeout:               2 * time.Minute,
 		RenewForwardInterval:           time.Second,
@@ -111,6 +112,7 @@ func TestLoadConfigFlagsAndEnv(t *testing.T) {
 		{"ready-timeout", "0s", with(func(c *Config) { c.ReadyTimeout = 0 })},
 		{"ready-timeout", "0", with(func(c *Config) { c.ReadyTimeout = 0 })},
 		{"ready-timeout", "2m", with(func(c *Config) { c.ReadyTimeout = 2 * time.Minute })},
+		{"stream-timeout", "3s", with(func(c *Config) { c.StreamTimeout = 3 * time.Second })},
 		{"tombstone-ttl", "1h", with(func(c *Config) { c.TombstoneTTL = time.Hour })},
 		{"tombstone-ttl", "90s", with(func(c *Config) { c.TombstoneTTL = 90 * time.Second })},
 		{"http-write-timeout", "10m", with(func(c *Config) { c.HTTPWriteTimeout = 10 * time.Minute })},
@@ -247,6 +249,7 @@ func TestLoadConfigYAMLFiles(t *testing.T) {
 				ResponseCacheUpdateInterval:    3 * time.Second,
 				MaxBodyBytes:                   2 << 20,
 				ReadyTimeout:                   5 * time.Second,
+				StreamTimeout:                  10 * time.Second,
 				TombstoneTTL:                   30 * time.Minute,
 				HTTPWriteTimeout:               5 * time.Minute,
 				RenewForwardInterval:           time.Second,
@@ -691,5 +694,5 @@ func TestEnvNames(t *testing.T) {
 		require.True(t, ok, name)
 		assert.Equal(t, env, o.env())
 	}
-	assert.Len(t, options, 26, "one option per Config field")
+	assert.Len(t, options, 27, "one option per Config field")
 }

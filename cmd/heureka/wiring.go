@@ -54,6 +54,7 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 	if cc.GossipKey, err = decodeGossipKey(c.GossipKey); err != nil {
 		return nc, err
 	}
+	cc.StreamTimeout = c.StreamTimeout
 	nc.Cluster = &cc
 
 	rp := cluster.DefaultReplicatorConfig()
@@ -62,6 +63,9 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 	rp.ReadyTimeout = c.ReadyTimeout
 	rp.RenewFlushInterval = c.RenewForwardInterval
 	rp.AntiEntropyInterval = c.AntiEntropyInterval
+	// Every member must hear every renewal window (self-preservation sums
+	// the members' counts).
+	rp.LoadInterval = max(c.RenewalWindow/4, time.Millisecond)
 	nc.Replication = rp
 	return nc, nil
 }
