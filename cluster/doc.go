@@ -87,7 +87,14 @@
 // All exported types are safe for concurrent use. Membership starts these
 // goroutines, all stopped by Shutdown: one joining the seeds (until joined),
 // one reconnecting to failed members and forgetting old ones (every
-// ReconnectInterval), and one delivering events; plus memberlist's own.
+// ReconnectInterval), one watching memberlist's probes for suspicion (every
+// ProbeInterval), and one delivering events; plus memberlist's own.
+//
+// The Replicator starts, all stopped by Stop: one goroutine per peer link,
+// one applying received records, one handling received digests, and one
+// each for renewal forwarding, anti-entropy, load reports and (while
+// joining) the ready timeout. Lock order: linkMu before a link's mu;
+// ownMu, renewMu, aeMu and loadMu are leaves.
 //
 // What this package deliberately does not do: persist anything (a
 // restarted node refills from its peers). Membership never blocks memberlist on a
