@@ -127,13 +127,26 @@ func (r *Replicator) mergeDigest(ctx context.Context, d *wire.Digest) {
 		req.Apps = append(req.Apps, wire.SyncApp{App: app, Have: versionsToWire(vs)})
 		versions += len(vs)
 		if len(req.Apps) >= maxSyncApps || versions >= maxSyncVersions {
-			l.pushControl(req)
+			r.pushSync(l, req)
 			req, versions = &wire.SyncRequest{Node: self}, 0
 		}
 	}
 	if len(req.Apps) > 0 {
-		l.pushControl(req)
+		r.pushSync(l, req)
 	}
+}
+
+// pushSync queues a sync request on l, or releases its applications when
+// too many wait, so that the next digest asks for them again.
+func (r *Replicator) pushSync(l *peerLink, req *wire.SyncRequest) {
+	if l.pushControl(req) {
+		return
+	}
+	apps := make([]string, len(req.Apps))
+	for i, a := range req.Apps {
+		apps[i] = a.App
+	}
+	r.releaseTransfers(l.name, apps)
 }
 
 // claimTransfers marks the applications of want as asked of peer and

@@ -9,10 +9,11 @@ package cluster
 // the queues are bounded, and nothing else waits for the link.
 //
 // Classes, in the order a link serves them:
-//   - control: digests, sync requests and load reports; at most
-//     maxControl, and a newer message of the same kind replaces a queued one
-//     (a newer digest supersedes an older one, like memberlist's
-//     TransmitLimitedQueue);
+//   - control: digests, sync requests and load reports; a newer digest or
+//     load report replaces a queued one (like memberlist's
+//     TransmitLimitedQueue; a replaced digest's request for a reply is
+//     kept), and at most maxSyncQueued sync requests wait (beyond, the ask
+//     is dropped and released, so the next digest asks again);
 //   - renewals: a coalesced set, merged in by the forwarding timer;
 //   - records: local changes for fan-out, at most MaxQueue; on overflow the
 //     oldest go and a digest exchange repairs the peer afterwards;
@@ -32,8 +33,8 @@ import (
 
 // Bounds of a link's queues besides ReplicatorConfig.MaxQueue.
 const (
-	maxControl   = 16
-	maxTransfers = 8
+	maxSyncQueued = 256
+	maxTransfers  = 8
 )
 
 // peerLink is the sending side of the connection to one member.
@@ -103,19 +104,44 @@ func (l *peerLink) pushRecord(rec wire.InstanceRecord) {
 	l.poke()
 }
 
-// pushControl queues a control message; one of the same type (and, for
-// sync requests, any) already queued is kept only while there is room.
-func (l *peerLink) pushControl(m wire.Message) {
+// pushControl queues a control message. A digest or load report replaces
+// one of its kind still queued (a replaced digest's Reply is kept). It
+// reports false when a sync request was refused because maxSyncQueued wait
+// already.
+func (l *peerLink) pushControl(m wire.Message) bool {
 	l.mu.Lock()
-	if _, isSync := m.(*wire.SyncRequest); !isSync {
+	switch m := m.(type) {
+	case *wire.SyncRequest:
+		n := 0
+		for _, q := range l.control {
+			if q.Type() == wire.TypeSyncRequest {
+				n++
+			}
+		}
+		if n >= maxSyncQueued {
+			l.mu.Unlock()
+			return false
+		}
+	case *wire.Digest:
+		for _, q := range l.control {
+			if d, ok := q.(*wire.Digest); ok && d.Reply && !m.Reply {
+				c := *m
+				c.Reply = true
+				m = &c
+			}
+		}
+		l.control = slices.DeleteFunc(l.control, func(q wire.Message) bool { return q.Type() == wire.TypeDigest })
+		l.control = append(l.control, m)
+		l.mu.Unlock()
+		l.poke()
+		return true
+	default:
 		l.control = slices.DeleteFunc(l.control, func(q wire.Message) bool { return q.Type() == m.Type() })
-	}
-	if len(l.control) >= maxControl {
-		l.control = l.control[1:]
 	}
 	l.control = append(l.control, m)
 	l.mu.Unlock()
 	l.poke()
+	return true
 }
 
 // addRenewals merges coalesced renewals for this peer.

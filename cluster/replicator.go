@@ -280,9 +280,18 @@ func (r *Replicator) Stop() {
 		links := r.links
 		r.links = map[string]*peerLink{}
 		r.linkMu.Unlock()
+		// Drain every link at once: a send to a peer that stopped reading
+		// can take a whole stream timeout, and Stop should not add those up.
+		deadline := time.Now().Add(drainTimeout)
+		var wg sync.WaitGroup
 		for _, l := range links {
-			l.drainAndClose(time.Now().Add(drainTimeout))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l.drainAndClose(deadline)
+			}()
 		}
+		wg.Wait()
 		r.cancel()
 		r.wg.Wait()
 	})

@@ -408,3 +408,33 @@ func TestReplicatorStopDrainsQueues(t *testing.T) {
 	a.repl.Stop()
 	require.Eventually(t, func() bool { return b.has("ORDERS", "q-9") }, waitFor, tick, "queued records were sent before the link closed")
 }
+
+// A link's control queue keeps one digest (a replaced one's request for a
+// reply survives), one load report, and a bounded number of sync requests.
+func TestPeerLinkControlQueue(t *testing.T) {
+	r, err := NewReplicator(testReplicatorConfig())
+	require.NoError(t, err)
+	l := newPeerLink(r, "p")
+	defer l.close()
+	assert.True(t, l.pushControl(&wire.Digest{Node: "a", Reply: true}))
+	assert.True(t, l.pushControl(&wire.Digest{Node: "a"}))
+	assert.True(t, l.pushControl(&wire.Load{Node: "a", WindowMillis: 1, Renewals: 1}))
+	assert.True(t, l.pushControl(&wire.Load{Node: "a", WindowMillis: 1, Renewals: 2}))
+	for range maxSyncQueued {
+		require.True(t, l.pushControl(&wire.SyncRequest{Node: "a"}))
+	}
+	assert.False(t, l.pushControl(&wire.SyncRequest{Node: "a"}), "bounded")
+	digests, loads := 0, 0
+	for _, m := range l.control {
+		switch m := m.(type) {
+		case *wire.Digest:
+			digests++
+			assert.True(t, m.Reply, "the replaced digest asked for a reply")
+		case *wire.Load:
+			loads++
+			assert.Equal(t, int64(2), m.Renewals, "the newest report")
+		}
+	}
+	assert.Equal(t, 1, digests)
+	assert.Equal(t, 1, loads)
+}
