@@ -1,37 +1,144 @@
 package httpapi
 
+// Metrics
+//
+// /metrics serves the Prometheus registry in Config.Metrics. This file owns
+// what the API itself knows: HTTP requests (count, latency by route and
+// status code, in flight), the registry's contents read from the snapshot at
+// scrape time (metrics_instances.go) and the self-preservation figures. Two
+// more collectors are built by the node, which registers them on the same
+// registry: EventMetrics (metrics_events.go), the registry sink that counts
+// registrations, cancels, evictions and renewals, and ClusterCollector
+// (metrics_cluster.go), membership and replication. Every family is listed,
+// with its labels and cardinality, in deploy/METRICS.md; a test in deploy/
+// checks that list against what a running node exports.
+//
+// Names follow Prometheus conventions: heureka_ prefix, _total for
+// counters, _seconds for durations, base units only. Label cardinality is
+// bounded by the code (routes, status codes, statuses, causes, member
+// states, peers) except heureka_application_instances, which has one series
+// per application and status present: see metrics_instances.go.
+
 import (
+	"net/http"
+
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
+
+// httpDurationBuckets are the latency buckets of
+// heureka_http_request_duration_seconds, in seconds: prepared reads answer
+// in well under a millisecond, a full registry of 100k instances takes
+// around a second to write to a slow client.
+var httpDurationBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
 // metrics are the API's Prometheus metrics.
 type metrics struct {
 	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	inFlight prometheus.Gauge
 }
 
 func newMetrics(reg *prometheus.Registry, registry Registry, snaps Snapshots) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "heureka_http_requests_total",
-			Help: "Eureka API requests by route.",
+			Help: "HTTP requests received, by route (one label value per API operation).",
 		}, []string{"route"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "heureka_http_request_duration_seconds",
+			Help:    "Time to answer an HTTP request, from routing to the last byte written, by route and status code.",
+			Buckets: httpDurationBuckets,
+		}, []string{"route", "code"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "heureka_http_requests_in_flight",
+			Help: "HTTP requests being served now.",
+		}),
 	}
-	reg.MustRegister(m.requests,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "heureka_instances", Help: "Registered instances."},
-			func() float64 { return float64(snaps.Snapshot().Count()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "heureka_registry_version", Help: "Version of the read snapshot."},
-			func() float64 { return float64(snaps.Snapshot().Version()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "heureka_renews_last_window", Help: "Renewals counted in the last complete window."},
-			func() float64 { return float64(registry.SelfPreservation().RenewsLastWindow) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "heureka_renews_threshold", Help: "Renewals per window below which self-preservation engages."},
-			func() float64 { return float64(registry.SelfPreservation().Threshold) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "heureka_lease_expiration_enabled", Help: "1 when eviction may run (self-preservation not engaged)."},
-			func() float64 {
-				if registry.SelfPreservation().ExpirationEnabled {
-					return 1
-				}
-				return 0
-			}),
-	)
+	reg.MustRegister(m.requests, m.duration, m.inFlight,
+		newInstancesCollector(snaps),
+		selfPreservationCollector{registry})
 	return m
+}
+
+// instrument wraps h so that every request is counted and timed under
+// route. promhttp's wrapper keeps the optional interfaces of the
+// ResponseWriter (http.Flusher for streamed answers, http.Hijacker), and
+// records the status code h wrote (200 when it wrote none).
+func (m *metrics) instrument(route string, h http.HandlerFunc) http.Handler {
+	count := m.requests.WithLabelValues(route)
+	timed := promhttp.InstrumentHandlerDuration(
+		m.duration.MustCurryWith(prometheus.Labels{"route": route}), h)
+	return promhttp.InstrumentHandlerInFlight(m.inFlight, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		count.Inc()
+		timed.ServeHTTP(w, r)
+	}))
+}
+
+// selfPreservationCollector reports the self-preservation reading. It loads
+// the reading once per scrape, so the figures of one scrape agree.
+type selfPreservationCollector struct{ registry Registry }
+
+var (
+	spRenewsDesc = prometheus.NewDesc("heureka_renews_last_window",
+		"Client renewals (and registrations) counted in the last complete renewal window, cluster-wide: this node's plus every reachable member's report. Self-preservation compares it with heureka_renews_threshold.", nil, nil)
+	spLocalDesc = prometheus.NewDesc("heureka_renews_local_last_window",
+		"Client renewals (and registrations) this node received itself in its last complete renewal window.", nil, nil)
+	spPeerDesc = prometheus.NewDesc("heureka_renews_peers_last_window",
+		"Client renewals the other reachable members reported for their last complete window, scaled to this node's window.", nil, nil)
+	spThresholdDesc = prometheus.NewDesc("heureka_renews_threshold",
+		"Renewals per window at or below which self-preservation engages: expected clients × window / expected renewal interval × renewal percent threshold.", nil, nil)
+	spExpectedDesc = prometheus.NewDesc("heureka_renews_expected_clients",
+		"Clients expected to send renewals (Eureka's expectedNumberOfClientsSendingRenews): every instance of the registry, recounted every renewal-threshold-update-interval.", nil, nil)
+	spWindowDesc = prometheus.NewDesc("heureka_renewal_window_seconds",
+		"Length of the window over which renewals are counted.", nil, nil)
+	spMembersDesc = prometheus.NewDesc("heureka_renews_members",
+		"Members whose renewal counts went into heureka_renews_last_window, this node included.", nil, nil)
+	spEnabledDesc = prometheus.NewDesc("heureka_self_preservation_enabled",
+		"1 when self-preservation is switched on (--self-preservation, or PUT /admin/self-preservation).", nil, nil)
+	spEngagedDesc = prometheus.NewDesc("heureka_self_preservation_engaged",
+		"1 when self-preservation is holding expired leases now: enabled, and renewals at or below the threshold.", nil, nil)
+	spSinceDesc = prometheus.NewDesc("heureka_self_preservation_engaged_since_timestamp_seconds",
+		"When the current self-preservation engagement began, in Unix seconds; 0 when not engaged.", nil, nil)
+	spExpirationDesc = prometheus.NewDesc("heureka_lease_expiration_enabled",
+		"1 when eviction may run (self-preservation off or not engaged).", nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c selfPreservationCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{spRenewsDesc, spLocalDesc, spPeerDesc, spThresholdDesc, spExpectedDesc,
+		spWindowDesc, spMembersDesc, spEnabledDesc, spEngagedDesc, spSinceDesc, spExpirationDesc} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c selfPreservationCollector) Collect(ch chan<- prometheus.Metric) {
+	sp := c.registry.SelfPreservation()
+	gauge := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
+	}
+	since := 0.0
+	if sp.Engaged && !sp.EngagedSince.IsZero() {
+		since = float64(sp.EngagedSince.UnixMilli()) / 1e3
+	}
+	gauge(spRenewsDesc, float64(sp.RenewsLastWindow))
+	gauge(spLocalDesc, float64(sp.LocalRenewals))
+	gauge(spPeerDesc, float64(sp.PeerRenewals))
+	gauge(spThresholdDesc, float64(sp.Threshold))
+	gauge(spExpectedDesc, float64(sp.Expected))
+	gauge(spWindowDesc, sp.Window.Seconds())
+	gauge(spMembersDesc, float64(sp.Members))
+	gauge(spEnabledDesc, boolValue(sp.Enabled))
+	gauge(spEngagedDesc, boolValue(sp.Engaged))
+	gauge(spSinceDesc, since)
+	gauge(spExpirationDesc, boolValue(sp.ExpirationEnabled))
+}
+
+// boolValue is 1 for true, 0 for false.
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

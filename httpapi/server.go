@@ -137,8 +137,8 @@ func (s *Server) routes() {
 		s.handle("GET "+base+"/apps/{app}/{id}", "instance", s.gate(s.getInstance))
 		s.handle("PUT "+base+"/apps/{app}/{id}", "renew", s.renew)
 		s.handle("DELETE "+base+"/apps/{app}/{id}", "cancel", s.cancel)
-		s.handle("PUT "+base+"/apps/{app}/{id}/status", "status", s.setStatus)
-		s.handle("DELETE "+base+"/apps/{app}/{id}/status", "status", s.deleteStatus)
+		s.handle("PUT "+base+"/apps/{app}/{id}/status", "statusoverride", s.setStatus)
+		s.handle("DELETE "+base+"/apps/{app}/{id}/status", "statusoverride", s.deleteStatus)
 		s.handle("PUT "+base+"/apps/{app}/{id}/metadata", "metadata", s.metadata)
 		s.handle("GET "+base+"/instances/{id}", "instance", s.gate(s.getInstanceByID))
 		s.handle("GET "+base+"/vips/{vip}", "vip", s.gate(s.getVIP))
@@ -160,18 +160,17 @@ func (s *Server) routes() {
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
 }
 
-// handle registers h for pattern, counting requests under route. The {app}
-// and {id} path values are checked before h runs (see checkPathValues).
+// handle registers h for pattern, counting and timing requests under route
+// (see metrics.instrument; one route label per operation). The {app} and
+// {id} path values are checked before h runs (see checkPathValues).
 func (s *Server) handle(pattern, route string, h http.HandlerFunc) {
-	c := s.metrics.requests.WithLabelValues(route)
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		c.Inc()
+	s.mux.Handle(pattern, s.metrics.instrument(route, func(w http.ResponseWriter, r *http.Request) {
 		if err := checkPathValues(r); err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		h(w, r)
-	})
+	}))
 }
 
 // errNotReady is the answer to a registry read while the node is not ready.
