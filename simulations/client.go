@@ -199,13 +199,14 @@ func (c *Client) dirty() int64 {
 
 // register registers the instance; it reports success.
 func (c *Client) register(ctx context.Context) bool {
+	sent := time.Now()
 	code, at, err := c.request(ctx, http.MethodPost, "/apps/"+c.App, c.registerBody())
 	if err != nil || code != http.StatusNoContent {
 		return false
 	}
 	c.sim.stats.registrations.Add(1)
 	now := time.Now()
-	c.sim.rec.acked(c.ID, c.life, at, now)
+	c.sim.rec.acked(c.ID, c.life, at, sent, now)
 	c.sim.rec.renewed(c.ID, c.life, at, now)
 	return true
 }

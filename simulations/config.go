@@ -144,6 +144,10 @@ type Thresholds struct {
 	// plus an eviction interval plus 1s (forwarding the last renewal to the
 	// owner, replication, sampling).
 	EvictionLatency time.Duration
+	// TombstoneSlack is how much older than the tombstone TTL a tombstone a
+	// node still serves may be (invariant tombstone-ttl). Default 1s: the
+	// collection runs with the eviction timer, the census once a second.
+	TombstoneSlack time.Duration
 	// Visibility bounds the 99th percentile of the time from a
 	// registration's acknowledgement until a probe of another node lists
 	// the instance (invariant visibility). Default 1s.
@@ -165,6 +169,7 @@ func DefaultThresholds(t Timers) Thresholds {
 		SPMaxEngagedShare: 0.01,
 		EvictionLatency:   t.LeaseDuration + t.EvictionInterval + time.Second,
 		Visibility:        time.Second,
+		TombstoneSlack:    time.Second,
 	}
 }
 
@@ -267,7 +272,7 @@ func (c *Config) Validate() error {
 	case c.Thresholds.SPMaxEngagedShare < 0 || c.Thresholds.SPMaxEngagedShare > 1:
 		return bad("Thresholds.SPMaxEngagedShare %v must be in [0, 1]", c.Thresholds.SPMaxEngagedShare)
 	case c.Thresholds.SPRecountSlack <= 0 || c.Thresholds.EvictAfterRelease <= 0 || c.Thresholds.EvictionLatency <= 0 ||
-		c.Thresholds.Visibility <= 0:
+		c.Thresholds.Visibility <= 0 || c.Thresholds.TombstoneSlack <= 0:
 		return bad("every threshold must be positive: %+v", c.Thresholds)
 	}
 	return nil

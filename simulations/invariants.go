@@ -33,6 +33,8 @@ const (
 	InvSPQuiet          = "sp-quiet"           // property 5
 	InvEvictionLatency  = "eviction-latency"   // property 5
 	InvVisibility       = "visibility"         // property 2
+	InvTombstoneGC      = "tombstone-ttl"      // property 3
+	InvRenewerKept      = "renewer-kept"       // property 1
 )
 
 // Verdict is one invariant's judgement of one run.
@@ -85,6 +87,8 @@ var Checkers = map[string]Checker{
 	InvSPQuiet:          CheckSPQuiet,
 	InvEvictionLatency:  CheckEvictionLatency,
 	InvVisibility:       CheckVisibility,
+	InvTombstoneGC:      CheckTombstoneTTL,
+	InvRenewerKept:      CheckRenewerKept,
 }
 
 // maxDetails caps the evidence lines of a verdict.
@@ -226,6 +230,87 @@ func CheckNoMissingRenewer(o *Observations, th Thresholds) Verdict {
 			how = "until the node went out of reach or the client stopped"
 		}
 		v.Details = append(v.Details, fmt.Sprintf("%s missing on %s from %s for %s (%s)", st.id, st.node, o.offset(st.from), secs(st.d), how))
+	}
+	return v
+}
+
+// ---- 1b. no renewing client is evicted, even for a moment -------------------
+
+// CheckRenewerKept checks property 1 where sampling cannot: no node evicts
+// the instance of a client that keeps renewing, even when the eviction is
+// overruled at once. An eviction that a renewal overrules (the node the
+// client renews on publishes the instance anew, with a version above the
+// eviction's tombstone) removes the instance from every other node for the
+// few milliseconds the two messages are apart, too short for the sampler,
+// but it leaves a trace: a version of the instance made while the client
+// ran that no registration of the client made. So: every version of a
+// running client's instance seen in a probe must be stamped within one of
+// its registrations (sent … acknowledged, ± 100ms). Scenarios with
+// partitions do not use it: a node cut off from a client may evict it, and
+// the heal then overrules that eviction.
+func CheckRenewerKept(o *Observations, th Thresholds) Verdict {
+	v := Verdict{Invariant: InvRenewerKept, Property: 1,
+		Threshold: "0 versions of a running client's instance that none of its registrations made (an eviction of a renewing client, overruled)",
+		Key:       KeyFigure{Name: "evictions of renewing clients"}}
+	const slack = 100 * time.Millisecond
+	type ver struct {
+		clock  uint64
+		author string
+	}
+	var bad []string
+	checked := 0
+	for _, l := range o.sortedInstances() {
+		seen := map[ver]bool{}
+		for i := range l.Lives {
+			lf := &l.Lives[i]
+			if lf.Acked.IsZero() {
+				continue
+			}
+			checked++
+			end := lf.End
+			if end.IsZero() {
+				end = o.End
+			}
+			for pi := range o.Probes {
+				p := &o.Probes[pi]
+				if p.At.Before(lf.Acked) || p.At.After(end.Add(time.Second)) {
+					continue
+				}
+				for _, n := range p.Up {
+					clock, author, ok := versionIn(p.Fingerprint[n], l.App, l.ID)
+					if !ok || seen[ver{clock, author}] {
+						continue
+					}
+					seen[ver{clock, author}] = true
+					stamp := hlcTime(clock)
+					if !stamp.After(lf.Start.Add(-slack)) || !stamp.Before(end) {
+						continue // an earlier life's, or after the client stopped (no-resurrection's)
+					}
+					registered := false
+					for _, r := range lf.Registrations {
+						if !stamp.Before(r.From.Add(-slack)) && !stamp.After(r.To.Add(slack)) {
+							registered = true
+						}
+					}
+					if !registered {
+						bad = append(bad, fmt.Sprintf("%s re-published by %s at %s while its client was renewing (location %s, registered at %s); first seen on %s at %s",
+							l.ID, author, o.offset(stamp), l.Location, o.offset(lf.Acked), n, o.offset(p.At)))
+					}
+				}
+			}
+		}
+	}
+	v.Pass = len(bad) == 0 && checked > 0
+	v.Key.Value = float64(len(bad))
+	v.Measured = fmt.Sprintf("%d versions of running clients' instances made by no registration, over %d client lives", len(bad), checked)
+	if checked == 0 {
+		v.Details = append(v.Details, "no registered client: nothing was observed")
+	}
+	for i, d := range bad {
+		if i == maxDetails {
+			break
+		}
+		v.Details = append(v.Details, d)
 	}
 	return v
 }
@@ -578,6 +663,74 @@ func lifeBefore(l *InstanceLog, t time.Time) Life {
 		}
 	}
 	return out
+}
+
+// ---- 3b. tombstones are collected after the TTL ------------------------------
+
+// CheckTombstoneTTL checks the mechanism of property 3 that bounds its
+// cost: tombstones are collected once their deletion is TombstoneTTL old,
+// by the deletion's HLC time, on every node alike. In the census the
+// prober takes once a second (the tombstones a node's registry would send
+// a peer), no tombstone may be older than the TTL plus
+// Thresholds.TombstoneSlack. A node that ages tombstones by their local
+// receipt keeps those it learned late (at a heal, an initial sync) for
+// longer, and nodes re-seed each other with tombstones the others have
+// already collected, so some never go.
+func CheckTombstoneTTL(o *Observations, th Thresholds) Verdict {
+	ttl := o.Timers.TombstoneTTL
+	bound := ttl + th.TombstoneSlack
+	v := Verdict{Invariant: InvTombstoneGC, Property: 3,
+		Threshold: fmt.Sprintf("no node serves a tombstone older than the TTL %s + %s by its deletion's HLC time", secs(ttl), secs(th.TombstoneSlack)),
+		Key:       noKey("oldest tombstone", "s")}
+	if ttl <= 0 {
+		v.Measured = "no tombstone TTL in these observations"
+		return v
+	}
+	censuses, readings := 0, 0
+	var oldest time.Duration
+	type over struct {
+		node, id string
+		at       time.Time
+		age      time.Duration
+	}
+	worst := map[string]over{} // by node+id: the oldest reading
+	for i := range o.Probes {
+		p := &o.Probes[i]
+		if p.Tombstones == nil {
+			continue
+		}
+		censuses++
+		for n, c := range p.Tombstones {
+			readings += c.Count
+			oldest = max(oldest, c.Oldest)
+			if c.Oldest > bound {
+				k := n + " " + c.OldestID
+				if w, ok := worst[k]; !ok || c.Oldest > w.age {
+					worst[k] = over{node: n, id: c.OldestID, at: p.At, age: c.Oldest}
+				}
+			}
+		}
+	}
+	if censuses == 0 {
+		v.Measured = "no tombstone census was taken"
+		return v
+	}
+	v.Pass = len(worst) == 0
+	v.Key = keySecs("oldest tombstone", oldest)
+	v.Measured = fmt.Sprintf("oldest tombstone served %s old (TTL %s), %d (node, tombstone) over the bound, in %d censuses (%d tombstone readings)",
+		secs(oldest), secs(ttl), len(worst), censuses, readings)
+	var ws []over
+	for _, w := range worst {
+		ws = append(ws, w)
+	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i].age > ws[j].age })
+	for i, w := range ws {
+		if i == maxDetails {
+			break
+		}
+		v.Details = append(v.Details, fmt.Sprintf("%s still served %s's tombstone at %s, %s after the deletion", w.node, w.id, o.offset(w.at), secs(w.age)))
+	}
+	return v
 }
 
 // ---- 4. membership -----------------------------------------------------------

@@ -43,7 +43,15 @@ type Life struct {
 	// Renewed is, per node, when the client last registered or renewed
 	// there successfully during this life.
 	Renewed map[string]time.Time
+	// Registrations are the successful registrations of this life, the
+	// first one and those after a renewal answered 404: when the request
+	// was sent and when it was acknowledged. The version a registration
+	// makes is stamped in between.
+	Registrations []Span
 }
+
+// Span is a stretch of time.
+type Span struct{ From, To time.Time }
 
 // InstanceLog is what the clients did under one instance id.
 type InstanceLog struct {
@@ -96,6 +104,21 @@ type Probe struct {
 	Fingerprint map[string]string
 	Live        map[string][]string
 	SP          map[string]actors.SelfPreservationStatus
+	// Tombstones is, per running node, what its registry would send a peer
+	// in tombstones (see TombstoneCensus); nil in the probes that took no
+	// census (one a second).
+	Tombstones map[string]TombstoneCensus
+}
+
+// TombstoneCensus counts the tombstones a node's registry still serves to
+// peers (actors.Registry.Records) and finds the oldest by its deletion's
+// HLC time.
+type TombstoneCensus struct {
+	Count int
+	// Oldest is the age of the oldest at the probe, and OldestID its
+	// "APP/id".
+	Oldest   time.Duration
+	OldestID string
 }
 
 // Observations are everything a scenario run saw, for the checkers.
@@ -192,12 +215,14 @@ func (r *recorder) lifeStarted(app, id, loc string, at time.Time) int {
 	return len(l.Lives) - 1
 }
 
-func (r *recorder) acked(id string, life int, node string, at time.Time) {
+func (r *recorder) acked(id string, life int, node string, sent, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if lf := &r.instances[id].Lives[life]; lf.Acked.IsZero() {
+	lf := &r.instances[id].Lives[life]
+	if lf.Acked.IsZero() {
 		lf.Acked, lf.AckedBy = at, node
 	}
+	lf.Registrations = append(lf.Registrations, Span{From: sent, To: at})
 }
 
 func (r *recorder) renewed(id string, life int, node string, at time.Time) {
@@ -272,6 +297,7 @@ func (r *recorder) observations() *Observations {
 		c.Lives = append([]Life(nil), l.Lives...)
 		for i := range c.Lives {
 			c.Lives[i].Renewed = maps.Clone(c.Lives[i].Renewed)
+			c.Lives[i].Registrations = slices.Clone(c.Lives[i].Registrations)
 		}
 		o.Instances[id] = &c
 	}
@@ -305,7 +331,14 @@ func (s *Sim) sampler(ctx context.Context) {
 				out := make([]Sample, 0, len(apps))
 				for _, app := range apps {
 					smp := Sample{At: time.Now(), Node: name, App: app, Incarnation: inc, Ready: nd.Ready(), Topo: topo}
-					smp.IDs = s.readApp(ctx, nd.URL(), app)
+					var code int
+					smp.IDs, code = s.readApp(ctx, nd.URL(), app)
+					if code == http.StatusForbidden {
+						// Not ready (initial sync not finished): the node
+						// refuses reads rather than serve a partial
+						// registry. Not an empty registry.
+						smp.Ready = false
+					}
 					out = append(out, smp)
 				}
 				s.rec.addSamples(out)
@@ -317,30 +350,31 @@ func (s *Sim) sampler(ctx context.Context) {
 }
 
 // readApp returns the instance ids GET {base}/apps/{app} lists (empty on
-// 404), or nil when the request fails.
-func (s *Sim) readApp(ctx context.Context, base, app string) map[string]bool {
+// 404), or nil when the request fails or is refused (403 from a node that
+// is not ready), and the status code (0 without an answer).
+func (s *Sim) readApp(ctx context.Context, base, app string) (map[string]bool, int) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/apps/"+app, nil)
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.http.Do(req)
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil
+		return nil, resp.StatusCode
 	}
 	switch resp.StatusCode {
 	case http.StatusNotFound:
-		return map[string]bool{}
+		return map[string]bool{}, resp.StatusCode
 	case http.StatusOK:
 	default:
-		return nil
+		return nil, resp.StatusCode
 	}
 	var doc struct {
 		Application struct {
@@ -350,13 +384,13 @@ func (s *Sim) readApp(ctx context.Context, base, app string) map[string]bool {
 		} `json:"application"`
 	}
 	if json.Unmarshal(body, &doc) != nil {
-		return nil
+		return nil, resp.StatusCode
 	}
 	ids := make(map[string]bool, len(doc.Application.Instance))
 	for _, in := range doc.Application.Instance {
 		ids[in.InstanceID] = true
 	}
-	return ids
+	return ids, resp.StatusCode
 }
 
 // prober reads every running node in process every interval, and puts
@@ -366,8 +400,12 @@ func (s *Sim) prober(ctx context.Context) {
 	defer tick.Stop()
 	w := &transitions{live: map[string]string{}, sp: map[string]bool{}, counted: map[string]bool{},
 		spEvents: slices.Contains(s.sc.Invariants, InvSelfPreservation)}
-	for {
+	every := max(1, int(time.Second/s.cfg.Timers.ProbeInterval))
+	for n := 0; ; n++ {
 		p := s.probe()
+		if n%every == 0 {
+			p.Tombstones = s.tombstoneCensus(ctx, p.Up)
+		}
 		s.rec.addProbe(p)
 		w.note(s.rec, &p)
 		select {
@@ -402,6 +440,44 @@ func (s *Sim) probe() Probe {
 		}
 	}
 	return p
+}
+
+// tombstoneCensus reads the tombstones every running node in up would send
+// a peer, application by application.
+func (s *Sim) tombstoneCensus(ctx context.Context, up []string) map[string]TombstoneCensus {
+	out := map[string]TombstoneCensus{}
+	apps := s.appNames()
+	for _, name := range up {
+		nd := s.c.Node(name)
+		if nd == nil {
+			continue
+		}
+		var c TombstoneCensus
+		now := time.Now()
+		ok := true
+		for _, app := range apps {
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			recs, err := nd.Registry().Records(cctx, app)
+			cancel()
+			if err != nil {
+				ok = false
+				break
+			}
+			for _, r := range recs {
+				if !r.Deleted {
+					continue
+				}
+				c.Count++
+				if age := now.Sub(time.UnixMilli(actors.HLCMillis(r.Version.Clock))); age > c.Oldest {
+					c.Oldest, c.OldestID = age, r.App+"/"+r.ID
+				}
+			}
+		}
+		if ok {
+			out[name] = c
+		}
+	}
+	return out
 }
 
 // holdsAny reports whether some node holds an instance of one of cs.

@@ -94,19 +94,23 @@ func (run *SabotageRun) Catches(control *SabotageRun) []Catch {
 var ErrSabotageNotBuilt = errors.New("simulations: sabotage needs a build with -tags sabotage")
 
 // RunSabotage runs, for every switch in switches (in order, one at a time:
-// the switches are process-global), the scenarios SabotagePlan names for
-// it with that switch on, parallel at a time; first it runs the union of
-// those scenarios with every switch off, as the control. config gives a
-// scenario's configuration. It returns the control first, then one
-// SabotageRun per switch. progress, if set, gets one line per finished run.
-func RunSabotage(ctx context.Context, switches []sabotage.Switch, config func(Scenario) Config, parallel int,
-	progress func(string)) ([]*SabotageRun, error) {
+// the switches are process-global), the scenarios plan (nil:
+// SabotagePlan) names for it with that switch on, parallel at a time;
+// first it runs the union of those scenarios with every switch off, as the
+// control. config gives a scenario's configuration. It returns the control
+// first, then one SabotageRun per switch. progress, if set, gets one line
+// per finished run.
+func RunSabotage(ctx context.Context, switches []sabotage.Switch, plan map[sabotage.Switch][]string,
+	config func(Scenario) Config, parallel int, progress func(string)) ([]*SabotageRun, error) {
 	if !sabotage.Enabled {
 		return nil, ErrSabotageNotBuilt
 	}
+	if plan == nil {
+		plan = SabotagePlan
+	}
 	var union []string
 	for _, sw := range switches {
-		names, ok := SabotagePlan[sw]
+		names, ok := plan[sw]
 		if !ok {
 			return nil, fmt.Errorf("simulations: no sabotage plan for switch %q", sw)
 		}
@@ -155,7 +159,7 @@ func RunSabotage(ctx context.Context, switches []sabotage.Switch, config func(Sc
 	}
 	out := []*SabotageRun{control}
 	for _, sw := range switches {
-		run, err := runWith(sw, SabotagePlan[sw])
+		run, err := runWith(sw, plan[sw])
 		if err != nil {
 			return out, err
 		}

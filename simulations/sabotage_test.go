@@ -21,7 +21,7 @@ import (
 //
 // `make sabotage` runs the same harness through heureka-sim.
 func TestSabotage(t *testing.T) {
-	runs, err := RunSabotage(context.Background(), sabotage.All, func(sc Scenario) Config {
+	runs, err := RunSabotage(context.Background(), sabotage.All, nil, func(sc Scenario) Config {
 		cfg := ShortConfig(sc, testSeed)
 		if testing.Short() {
 			cfg.Nodes = 3

@@ -726,3 +726,64 @@ func TestNodeCatchingUpWithAnOverruleIsNoResurrection(t *testing.T) {
 	require.False(t, v.Pass, "%s", v.Measured)
 	assert.Contains(t, strings.Join(v.Details, "\n"), "c5 re-published by n4")
 }
+
+func TestCheckTombstoneTTL(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers())
+	build := func(oldest float64) *Observations {
+		h := newHistory("n0", "n1")
+		h.o.Timers = DefaultTimers()
+		h.o.Timers.TombstoneTTL = 8 * time.Second
+		h.probes(0, 20, func(sec float64, p *Probe) {
+			if int(sec*10)%10 != 0 {
+				return // a census once a second
+			}
+			p.Tombstones = map[string]TombstoneCensus{
+				"n0": {Count: 3, Oldest: 5 * time.Second, OldestID: "APP/a"},
+				"n1": {Count: 4, Oldest: time.Duration(min(sec, oldest) * float64(time.Second)), OldestID: "APP/b"},
+			}
+		})
+		return h.o
+	}
+	v := CheckTombstoneTTL(build(8.5), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	// n1 keeps serving b's tombstone up to 15s after the deletion (aged by
+	// its receipt, or re-seeded by a peer).
+	v = CheckTombstoneTTL(build(15), th)
+	require.False(t, v.Pass, "%s", v.Measured)
+	assert.Contains(t, v.Measured, "oldest tombstone served 15.00s old (TTL 8.00s), 1 (node, tombstone) over the bound")
+	assert.Contains(t, v.Details[0], "n1 still served APP/b's tombstone at +15.0s, 15.00s after the deletion")
+}
+
+func TestCheckRenewerKept(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers())
+	// a registers at 1s and renews until 9s; reg re-registers it at 5s
+	// after a 404. The owner evicts it at evictAt and n1 (where it renews)
+	// overrules at once with a new version.
+	build := func(evictAt float64) *Observations {
+		h := newHistory("n0", "n1")
+		h.life("APP", "a", "n1", 1, 9, true)
+		lf := &h.o.Instances["a"].Lives[0]
+		lf.AckedBy = "n1"
+		lf.Registrations = []Span{{From: h.at(1), To: h.at(1.01)}, {From: h.at(5), To: h.at(5.02)}}
+		hlc := func(sec float64) uint64 { return uint64(h.at(sec).UnixMilli()) << 16 }
+		h.probes(0, 12, func(sec float64, p *Probe) {
+			fp := "UP_0_"
+			switch {
+			case sec >= 9:
+			case evictAt > 0 && sec >= evictAt:
+				fp = fmt.Sprintf("UP_1_|APP/a@%d.n1", hlc(evictAt))
+			case sec >= 5.02:
+				fp = fmt.Sprintf("UP_1_|APP/a@%d.n1", hlc(5.01))
+			case sec >= 1.01:
+				fp = fmt.Sprintf("UP_1_|APP/a@%d.n1", hlc(1.005))
+			}
+			p.Fingerprint["n0"], p.Fingerprint["n1"] = fp, fp
+		})
+		return h.o
+	}
+	v := CheckRenewerKept(build(0), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	v = CheckRenewerKept(build(7), th)
+	require.False(t, v.Pass, "%s", v.Measured)
+	assert.Contains(t, v.Details[0], "a re-published by n1 at +7.0s while its client was renewing")
+}

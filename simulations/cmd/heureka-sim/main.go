@@ -4,7 +4,7 @@
 //
 //	heureka-sim [-scenario all|name[,name…]] [-seed n | -seeds n] [-nodes n] [-duration d] [-short]
 //	            [-parallel n] [-out file] [-v level]
-//	heureka-sim -sabotage all|switch[,switch…] [-parallel n] [-out file]   (built with -tags sabotage)
+//	heureka-sim -sabotage all|switch[,switch…] [-scenario …] [-parallel n] [-out file]   (built with -tags sabotage)
 //
 // Each scenario starts a cluster of in-process nodes on a seeded in-memory
 // network, drives simulated Eureka clients and faults through it, and judges
@@ -21,7 +21,8 @@
 // internal/sabotage (one switch at a time), the scenarios
 // simulations.SabotagePlan names for it at their short durations, after a
 // control round without any switch, and reports which verdicts caught each
-// switch; it fails unless every switch was caught.
+// switch; it fails unless every switch was caught. A -scenario list other
+// than all replaces the plan: every switch runs those scenarios.
 //
 // The exit status is 0 when every run passed (every switch was caught), 1
 // otherwise, 2 on bad usage.
@@ -147,7 +148,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 				switches = append(switches, sabotage.Switch(strings.TrimSpace(n)))
 			}
 		}
-		runs, err := simulations.RunSabotage(ctx, switches, func(sc simulations.Scenario) simulations.Config {
+		// -scenario other than all replaces the plan: every switch runs
+		// the named scenarios (to look for a scenario that catches one).
+		var plan map[sabotage.Switch][]string
+		if *scenario != "all" {
+			plan = map[sabotage.Switch][]string{}
+			for _, sw := range switches {
+				for _, sc := range chosen {
+					plan[sw] = append(plan[sw], sc.Name)
+				}
+			}
+		}
+		runs, err := simulations.RunSabotage(ctx, switches, plan, func(sc simulations.Scenario) simulations.Config {
 			return configFor(sc, *seed, true)
 		}, *parallel, func(line string) { fmt.Fprintln(stderr, line) })
 		if err != nil {
