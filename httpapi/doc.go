@@ -4,7 +4,11 @@
 //
 // Besides the Eureka API (under every BasePaths prefix) it serves
 // /healthz, /readyz, /metrics, /cluster/members and the operator endpoint
-// /admin/self-preservation, which is not authenticated yet.
+// /admin/self-preservation.
+//
+// Optional HTTP basic auth with read and write roles (Config.Auth, auth.go)
+// and Eureka's fetch rate limit (Config.RateLimit, ratelimit.go) wrap every
+// route; /healthz and /readyz stay open.
 //
 // While Config.Ready reports false (initial cluster sync), registry reads
 // answer 403 and writes are accepted (gate, in server.go). Every error reaches

@@ -89,6 +89,14 @@ type Config struct {
 	// Metrics registers the API's Prometheus metrics; nil uses a private
 	// registry. /metrics serves it.
 	Metrics *prometheus.Registry
+	// Auth turns HTTP basic authentication on, with read and write roles
+	// (auth.go); nil or no users: the API is open. New panics if it is
+	// invalid: check it with AuthConfig.Validate first.
+	Auth *AuthConfig
+	// RateLimit limits registry fetches like Eureka's RateLimitingFilter
+	// (ratelimit.go); nil: no limit. New panics if it is invalid: check it
+	// with RateLimitConfig.Validate first.
+	RateLimit *RateLimitConfig
 }
 
 // Server is the Eureka REST API as an http.Handler. It holds no registry
@@ -99,6 +107,9 @@ type Server struct {
 	log     *slog.Logger
 	started time.Time
 	metrics *metrics
+	auth    *authenticator // nil: auth off
+	limiter *rateLimiter   // nil: no rate limit
+	handler http.Handler   // mux behind auth and the rate limiter
 }
 
 // BasePaths are the prefixes the Eureka API is served under: Spring Cloud's
@@ -119,11 +130,21 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger.With("component", "http"), started: time.Now()}
 	s.metrics = newMetrics(cfg.Metrics, cfg.Registry, cfg.View)
 	s.routes()
+	var err error
+	if s.auth, err = newAuthenticator(cfg.Auth); err != nil {
+		panic(err)
+	}
+	if s.limiter, err = newRateLimiter(cfg.RateLimit); err != nil {
+		panic(err)
+	}
+	// Authentication first: a client without credentials gets 401 and
+	// takes no fetch tokens.
+	s.handler = s.protect(s.limit(s.mux))
 	return s
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func (s *Server) routes() {
 	for _, base := range BasePaths {
@@ -152,9 +173,9 @@ func (s *Server) routes() {
 	s.handle("GET /cluster/members", "members", s.members)
 	s.handle("GET /healthz", "health", func(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, "ok") })
 	s.handle("GET /readyz", "ready", s.readyz)
-	// Operator endpoints. There is no authentication yet: when auth lands,
-	// everything under /admin/ goes behind it (a PUT here changes whether
-	// the registry evicts anything).
+	// Operator endpoints. With Config.Auth, reading them needs the read role
+	// and changing them the write role (a PUT here changes whether the
+	// registry evicts anything).
 	s.handle("GET /admin/self-preservation", "admin", s.getSelfPreservation)
 	s.handle("PUT /admin/self-preservation", "admin", s.putSelfPreservation)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))

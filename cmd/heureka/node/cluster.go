@@ -87,7 +87,9 @@ func (c clusterView) Members() []httpapi.Member {
 			m.SelfPreservation, m.RenewalsLastWindow = ld.Reason, ld.Renewals
 		}
 		if host, _, err := net.SplitHostPort(mb.Address); err == nil && len(mb.Meta) > 0 {
-			m.URL = "http://" + net.JoinHostPort(host, string(mb.Meta)) + "/eureka/"
+			// Every member serves the same scheme as this one (TLS is
+			// configured cluster-wide).
+			m.URL = c.n.Scheme() + "://" + net.JoinHostPort(host, string(mb.Meta)) + "/eureka/"
 		}
 		out = append(out, m)
 	}

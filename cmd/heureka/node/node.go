@@ -41,6 +41,22 @@ type Config struct {
 	// Default 2m (a full registry of 1M instances in JSON is ~1 GB); must be
 	// positive.
 	WriteTimeout time.Duration
+	// MaxHeaderBytes limits the size of a request's header lines, request
+	// line included (http.Server.MaxHeaderBytes); a larger header gets 431.
+	// Eureka clients send well under 2 KiB. Default 64 KiB; must not be
+	// negative.
+	MaxHeaderBytes int
+	// Auth turns HTTP basic authentication on (httpapi.AuthConfig); nil or
+	// no users: the API is open.
+	Auth *httpapi.AuthConfig
+	// RateLimit limits registry fetches like Eureka's RateLimitingFilter
+	// (httpapi.RateLimitConfig); nil: no limit.
+	RateLimit *httpapi.RateLimitConfig
+	// TLSCertFile and TLSKeyFile are PEM files of the certificate (chain
+	// first, as tls.LoadX509KeyPair reads them) and private key the node
+	// serves HTTPS with; both empty: plain HTTP. They are read at Start and
+	// again by ReloadTLS (see tls.go).
+	TLSCertFile, TLSKeyFile string
 	// Version is reported by /eureka/status.
 	Version string
 	// Logger receives all logs. Default: discard.
@@ -56,13 +72,14 @@ type Config struct {
 // DefaultConfig returns a node on ":8761" with Eureka's defaults.
 func DefaultConfig(name string) Config {
 	return Config{
-		Name:         name,
-		HTTPAddr:     ":8761",
-		Registry:     actors.DefaultConfig(name),
-		View:         view.DefaultConfig(httpapi.Encoders()),
-		MaxBodyBytes: 1 << 20,
-		WriteTimeout: 2 * time.Minute,
-		Version:      "dev",
+		Name:           name,
+		HTTPAddr:       ":8761",
+		Registry:       actors.DefaultConfig(name),
+		View:           view.DefaultConfig(httpapi.Encoders()),
+		MaxBodyBytes:   1 << 20,
+		MaxHeaderBytes: defaultMaxHeaderBytes,
+		WriteTimeout:   2 * time.Minute,
+		Version:        "dev",
 	}
 }
 
@@ -75,6 +92,7 @@ type Node struct {
 	api      *httpapi.Server
 	server   *http.Server
 	listener net.Listener
+	certs    *certReloader // nil: plain HTTP
 
 	members     *cluster.Membership
 	replicator  *cluster.Replicator
@@ -95,6 +113,13 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.WriteTimeout <= 0 {
 		return nil, fmt.Errorf("node: WriteTimeout %v must be positive", cfg.WriteTimeout)
 	}
+	if err := checkSecurity(&cfg); err != nil {
+		return nil, err
+	}
+	certs, err := newCertReloader(cfg.TLSCertFile, cfg.TLSKeyFile)
+	if err != nil {
+		return nil, err
+	}
 	log := cfg.Logger.With("node", cfg.Name)
 	cfg.View.Encoders = httpapi.Encoders()
 	v := view.New(cfg.View)
@@ -103,7 +128,7 @@ func Start(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: listen on %s: %w", cfg.HTTPAddr, err)
 	}
-	n := &Node{cfg: cfg, log: log, view: v, listener: ln, stopping: make(chan struct{})}
+	n := &Node{cfg: cfg, log: log, view: v, listener: ln, certs: certs, stopping: make(chan struct{})}
 
 	rc := cfg.Registry
 	rc.NodeName = cfg.Name
@@ -147,6 +172,8 @@ func Start(cfg Config) (*Node, error) {
 		NodeName:     cfg.Name,
 		Version:      cfg.Version,
 		MaxBodyBytes: cfg.MaxBodyBytes,
+		Auth:         cfg.Auth,
+		RateLimit:    cfg.RateLimit,
 		Logger:       log,
 		Metrics:      prometheus.NewRegistry(),
 	}
@@ -166,7 +193,11 @@ func Start(cfg Config) (*Node, error) {
 		ReadTimeout:       time.Minute, // a body that trickles in does not hold a connection forever
 		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if certs != nil {
+		n.server.TLSConfig = certs.tlsConfig()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
@@ -177,19 +208,35 @@ func Start(cfg Config) (*Node, error) {
 	}()
 	go func() {
 		defer n.wg.Done()
-		if err := n.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		serve := n.server.Serve
+		if certs != nil {
+			// The files are in TLSConfig.GetCertificate, which ReloadTLS
+			// swaps; ServeTLS adds HTTP/2.
+			serve = func(ln net.Listener) error { return n.server.ServeTLS(ln, "", "") }
+		}
+		if err := serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server stopped", "err", err)
 		}
 	}()
-	log.Info("heureka node started", "http", ln.Addr().String())
+	log.Info("heureka node started", "http", ln.Addr().String(), "tls", certs != nil,
+		"auth", cfg.Auth.Enabled(), "rateLimit", cfg.RateLimit != nil)
 	return n, nil
 }
 
 // Addr returns the address the HTTP API listens on.
 func (n *Node) Addr() string { return n.listener.Addr().String() }
 
-// URL returns the Eureka service URL of the node ("http://addr/eureka").
-func (n *Node) URL() string { return "http://" + n.Addr() + "/eureka" }
+// URL returns the Eureka service URL of the node ("http://addr/eureka", or
+// "https://addr/eureka" with TLS).
+func (n *Node) URL() string { return n.Scheme() + "://" + n.Addr() + "/eureka" }
+
+// Scheme returns "https" when the node serves TLS, else "http".
+func (n *Node) Scheme() string {
+	if n.certs != nil {
+		return "https"
+	}
+	return "http"
+}
 
 // Registry returns the node's registry.
 func (n *Node) Registry() *actors.Registry { return n.registry }
