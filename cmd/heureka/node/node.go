@@ -67,6 +67,12 @@ type Config struct {
 	// Replication configures replication (used with Cluster). Its Logger,
 	// Clock and Meta are filled in.
 	Replication cluster.ReplicatorConfig
+	// SelfRegister registers the node in its own registry as an instance of
+	// application HEUREKA, renewed every Registry.ExpectedClientRenewalInterval
+	// like any client's and cancelled by Stop (see selfreg.go). Off in
+	// DefaultConfig, so that tests and simulations count only their own
+	// instances; the heureka command turns it on.
+	SelfRegister bool
 }
 
 // DefaultConfig returns a node on ":8761" with Eureka's defaults.
@@ -97,6 +103,9 @@ type Node struct {
 	members     *cluster.Membership
 	replicator  *cluster.Replicator
 	unsubscribe func()
+
+	metrics *prometheus.Registry // served at /metrics (see metrics.go)
+	selfReg *selfRegistration    // nil unless Config.SelfRegister
 
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -133,7 +142,9 @@ func Start(cfg Config) (*Node, error) {
 	rc := cfg.Registry
 	rc.NodeName = cfg.Name
 	rc.Logger = log
-	rc.Sinks = append([]actors.Sink{v}, rc.Sinks...)
+	events := httpapi.NewEventMetrics()
+	rc.Sinks = append([]actors.Sink{v, events}, rc.Sinks...)
+	rc.OnRenew = chainOnRenew(rc.OnRenew, events.OnRenew)
 	if cfg.Cluster != nil {
 		// The replicator is a sink and the ownership oracle of the
 		// registry, and the registry is the replicator's store: build the
@@ -158,7 +169,7 @@ func Start(cfg Config) (*Node, error) {
 		rc.Sinks = append(rc.Sinks, n.replicator)
 		rc.Ownership = n.replicator
 		rc.Peers = n.replicator
-		rc.OnRenew = n.replicator.OnRenew
+		rc.OnRenew = chainOnRenew(rc.OnRenew, n.replicator.OnRenew)
 	}
 	reg, err := actors.NewRegistry(rc)
 	if err != nil {
@@ -166,6 +177,8 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.registry = reg
+	n.metrics = newMetricsRegistry()
+	n.metrics.MustRegister(events)
 	apiCfg := httpapi.Config{
 		Registry:     reg,
 		View:         v,
@@ -175,7 +188,7 @@ func Start(cfg Config) (*Node, error) {
 		Auth:         cfg.Auth,
 		RateLimit:    cfg.RateLimit,
 		Logger:       log,
-		Metrics:      prometheus.NewRegistry(),
+		Metrics:      n.metrics,
 	}
 	if cfg.Cluster != nil {
 		if err := n.startCluster(log); err != nil {
@@ -187,6 +200,7 @@ func Start(cfg Config) (*Node, error) {
 		apiCfg.Ready = n.replicator.Ready
 	}
 	n.api = httpapi.New(apiCfg)
+	n.metrics.MustRegister(httpapi.NewClusterCollector(clusterStats{n}))
 	n.server = &http.Server{
 		Handler:           n.api,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -218,6 +232,9 @@ func Start(cfg Config) (*Node, error) {
 			log.Error("http server stopped", "err", err)
 		}
 	}()
+	if cfg.SelfRegister {
+		n.startSelfRegistration()
+	}
 	log.Info("heureka node started", "http", ln.Addr().String(), "tls", certs != nil,
 		"auth", cfg.Auth.Enabled(), "rateLimit", cfg.RateLimit != nil)
 	return n, nil
@@ -253,6 +270,9 @@ func (n *Node) Handler() http.Handler { return n.api }
 func (n *Node) Stop(ctx context.Context) error {
 	n.stopOnce.Do(func() {
 		close(n.stopping)
+		if n.selfReg != nil {
+			n.selfReg.stop(ctx) // before leaving: the cancel must reach the members
+		}
 		n.stopErr = n.server.Shutdown(ctx)
 		if n.members != nil {
 			n.unsubscribe()
