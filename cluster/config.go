@@ -62,8 +62,29 @@ type Config struct {
 	// GossipKey encrypts and authenticates all gossip (memberlist's
 	// SecretKey): 16, 24 or 32 bytes for AES-128/192/256. Every node must use
 	// the same key; a node with another key cannot join. Empty: no encryption
-	// (use only on a trusted network).
+	// (use only on a trusted network). It is short for GossipKeys with one
+	// key; set one or the other.
 	GossipKey []byte
+
+	// GossipKeys is the gossip keyring (memberlist's Keyring), for rotating
+	// the key without downtime: the first key encrypts what this node sends,
+	// and every key is tried on what it receives. Each key is 16, 24 or 32
+	// bytes. A node can talk to another only if the other holds its first
+	// key, so a new key is rolled out in three steps, each a rolling restart
+	// of every node that completes before the next step begins:
+	//
+	//  1. Add: GossipKeys = [old, new]. Every node still sends with old,
+	//     which everyone holds; restarted nodes can also read new.
+	//  2. Promote: GossipKeys = [new, old]. Restarted nodes send with new,
+	//     which every node read since step 1; they still read old from the
+	//     nodes not restarted yet.
+	//  3. Drop: GossipKeys = [new]. Nobody sends with old any more.
+	//
+	// Skipping or overlapping a step splits the cluster: a node that sends
+	// with new cannot join a node that holds only old. Encryption cannot be
+	// turned on or off this way: a node with keys and one without never
+	// talk. Empty (and GossipKey empty): no encryption.
+	GossipKeys [][]byte
 
 	// JoinRetryMin and JoinRetryMax bound the exponential backoff between
 	// attempts to join the seeds: the first retry waits about JoinRetryMin, each
@@ -208,6 +229,8 @@ func (c *Config) Validate() error {
 		return bad("AdvertisePort %d out of range 0-65535", c.AdvertisePort)
 	case len(c.GossipKey) != 0 && len(c.GossipKey) != 16 && len(c.GossipKey) != 24 && len(c.GossipKey) != 32:
 		return bad("GossipKey is %d bytes, want 16, 24 or 32", len(c.GossipKey))
+	case len(c.GossipKey) != 0 && len(c.GossipKeys) != 0:
+		return bad("GossipKey and GossipKeys are both set; put the key first in GossipKeys")
 	case c.JoinRetryMin <= 0:
 		return bad("JoinRetryMin %v must be positive", c.JoinRetryMin)
 	case c.JoinRetryMax < c.JoinRetryMin:
@@ -222,6 +245,11 @@ func (c *Config) Validate() error {
 		return bad("LeaveTimeout %v must be positive", c.LeaveTimeout)
 	case c.StreamTimeout <= 0:
 		return bad("StreamTimeout %v must be positive", c.StreamTimeout)
+	}
+	for i, k := range c.GossipKeys {
+		if len(k) != 16 && len(k) != 24 && len(k) != 32 {
+			return bad("GossipKeys[%d] is %d bytes, want 16, 24 or 32", i, len(k))
+		}
 	}
 	for _, j := range c.Join {
 		host, _, err := splitJoinAddr(j)
@@ -252,6 +280,17 @@ func (c *Config) memberlistConfig() *memberlist.Config {
 	}
 	if len(c.GossipKey) > 0 {
 		mc.SecretKey = append([]byte(nil), c.GossipKey...)
+	}
+	if len(c.GossipKeys) > 0 {
+		keys := make([][]byte, len(c.GossipKeys))
+		for i, k := range c.GossipKeys {
+			keys[i] = append([]byte(nil), k...)
+		}
+		kr, err := memberlist.NewKeyring(keys[1:], keys[0])
+		if err != nil {
+			panic(fmt.Sprintf("cluster: keyring of a validated config: %v", err)) // Validate checks the sizes
+		}
+		mc.Keyring = kr
 	}
 	if c.MemberlistConfig != nil {
 		c.MemberlistConfig(mc)

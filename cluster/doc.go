@@ -17,7 +17,9 @@
 // Nodes advertise their wire.ProtocolVersion in memberlist's node meta and
 // refuse peers that advertise another one, so a rolling upgrade that changes
 // the wire format splits cleanly instead of misreading messages. Gossip is
-// encrypted and authenticated when Config.GossipKey is set.
+// encrypted and authenticated when Config.GossipKey or Config.GossipKeys is
+// set; GossipKeys is a keyring for rotating the key without downtime (the
+// procedure is on the field).
 //
 // # Replication
 //
