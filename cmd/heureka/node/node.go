@@ -208,7 +208,7 @@ func Start(cfg Config) (*Node, error) {
 		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          serverErrorLog(log),
 	}
 	if certs != nil {
 		n.server.TLSConfig = certs.tlsConfig()

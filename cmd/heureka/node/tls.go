@@ -14,10 +14,14 @@ package node
 // (tls.Config.GetCertificate reads an atomic pointer).
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -108,4 +112,26 @@ func (n *Node) ReloadTLS() error {
 			"serial", leaf.SerialNumber.String(), "notAfter", leaf.NotAfter.UTC().Format(time.RFC3339))
 	}
 	return nil
+}
+
+// serverErrorLog is the HTTP server's ErrorLog: its lines go to l at warn,
+// except failed TLS handshakes, which go at debug. Load balancers' TCP
+// checks, port scanners and clients that speak plain HTTP to the HTTPS port
+// cause them by the thousand, and the client learns of its error from its
+// own side (plain HTTP gets a 400 that says so).
+func serverErrorLog(l *slog.Logger) *log.Logger {
+	return log.New(serverLogWriter{l}, "", 0)
+}
+
+// serverLogWriter turns the server's log lines into records of l.
+type serverLogWriter struct{ l *slog.Logger }
+
+func (w serverLogWriter) Write(p []byte) (int, error) {
+	msg := strings.TrimSuffix(string(p), "\n")
+	level := slog.LevelWarn
+	if strings.HasPrefix(msg, "http: TLS handshake error") {
+		level = slog.LevelDebug
+	}
+	w.l.Log(context.Background(), level, msg)
+	return len(p), nil
 }

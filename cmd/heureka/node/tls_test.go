@@ -28,7 +28,7 @@ func startSecureNode(t *testing.T, mutate func(*node.Config)) *node.Node {
 	t.Helper()
 	cfg := node.DefaultConfig("secure-node")
 	cfg.HTTPAddr = "127.0.0.1:0"
-	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), nil))
+	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	mutate(&cfg)
 	n, err := node.Start(cfg)
 	require.NoError(t, err)
@@ -56,7 +56,11 @@ func servedCert(t *testing.T, addr string, pool *x509.CertPool) *x509.Certificat
 func TestTLSServeAndReload(t *testing.T) {
 	dir := t.TempDir()
 	first := testcert.New(t, dir, "heureka")
-	n := startSecureNode(t, func(c *node.Config) { c.TLSCertFile, c.TLSKeyFile = first.CertFile, first.KeyFile })
+	logs := &lifecycleLogs{}
+	n := startSecureNode(t, func(c *node.Config) {
+		c.TLSCertFile, c.TLSKeyFile = first.CertFile, first.KeyFile
+		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
 	require.True(t, strings.HasPrefix(n.URL(), "https://127.0.0.1:"), n.URL())
 
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: first.Pool}, ForceAttemptHTTP2: true}
@@ -77,6 +81,8 @@ func TestTLSServeAndReload(t *testing.T) {
 	res.Body.Close()
 	assert.Equal(t, http.StatusBadRequest, res.StatusCode)
 	plain.CloseIdleConnections()
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "TLS handshake error") }, 5*time.Second, 10*time.Millisecond)
+	assert.Contains(t, logs.String(), `level=DEBUG msg="http: TLS handshake error`, "handshake failures are not warnings")
 
 	// The files are renewed in place (same names), then reloaded.
 	second := testcert.New(t, dir, "heureka")
