@@ -67,3 +67,51 @@ func TestEvictionLogsOneLinePerRun(t *testing.T) {
 	assert.LessOrEqual(t, runs, 3, "one line per run")
 	assert.Zero(t, logs.count("evicted"), "no line per instance at info")
 }
+
+// Self-preservation logs each change of its decision once: engaging (warn),
+// releasing and the operator's switch (info); the state a node starts in
+// and every window that changes nothing log nothing.
+func TestSelfPreservationLogsChangesOnce(t *testing.T) {
+	logs := &lineCounter{}
+	r := newTestRegistry(t, func(c *Config) {
+		c.Logger = slog.New(logs)
+		c.RenewalWindow = 200 * time.Millisecond
+		c.ExpectedClientRenewalInterval = 50 * time.Millisecond // 4 renewals per client per window
+		c.ExpectedInitialRenewers = 0
+	})
+	ctx := context.Background()
+	for _, id := range []string{"i-1", "i-2"} {
+		require.NoError(t, r.Register(ctx, regInstance("APP", id, 90), false))
+	}
+	// Nobody renews: 2 clients are expected, so it engages, once.
+	require.Eventually(t, func() bool { return r.SelfPreservation().Engaged }, waitFor, tick)
+	time.Sleep(3 * 200 * time.Millisecond / 4) // three more window slides
+	assert.Equal(t, 1, logs.count("self-preservation engaged"), "%q", logs.lines)
+	assert.Zero(t, logs.count("self-preservation released"))
+
+	// Renewals well above the threshold release it, once.
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			for _, id := range []string{"i-1", "i-2"} {
+				_, _ = r.Renew(ctx, RenewRequest{App: "APP", ID: id})
+			}
+		}
+	}()
+	require.Eventually(t, func() bool { return !r.SelfPreservation().Engaged }, waitFor, tick)
+	time.Sleep(3 * 200 * time.Millisecond / 4)
+	close(stop)
+	<-done
+	assert.Equal(t, 1, logs.count("self-preservation released"), "%q", logs.lines)
+	assert.Equal(t, 1, logs.count("self-preservation engaged"), "%q", logs.lines)
+
+	require.NoError(t, r.SetSelfPreservation(ctx, false))
+	assert.Equal(t, 1, logs.count("self-preservation switched off"), "%q", logs.lines)
+}

@@ -280,7 +280,27 @@ func (a *selfPreservationActor) Receive(ctx actor.Context) {
 	}
 }
 
-func (a *selfPreservationActor) publish() { a.r.sp.Store(a.sp.status()) }
+// publish makes the state readable, and logs a change of decision once:
+// engaging at warn (expired leases are being kept), releasing and the
+// operator's switch at info. The state a node starts in is not a change (a
+// fresh node expects renewals before any client has had time to send one).
+func (a *selfPreservationActor) publish() {
+	st := a.sp.status()
+	prev := a.r.sp.Swap(st)
+	switch {
+	case prev == nil:
+	case prev.Enabled != st.Enabled:
+		msg := "self-preservation switched off"
+		if st.Enabled {
+			msg = "self-preservation switched on"
+		}
+		a.r.log.Info(msg, "reason", st.Reason)
+	case !prev.Engaged && st.Engaged:
+		a.r.log.Warn("self-preservation engaged: expired leases are kept", "reason", st.Reason)
+	case prev.Engaged && !st.Engaged:
+		a.r.log.Info("self-preservation released: expired leases are evicted again", "reason", st.Reason)
+	}
+}
 
 // spSink forwards events to the self-preservation actor without blocking.
 type spSink struct{ r *Registry }

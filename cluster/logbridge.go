@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -15,7 +17,10 @@ import (
 // LogWriter drops the timestamp (slog adds its own), maps the bracketed level
 // to a slog level ([TRACE] and [DEBUG] → Debug, [INFO] → Info, [WARN] → Warn,
 // [ERR] and [ERROR] → Error, none → Info), strips the "memberlist: " prefix
-// and logs the rest as the message with lib=memberlist.
+// and logs the rest as the message with lib=memberlist. Messages a person
+// would misread are translated first (see memberlistMessages): a refutation
+// is routine, not a warning; a peer's failure is reported once by
+// Membership, not again by every send that fails because of it.
 //
 // Set it as memberlist.Config.LogOutput and leave Config.Logger nil:
 // memberlist refuses a config with both. Membership does this itself.
@@ -48,7 +53,7 @@ func (w *LogWriter) Write(p []byte) (int, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		level, msg := parseLogLine(string(line))
+		level, msg := translate(parseLogLine(string(line)))
 		if w.logger.Enabled(context.Background(), level) {
 			w.logger.Log(context.Background(), level, msg)
 		}
@@ -94,4 +99,107 @@ func isTimestamp(s string) bool {
 		}
 	}
 	return true
+}
+
+// memberlistMessages rewrites memberlist's log messages (v0.7.0) that people
+// misread, in order: the first whose pattern matches the whole message
+// decides the level, and the message when msg is not "" (a regexp.Expand
+// template; "" keeps memberlist's words).
+var memberlistMessages = []struct {
+	re    *regexp.Regexp
+	level slog.Level
+	msg   string
+}{
+	// Refutations are memberlist working as designed: a peer's probe of this
+	// node went unanswered (a slow network, a pause) or this node restarted
+	// under its old name, and this node told the cluster it is alive.
+	{regexp.MustCompile(`^Refuting a suspect message \(from: (.*)\)$`), slog.LevelInfo,
+		"cluster: $1 suspected this node (a probe went unanswered); refuted: this node told the cluster it is alive"},
+	{regexp.MustCompile(`^Refuting a dead message \(from: (.*)\)$`), slog.LevelInfo,
+		"cluster: $1 reported this node dead (usually a restart under the same name); refuted: this node told the cluster it is alive"},
+	{regexp.MustCompile(`^Refuting an alive message for '(.*?)'.*$`), slog.LevelDebug,
+		"cluster: refuted an outdated alive message about this node ($1)"},
+	// Membership logs each member's suspicion, death and refusal once.
+	{regexp.MustCompile(`^Suspect .* has failed, no acks received$`), slog.LevelDebug, ""},
+	{regexp.MustCompile(`^Marking .* as failed, suspect timeout reached.*$`), slog.LevelDebug, ""},
+	{regexp.MustCompile(`^Rejected node .*$`), slog.LevelDebug, ""},
+	// Sends to a member that is failing fail until it is declared dead
+	// (and gossip to the dead goes on for a while): one line per message.
+	{regexp.MustCompile(`^Failed to send (UDP ping|indirect UDP ping|UDP compound ping|gossip to|indirect ping|ack|nack)\b.*$`), slog.LevelDebug, ""},
+	{regexp.MustCompile(`^Failed fallback TCP ping.*$`), slog.LevelDebug, ""},
+	{regexp.MustCompile(`^Failed to forward ack.*$`), slog.LevelDebug, ""},
+	{regexp.MustCompile(`^Got ping for unexpected node.*$`), slog.LevelDebug, ""},
+	// The join loop logs the failure of each attempt, with this error.
+	{regexp.MustCompile(`^failed to resolve .*$`), slog.LevelDebug, ""},
+	{regexp.MustCompile(`^Push/Pull with (.*) failed: (.*)$`), slog.LevelInfo,
+		"cluster: state exchange with $1 failed: $2"},
+	{regexp.MustCompile(`^Binding to public address without encryption!$`), slog.LevelWarn,
+		"cluster: gossip listens on a public address without encryption; set --gossip-key"},
+	{regexp.MustCompile(`^Was able to connect to (.*) over TCP but UDP probes failed, network may be misconfigured$`), slog.LevelWarn,
+		"cluster: $1 answers over TCP but not over UDP: allow UDP on the gossip port"},
+	{regexp.MustCompile(`^Conflicting address for (.*)\. Mine: (.*) Theirs: (.*) Old state: .*$`), slog.LevelError,
+		"cluster: two nodes call themselves $1 ($2 and $3): give each node its own --node-name"},
+}
+
+// translate applies memberlistMessages to one parsed line.
+func translate(level slog.Level, msg string) (slog.Level, string) {
+	for _, t := range memberlistMessages {
+		m := t.re.FindStringSubmatchIndex(msg)
+		if m == nil {
+			continue
+		}
+		if t.msg == "" {
+			return t.level, msg
+		}
+		return t.level, string(t.re.ExpandString(nil, t.msg, msg, m))
+	}
+	return level, msg
+}
+
+// ErrorText returns err's message on one line, for a log attribute: the
+// errors joined in err (errors.Join, or hashicorp/go-multierror, which
+// memberlist's Join returns and prints as a bulleted list over several
+// lines) each on its own, separated by "; ", duplicates dropped, and any
+// other line break turned into a space.
+func ErrorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	var parts []string
+	var walk func(e error)
+	walk = func(e error) {
+		var children []error
+		switch x := e.(type) {
+		case interface{ WrappedErrors() []error }: // go-multierror
+			children = x.WrappedErrors()
+		case interface{ Unwrap() []error }:
+			// Only a plain join: a message that adds words of its own
+			// (fmt.Errorf with several %w) is kept whole.
+			var msgs []string
+			for _, c := range x.Unwrap() {
+				if c != nil {
+					msgs = append(msgs, c.Error())
+				}
+			}
+			if e.Error() == strings.Join(msgs, "\n") {
+				children = x.Unwrap()
+			}
+		}
+		if len(children) == 0 {
+			if t := strings.Join(strings.Fields(e.Error()), " "); t != "" && !slices.Contains(parts, t) {
+				parts = append(parts, t)
+			}
+			return
+		}
+		for _, c := range children {
+			if c != nil {
+				walk(c)
+			}
+		}
+	}
+	walk(err)
+	if len(parts) == 0 {
+		return strings.Join(strings.Fields(err.Error()), " ")
+	}
+	return strings.Join(parts, "; ")
 }

@@ -2,11 +2,14 @@ package cluster
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"log"
 	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-multierror"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -42,7 +45,7 @@ func TestLogWriterBridgesStdLogger(t *testing.T) {
 
 	std := log.New(w, "", log.LstdFlags) // what memberlist builds from LogOutput
 	std.Printf("[DEBUG] memberlist: hidden below Info")
-	std.Printf("[WARN] memberlist: Suspect n2 has failed, no acks received")
+	std.Printf("[WARN] memberlist: handler queue full, dropping message (3)")
 	chunk := []byte("[INFO] memberlist: one\n\n[ERR] memberlist: two\n")
 	n, err := w.Write(chunk)
 	require.NoError(t, err)
@@ -50,7 +53,72 @@ func TestLogWriterBridgesStdLogger(t *testing.T) {
 
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 3)
-	assert.Contains(t, lines[0], `level=WARN msg="Suspect n2 has failed, no acks received" lib=memberlist`)
+	assert.Contains(t, lines[0], `level=WARN msg="handler queue full, dropping message (3)" lib=memberlist`)
 	assert.Contains(t, lines[1], "level=INFO msg=one lib=memberlist")
 	assert.Contains(t, lines[2], "level=ERROR msg=two lib=memberlist")
+}
+
+// TestTranslateMemberlistMessages: memberlist's messages that people misread
+// are reworded or demoted; refutations never reach WARN.
+func TestTranslateMemberlistMessages(t *testing.T) {
+	cases := []struct {
+		line  string
+		level slog.Level
+		msg   string // "" keeps the parsed message
+	}{
+		{"2024/05/01 12:00:00 [WARN] memberlist: Refuting a suspect message (from: n3)", slog.LevelInfo,
+			"cluster: n3 suspected this node (a probe went unanswered); refuted: this node told the cluster it is alive"},
+		{"2024/05/01 12:00:00 [WARN] memberlist: Refuting a dead message (from: n2)", slog.LevelInfo,
+			"cluster: n2 reported this node dead (usually a restart under the same name); refuted: this node told the cluster it is alive"},
+		{"[WARN] memberlist: Refuting an alive message for 'a' (10.0.0.1:7946) meta:([1] VS [2]), vsn:([1] VS [2])", slog.LevelDebug,
+			"cluster: refuted an outdated alive message about this node (a)"},
+		{"[INFO] memberlist: Suspect n2 has failed, no acks received", slog.LevelDebug, ""},
+		{"[INFO] memberlist: Marking n2 as failed, suspect timeout reached (0 peer confirmations)", slog.LevelDebug, ""},
+		{"[ERR] memberlist: Failed to send gossip to 10.0.0.2:7946: write udp: connection refused", slog.LevelDebug, ""},
+		{"[ERR] memberlist: Failed to send UDP ping: write: broken pipe", slog.LevelDebug, ""},
+		{"[WARN] memberlist: failed to resolve nowhere.invalid: lookup nowhere.invalid: no such host", slog.LevelDebug, ""},
+		{"[ERR] memberlist: Push/Pull with n2 failed: dial tcp 10.0.0.2:7946: i/o timeout", slog.LevelInfo,
+			"cluster: state exchange with n2 failed: dial tcp 10.0.0.2:7946: i/o timeout"},
+		{"[WARN] memberlist: Binding to public address without encryption!", slog.LevelWarn,
+			"cluster: gossip listens on a public address without encryption; set --gossip-key"},
+		{"[ERR] memberlist: Conflicting address for a. Mine: 10.0.0.1:7946 Theirs: 10.0.0.9:7946 Old state: 0", slog.LevelError,
+			"cluster: two nodes call themselves a (10.0.0.1:7946 and 10.0.0.9:7946): give each node its own --node-name"},
+		{"[ERR] memberlist: Failed to receive: EOF", slog.LevelError, ""},
+	}
+	for _, tc := range cases {
+		level, msg := translate(parseLogLine(tc.line))
+		assert.Equal(t, tc.level, level, tc.line)
+		want := tc.msg
+		if want == "" {
+			_, want = parseLogLine(tc.line)
+		}
+		assert.Equal(t, want, msg, tc.line)
+	}
+}
+
+// TestErrorText: joined errors, memberlist's multierror among them, print
+// on one line.
+func TestErrorText(t *testing.T) {
+	var merr *multierror.Error
+	merr = multierror.Append(merr, errors.New("failed to join 127.0.0.1:7946: dial tcp 127.0.0.1:7946: connect: connection refused"))
+	require.Contains(t, merr.Error(), "\n", "go-multierror prints a list over lines")
+	two := multierror.Append(nil, errors.New("a: x"), errors.New("b:\ny"))
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{errors.New("plain"), "plain"},
+		{merr, "failed to join 127.0.0.1:7946: dial tcp 127.0.0.1:7946: connect: connection refused"},
+		{errors.Join(errors.New("lookup seed: no such host"), merr),
+			"lookup seed: no such host; failed to join 127.0.0.1:7946: dial tcp 127.0.0.1:7946: connect: connection refused"},
+		{errors.Join(nil, two), "a: x; b: y"},
+		{errors.Join(merr, merr), "failed to join 127.0.0.1:7946: dial tcp 127.0.0.1:7946: connect: connection refused"},
+		{fmt.Errorf("joining: %w and %w", errors.New("p"), errors.New("q")), "joining: p and q"},
+	}
+	for _, tc := range cases {
+		got := ErrorText(tc.err)
+		assert.Equal(t, tc.want, got)
+		assert.NotContains(t, got, "\n")
+	}
 }

@@ -267,7 +267,7 @@ func New(cfg Config) (*Membership, error) {
 	}
 	m := &Membership{
 		cfg:      cfg,
-		log:      logger.With("component", "cluster", "node", cfg.NodeName),
+		log:      logger.With("component", "cluster"), // not "node": the caller's logger names the node
 		version:  wire.ProtocolVersion,
 		resolver: cfg.Resolver,
 		joined:   make(chan struct{}),
@@ -610,7 +610,7 @@ func (m *Membership) handleControl(b []byte) {
 		m.mu.Lock()
 		if mem := m.members[name]; mem != nil && !mem.leaving {
 			mem.leaving = true
-			m.enqueueLocked(queued{ev: MemberEvent{Member: mem.Member}, msg: "cluster: member is leaving"})
+			m.enqueueLocked(queued{ev: MemberEvent{Member: mem.Member}, msg: "cluster: member is leaving", debug: true})
 		}
 		m.mu.Unlock()
 	}
@@ -684,7 +684,7 @@ func (m *Membership) joinLoop(ctx context.Context) {
 			level = slog.LevelWarn
 		}
 		m.log.Log(context.Background(), level, "cluster: join failed, will retry",
-			"attempt", attempt, "seeds", addrs, "retry_in", wait.Round(time.Millisecond), "err", err)
+			"attempt", attempt, "seeds", addrs, "retry_in", wait.Round(time.Millisecond), "err", ErrorText(err))
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
@@ -1247,7 +1247,8 @@ func (m *Membership) record(t EventType, n *memberlist.Node, msg string) {
 				// but it is no change to the member's meta.
 				notify = false
 				if mem.leaving && !old.leaving {
-					msg = "cluster: member is leaving"
+					// "member left" follows at info.
+					msg, debug = "cluster: member is leaving", true
 				} else {
 					msg, debug = "cluster: member refreshed", true
 				}

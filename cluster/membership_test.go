@@ -860,7 +860,7 @@ func TestMembershipPartitionSuspectThenDead(t *testing.T) {
 	nodes := make(map[string]*Membership)
 	for _, name := range names {
 		c := memConfig(t, n, name, "a")
-		c.Logger = slog.New(rec)
+		c.Logger = slog.New(rec).With("node", name) // as the node package names its node
 		c.MemberlistConfig = slowDeath
 		nodes[name] = startNode(t, c)
 	}

@@ -1297,22 +1297,29 @@ func TestConformance(t *testing.T) {
 
 	t.Run("25_parse_error_shapes", func(t *testing.T) {
 		h := startNode(t)
-		res := h.do(http.MethodPost, "/eureka/apps/ORDER-SERVICE", []byte(`{"instance":{"hostName":`), "Content-Type", ctJSON)
-		assert.Equal(t, http.StatusBadRequest, res.code)
-		assert.Equal(t, ctJSON, res.header.Get("Content-Type"))
-		var e map[string]string
-		require.NoError(t, json.Unmarshal(res.body, &e), "%s", res.body)
-		assert.Equal(t, map[string]string{"error": "cannot parse request body"}, e)
-
+		// Plain text, like every other 400 (Eureka answers JSON or XML here,
+		// which no client reads), saying what is wrong.
+		for _, ct := range []string{ctJSON, ctJSON + "; charset=UTF-8"} {
+			res := h.do(http.MethodPost, "/eureka/apps/ORDER-SERVICE", []byte(`{"instance":{"hostName":`), "Content-Type", ct)
+			assert.Equal(t, http.StatusBadRequest, res.code)
+			assert.Equal(t, "text/plain; charset=utf-8", res.header.Get("Content-Type"))
+			assert.Equal(t, "cannot parse request body: json: unexpected EOF", string(res.body), "Content-Type %q", ct)
+		}
 		for _, ct := range []string{ctXML, "text/xml", ""} {
 			hdr := []string{}
 			if ct != "" {
 				hdr = append(hdr, "Content-Type", ct)
 			}
-			res = h.do(http.MethodPost, "/eureka/apps/ORDER-SERVICE", []byte(`<instance><hostName>h</instance>`), hdr...)
+			res := h.do(http.MethodPost, "/eureka/apps/ORDER-SERVICE", []byte(`<instance><hostName>h</instance>`), hdr...)
 			assert.Equal(t, http.StatusBadRequest, res.code, "Content-Type %q", ct)
-			assert.Equal(t, "<error><message>cannot parse request body</message></error>", string(res.body), "Content-Type %q", ct)
+			assert.Equal(t, "text/plain; charset=utf-8", res.header.Get("Content-Type"))
+			assert.Equal(t, "cannot parse request body: xml: XML syntax error on line 1: element <hostName> closed by </instance>",
+				string(res.body), "Content-Type %q", ct)
 		}
+		// A 415 names the media type and what to send, not our package.
+		res := h.do(http.MethodPost, "/eureka/apps/ORDER-SERVICE", []byte(`{}`), "Content-Type", "text/plain")
+		assert.Equal(t, http.StatusUnsupportedMediaType, res.code)
+		assert.Equal(t, `unsupported media type: "text/plain"; send application/json or application/xml`, string(res.body))
 	})
 }
 

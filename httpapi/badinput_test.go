@@ -53,10 +53,9 @@ func TestBadInput(t *testing.T) {
 	// it would show up in the registry.
 	fresh := javaInstance("ORDER-SERVICE", 12)
 	freshJSON := fresh.json()
-	const (
-		jsonErr = `{"error": "cannot parse request body"}`
-		xmlErr  = `<error><message>cannot parse request body</message></error>`
-	)
+	// An undecodable body gets a plain-text 400 like every other, saying
+	// what the decoder found (the rest of the message varies with it).
+	const parseErr = "cannot parse request body: "
 	padded := fresh.with("metadata", map[string]any{"pad": strings.Repeat("x", maxBody)}).json()
 	hugeKey := fresh.with("metadata", map[string]any{strings.Repeat("k", maxBody+1): "v"}).json()
 	bomb := gzipped([]byte(`{"instance":{"metadata":{"a":"` + strings.Repeat(" ", 2<<20) + `"}}}`))
@@ -92,30 +91,30 @@ func TestBadInput(t *testing.T) {
 		contains bool
 	}{
 		{name: "malformed JSON", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: []byte(`{"instance":{"hostName":"h",`),
-			hdr: []string{"Content-Type", ctJSON}, code: 400, want: jsonErr},
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: parseErr},
 		{name: "JSON with trailing data", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: append(append([]byte{}, freshJSON...), " {}"...),
-			hdr: []string{"Content-Type", ctJSON}, code: 400, want: jsonErr},
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: parseErr},
 		{name: "JSON array body", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: []byte("[" + string(freshJSON) + "]"),
-			hdr: []string{"Content-Type", ctJSON}, code: 400, want: jsonErr},
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: parseErr},
 		{name: "JSON null", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: []byte("null"),
-			hdr: []string{"Content-Type", ctJSON}, code: 400, want: jsonErr},
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: parseErr},
 		{name: "JSON port as array", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: fresh.with("port", []int{8080}).json(),
-			hdr: []string{"Content-Type", ctJSON}, code: 400, want: jsonErr},
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: parseErr},
 		{name: "JSON status as number", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: fresh.with("status", 1).json(),
-			hdr: []string{"Content-Type", ctJSON}, code: 400, want: jsonErr},
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: parseErr},
 		{name: "JSON nested metadata", method: "POST", path: "/eureka/apps/ORDER-SERVICE",
 			body: fresh.with("metadata", map[string]any{"a": map[string]any{"b": "c"}}).json(),
-			hdr:  []string{"Content-Type", ctJSON}, code: 400, want: jsonErr},
+			hdr:  []string{"Content-Type", ctJSON}, code: 400, want: parseErr},
 		{name: "malformed XML", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: []byte(`<instance><hostName>h</instance>`),
-			hdr: []string{"Content-Type", ctXML}, code: 400, want: xmlErr},
+			hdr: []string{"Content-Type", ctXML}, code: 400, want: parseErr},
 		{name: "XML wrong root", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: []byte(`<application><name>X</name></application>`),
-			hdr: []string{"Content-Type", ctXML}, code: 400, want: xmlErr},
+			hdr: []string{"Content-Type", ctXML}, code: 400, want: parseErr},
 		{name: "XML entity expansion", method: "POST", path: "/eureka/apps/ORDER-SERVICE",
 			body: []byte(`<?xml version="1.0"?><!DOCTYPE i [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;&a;">]><instance><hostName>&b;</hostName></instance>`),
-			hdr:  []string{"Content-Type", ctXML}, code: 400, want: xmlErr},
+			hdr:  []string{"Content-Type", ctXML}, code: 400, want: parseErr},
 		{name: "XML non-numeric countryId", method: "POST", path: "/eureka/apps/FARGO-XML",
 			body: []byte(strings.Replace(fargoXML, "<countryId>1</countryId>", "<countryId>one</countryId>", 1)),
-			hdr:  []string{"Content-Type", ctXML}, code: 400, want: xmlErr},
+			hdr:  []string{"Content-Type", ctXML}, code: 400, want: parseErr},
 		{name: "text/plain", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: freshJSON,
 			hdr: []string{"Content-Type", "text/plain"}, code: 415, want: "unsupported media type", contains: true},
 		{name: "form body", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: []byte("a=b"),
@@ -144,7 +143,7 @@ func TestBadInput(t *testing.T) {
 		{name: "non-numeric lastDirtyTimestamp on override delete", method: "DELETE", path: inst + "/status?value=UP&lastDirtyTimestamp=x", code: 400,
 			want: `lastDirtyTimestamp must be epoch milliseconds, got "x"`},
 		{name: "non-numeric lastDirtyTimestamp in body", method: "POST", path: "/eureka/apps/ORDER-SERVICE",
-			body: fresh.with("lastDirtyTimestamp", "yesterday").json(), hdr: []string{"Content-Type", ctJSON}, code: 400, want: jsonErr},
+			body: fresh.with("lastDirtyTimestamp", "yesterday").json(), hdr: []string{"Content-Type", ctJSON}, code: 400, want: parseErr},
 		{name: "huge metadata key in body", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: hugeKey,
 			hdr: []string{"Content-Type", ctJSON}, code: 413, want: "request body exceeds 4096 bytes"},
 		{name: "huge metadata key in query", method: "PUT", path: inst + "/metadata?" + strings.Repeat("k", 1<<20+8192) + "=v",
@@ -154,23 +153,23 @@ func TestBadInput(t *testing.T) {
 		{name: "missing hostname", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: fresh.with("hostName", "").json(),
 			hdr: []string{"Content-Type", ctJSON}, code: 400, want: "Missing hostname"},
 		{name: "empty JSON body", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: []byte{},
-			hdr: []string{"Content-Type", ctJSON}, code: 400, want: jsonErr},
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: parseErr},
 		{name: "empty XML body", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: []byte{},
-			hdr: []string{"Content-Type", ctXML}, code: 400, want: xmlErr},
-		{name: "empty body without Content-Type", method: "POST", path: "/eureka/apps/ORDER-SERVICE", code: 400, want: xmlErr},
+			hdr: []string{"Content-Type", ctXML}, code: 400, want: parseErr},
+		{name: "empty body without Content-Type", method: "POST", path: "/eureka/apps/ORDER-SERVICE", code: 400, want: parseErr},
 		{name: "empty JSON object", method: "POST", path: "/eureka/apps/ORDER-SERVICE", body: []byte("{}"),
 			hdr: []string{"Content-Type", ctJSON}, code: 400, want: "Missing instanceId"},
 		{name: "batch malformed", method: "POST", path: "/eureka/peerreplication/batch", body: []byte(`{"replicationList":[`),
-			hdr: []string{"Content-Type", ctJSON}, code: 400, want: jsonErr},
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: parseErr},
 		{name: "batch is an array", method: "POST", path: "/eureka/peerreplication/batch", body: []byte(`[]`),
-			hdr: []string{"Content-Type", ctJSON}, code: 400, want: jsonErr},
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: parseErr},
 		// The first item is valid, the second undecodable: nothing applies.
 		{name: "batch with one bad item", method: "POST", path: "/eureka/peerreplication/batch",
 			body: mustJSON(map[string]any{"replicationList": []any{
 				map[string]any{"appName": "ORDER-SERVICE", "id": fresh.id(), "action": "Register", "instanceInfo": map[string]any(fresh)},
 				map[string]any{"appName": "ORDER-SERVICE", "id": id, "action": "Cancel", "lastDirtyTimestamp": "soon"},
 			}}),
-			hdr: []string{"Content-Type", ctJSON}, code: 400, want: jsonErr},
+			hdr: []string{"Content-Type", ctJSON}, code: 400, want: parseErr},
 		{name: "batch oversized", method: "POST", path: "/eureka/peerreplication/batch", body: padded,
 			hdr: []string{"Content-Type", ctJSON}, code: 413, want: "request body exceeds 4096 bytes"},
 		{name: "ASG status", method: "PUT", path: "/eureka/asg/my-asg/status?value=ENABLED", code: 400, want: "ASG", contains: true},
@@ -223,11 +222,18 @@ func TestBadInput(t *testing.T) {
 			res := h.do(c.method, c.path, c.body, c.hdr...)
 			assert.Equal(t, c.code, res.code, "%s", res)
 			assert.Less(t, res.code, 500, "never a 5xx")
-			if c.contains {
+			switch {
+			case c.contains:
 				assert.Contains(t, string(res.body), c.want)
-			} else {
+			case c.want == parseErr:
+				assert.True(t, strings.HasPrefix(string(res.body), parseErr), "%s", res.body)
+			default:
 				assert.Equal(t, c.want, string(res.body))
 			}
+			if res.code == http.StatusBadRequest || res.code == http.StatusUnsupportedMediaType {
+				assert.Equal(t, "text/plain; charset=utf-8", res.header.Get("Content-Type"), "every 400 and 415 is plain text")
+			}
+			assert.NotContains(t, string(res.body), "httpapi:", "no package name in an answer")
 			assert.Equal(t, before, h.registryState(), "the registry must be untouched")
 		})
 	}

@@ -31,22 +31,15 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &he):
 		writeText(w, he.code, he.msg)
-	case errors.Is(err, ErrInvalidUTF8):
-		// Before ErrBadBody, which it wraps: the client gets the byte and
-		// its offset in plain text, not Eureka's generic parse error.
-		writeText(w, http.StatusBadRequest, strings.TrimPrefix(err.Error(), "httpapi: "))
 	case errors.Is(err, ErrBadBody):
-		// Eureka's provider answers undecodable bodies in the request's
-		// own format.
-		if strings.TrimSpace(r.Header.Get("Content-Type")) == "application/json" {
-			writeEntity(w, http.StatusBadRequest, 0, []byte(`{"error": "cannot parse request body"}`))
-		} else {
-			w.Header().Set("Content-Type", "application/xml")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = w.Write([]byte(`<error><message>cannot parse request body</message></error>`))
-		}
+		// Plain text like every other 400, saying what is wrong (for
+		// invalid UTF-8, the byte and its offset). Eureka's provider
+		// answers {"error": …} or <error>…</error> in the request's format,
+		// but only when the Content-Type is exactly application/json, and
+		// no client reads it.
+		writeText(w, http.StatusBadRequest, clientMessage(err))
 	case errors.Is(err, ErrUnsupportedMediaType):
-		writeText(w, http.StatusUnsupportedMediaType, err.Error())
+		writeText(w, http.StatusUnsupportedMediaType, clientMessage(err)+"; send application/json or application/xml")
 	case errors.Is(err, actors.ErrClosed), errors.Is(err, context.DeadlineExceeded):
 		s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		writeText(w, http.StatusServiceUnavailable, "registry unavailable: "+err.Error())
@@ -57,4 +50,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		writeText(w, http.StatusInternalServerError, "internal error")
 	}
+}
+
+// clientMessage is err's message for a client: without the package prefix
+// of the sentinel it wraps ("httpapi: "), which names our code, not the
+// client's mistake.
+func clientMessage(err error) string {
+	return strings.TrimPrefix(err.Error(), "httpapi: ")
 }

@@ -52,6 +52,20 @@ func localPort(r *http.Request) int {
 	return defaultStatusPort
 }
 
+// localIP is the IP address the request arrived on (from the connection,
+// like localPort): an address, never a host name, as Eureka's ipAddr is.
+// "127.0.0.1" when the request carries none.
+func localIP(r *http.Request) string {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if host, _, err := net.SplitHostPort(a.String()); err == nil {
+			if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
+				return ip.String()
+			}
+		}
+	}
+	return "127.0.0.1"
+}
+
 func (s *Server) statusInfo(r *http.Request) statusInfo {
 	var st statusInfo
 	up := time.Since(s.started)
@@ -99,11 +113,16 @@ func (s *Server) statusInfo(r *http.Request) statusInfo {
 	}
 	st.replicas = [3]string{strings.Join(reg, ", "), strings.Join(avail, ""), strings.Join(unavail, "")}
 	host, _ := os.Hostname()
-	st.self = &actors.Instance{InstanceID: s.cfg.NodeName, HostName: host, App: "HEUREKA", IPAddr: host,
+	// The node as Eureka describes its own instance: registered and up
+	// since the API started, renewed now.
+	since, now := s.started.UnixMilli(), time.Now().UnixMilli()
+	st.self = &actors.Instance{InstanceID: s.cfg.NodeName, HostName: host, App: "HEUREKA", IPAddr: localIP(r),
 		Status: actors.StatusUp, OverriddenStatus: actors.StatusUnknown, Port: actors.Port{Number: localPort(r), Enabled: true},
 		CountryID: 1, DataCenterInfo: actors.DataCenterInfo{Name: "MyOwn"},
-		LeaseInfo:                     actors.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90},
-		IsCoordinatingDiscoveryServer: true, Metadata: map[string]string{"version": s.cfg.Version}}
+		LeaseInfo: actors.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90,
+			RegistrationTimestamp: since, LastRenewalTimestamp: now, ServiceUpTimestamp: since},
+		IsCoordinatingDiscoveryServer: true, Metadata: map[string]string{"version": s.cfg.Version},
+		LastUpdatedTimestamp: since, LastDirtyTimestamp: since}
 	st.healthy = s.cfg.Ready == nil || s.cfg.Ready()
 	st.sp = selfPreservationView(s.cfg.Registry.SelfPreservation())
 	return st

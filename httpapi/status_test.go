@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,4 +53,27 @@ func TestStatusReportsRealPort(t *testing.T) {
 			assert.Equal(t, strconv.Itoa(want), x.Instance.Port.Number)
 		})
 	}
+}
+
+// TestStatusInstanceIsAnInstance: the node's own instance in /eureka/status
+// carries an IP address as ipAddr (the one the request reached, never the
+// host name) and the time the node came up as its registration time.
+func TestStatusInstanceIsAnInstance(t *testing.T) {
+	before := time.Now().UnixMilli()
+	h := startNode(t)
+	res := h.get("/eureka/status", ctJSON)
+	require.Equal(t, http.StatusOK, res.code)
+	var j struct {
+		InstanceInfo wireInstance `json:"instanceInfo"`
+	}
+	require.NoError(t, json.Unmarshal(res.body, &j), "%s", res.body)
+	u, err := url.Parse(h.base)
+	require.NoError(t, err)
+	host, _, err := net.SplitHostPort(u.Host)
+	require.NoError(t, err)
+	assert.Equal(t, host, j.InstanceInfo.IPAddr, "the address the request reached")
+	assert.NotNil(t, net.ParseIP(j.InstanceInfo.IPAddr), "ipAddr is an IP address")
+	reg := j.InstanceInfo.LeaseInfo.RegistrationTimestamp
+	assert.GreaterOrEqual(t, reg, before-1000, "registered when the node started")
+	assert.LessOrEqual(t, reg, time.Now().UnixMilli())
 }

@@ -1,21 +1,34 @@
 package main
 
+// The configuration of the serve command: the Config type, its defaults, the
+// table of options (one per Config field: flag, environment variable and
+// YAML key all derive from its name) and the layering that builds a Config.
+//
+// Layering is koanf's: four layers of text, lowest first — the defaults, the
+// YAML file (springconfig.go turns it, Spring property names included, into
+// heureka keys), the HEUREKA_* environment and the command-line flags (pflag,
+// through cobra). Every value stays text until the layers are merged, and is
+// then parsed and checked once, by its option, so that an error names the
+// layer the winning value came from: the flag, the environment variable, or
+// the file, line and key.
+
 import (
-	"bytes"
 	"encoding/base64"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/dustin/go-humanize"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/posflag"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
 )
 
 // Config is everything the heureka command can be told. Every field documents
@@ -106,7 +119,8 @@ type Config struct {
 	ResponseCacheUpdateInterval time.Duration
 	// MaxBodyBytes caps the size of a request body.
 	// --max-body-bytes, HEUREKA_MAX_BODY_BYTES, default 1048576 (1 MiB);
-	// accepts a KiB, MiB or GiB suffix.
+	// accepts a unit: KiB, MiB, GiB (powers of 1024) or kB, MB, GB (powers
+	// of 1000), with or without a space.
 	MaxBodyBytes int64
 	// RenewForwardInterval is how often renewals of applications owned by
 	// another node are forwarded to it, coalesced.
@@ -193,11 +207,13 @@ type option struct {
 	usage   string // one line for Usage
 	defText string // default shown in Usage when not derived from DefaultConfig
 	boolean bool   // the flag may be given without a value
-	secret  bool   // never echo the value in errors
+	secret  bool   // never echo the value in errors or logs
 	list    bool   // YAML may give a sequence; repeated flags accumulate
 	quote   bool   // Usage quotes the default
-	set     func(c *Config, v string) error
-	get     func(c Config) string
+	// set parses v, checks it and stores it in c. Its error says what is
+	// wrong with the value, not where it came from (loadConfig adds that).
+	set func(c *Config, v string) error
+	get func(c Config) string
 }
 
 // env is the option's environment variable.
@@ -205,16 +221,43 @@ func (o option) env() string {
 	return envPrefix + strings.ToUpper(strings.ReplaceAll(o.name, "-", "_"))
 }
 
+// masked reports whether the option's value must never be shown: options
+// marked secret, and any whose name says it holds a password, secret or
+// token, so that a credential option added later is masked without anyone
+// remembering to mark it.
+func (o option) masked() bool {
+	if o.secret {
+		return true
+	}
+	for _, w := range []string{"password", "passwd", "secret", "token", "credential"} {
+		if strings.Contains(o.name, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // options lists every setting, in the order Usage shows them.
 var options = []option{
-	stringOpt("http-addr", "host:port", "listen address of the Eureka REST API", func(c *Config) *string { return &c.HTTPAddr }),
-	stringOpt("gossip-addr", "host:port", "listen address of cluster gossip (TCP and UDP)", func(c *Config) *string { return &c.GossipAddr }),
+	addrOpt("http-addr", "listen address of the Eureka REST API", func(c *Config) *string { return &c.HTTPAddr }),
+	addrOpt("gossip-addr", "listen address of cluster gossip (TCP and UDP)", func(c *Config) *string { return &c.GossipAddr }),
+	// Checked once the layers are merged: a bare host takes the gossip
+	// port (normalizeAdvertise).
 	stringOpt("advertise-addr", "host[:port]", "address other nodes use to reach this node's gossip; derived when empty", func(c *Config) *string { return &c.AdvertiseAddr }),
 	{
 		name: "join", arg: "seeds", list: true,
 		usage: "comma-separated host:port pairs or DNS names of nodes to join; may be repeated",
 		set: func(c *Config, v string) error {
-			c.Join = splitList(v)
+			seeds := splitList(v)
+			for _, s := range seeds {
+				if err := checkSeed(s); err != nil {
+					if len(seeds) > 1 {
+						err = fmt.Errorf("%q: %w", s, err)
+					}
+					return err
+				}
+			}
+			c.Join = seeds
 			return nil
 		},
 		get: func(c Config) string { return strings.Join(c.Join, ",") },
@@ -222,12 +265,26 @@ var options = []option{
 	{
 		name: "gossip-key", arg: "base64", secret: true,
 		usage: "base64 of a 16, 24 or 32 byte key encrypting gossip; empty disables encryption",
-		set:   func(c *Config, v string) error { c.GossipKey = strings.TrimSpace(v); return nil },
-		get:   func(c Config) string { return c.GossipKey },
+		set: func(c *Config, v string) error {
+			v = strings.TrimSpace(v)
+			if _, err := decodeGossipKey(v); err != nil {
+				return err
+			}
+			c.GossipKey = v
+			return nil
+		},
+		get: func(c Config) string { return c.GossipKey },
 	},
 	func() option {
 		o := stringOpt("node-name", "name", "unique name of this node in the cluster", func(c *Config) *string { return &c.NodeName })
 		o.defText = "the host name"
+		o.set = func(c *Config, v string) error {
+			if strings.TrimSpace(v) == "" {
+				return errors.New("must not be empty")
+			}
+			c.NodeName = strings.TrimSpace(v)
+			return nil
+		}
 		return o
 	}(),
 	durationOpt("eviction-interval", "how often expired leases are evicted", func(c *Config) *time.Duration { return &c.EvictionInterval }),
@@ -236,7 +293,7 @@ var options = []option{
 		name: "renewal-percent-threshold", arg: "fraction",
 		usage: "fraction of expected renewals, in (0,1], below which self-preservation engages",
 		set: func(c *Config, v string) error {
-			f, err := parseFloat(v)
+			f, err := parseThreshold(v)
 			c.RenewalPercentThreshold = f
 			return err
 		},
@@ -249,8 +306,8 @@ var options = []option{
 		name: "expected-initial-renewers", arg: "n",
 		usage: "clients assumed to renew before any has registered",
 		set: func(c *Config, v string) error {
-			n, err := parseInt(v, 0)
-			c.ExpectedInitialRenewers = int(n)
+			n, err := parseRenewers(v)
+			c.ExpectedInitialRenewers = n
 			return err
 		},
 		get: func(c Config) string { return strconv.Itoa(c.ExpectedInitialRenewers) },
@@ -261,7 +318,7 @@ var options = []option{
 	durationOpt("response-cache-update-interval", "when > 0, emulate Eureka's read-only response cache: reads refresh at most this often", func(c *Config) *time.Duration { return &c.ResponseCacheUpdateInterval }, zeroAllowed),
 	{
 		name: "max-body-bytes", arg: "bytes",
-		usage: "largest request body accepted; a KiB, MiB or GiB suffix is allowed",
+		usage: "largest request body accepted: a byte count, or with a unit (512KiB, 2MiB; kB and MB are powers of 1000)",
 		set: func(c *Config, v string) error {
 			n, err := parseSize(v)
 			c.MaxBodyBytes = n
@@ -278,14 +335,26 @@ var options = []option{
 	{
 		name: "log-level", arg: "level", quote: true,
 		usage: "debug, info, warn or error",
-		set:   func(c *Config, v string) error { c.LogLevel = strings.ToLower(strings.TrimSpace(v)); return nil },
-		get:   func(c Config) string { return c.LogLevel },
+		set: func(c *Config, v string) error {
+			if _, err := parseLogLevel(v); err != nil {
+				return errors.New("want debug, info, warn or error")
+			}
+			c.LogLevel = strings.ToLower(strings.TrimSpace(v))
+			return nil
+		},
+		get: func(c Config) string { return c.LogLevel },
 	},
 	{
 		name: "log-format", arg: "format", quote: true,
 		usage: "text or json",
-		set:   func(c *Config, v string) error { c.LogFormat = strings.ToLower(strings.TrimSpace(v)); return nil },
-		get:   func(c Config) string { return c.LogFormat },
+		set: func(c *Config, v string) error {
+			if err := checkLogFormat(v); err != nil {
+				return errors.New("want text or json")
+			}
+			c.LogFormat = strings.ToLower(strings.TrimSpace(v))
+			return nil
+		},
+		get: func(c Config) string { return c.LogFormat },
 	},
 	stringOpt("config", "file", "YAML configuration file (heureka keys and Spring Cloud Eureka properties)", func(c *Config) *string { return &c.ConfigFile }),
 }
@@ -306,6 +375,21 @@ func stringOpt(name, arg, usage string, field func(*Config) *string) option {
 		set: func(c *Config, v string) error { *field(c) = strings.TrimSpace(v); return nil },
 		get: func(c Config) string { return *field(&c) },
 	}
+}
+
+// addrOpt is a listen address: host:port with a numeric port, the host
+// possibly empty (every interface).
+func addrOpt(name, usage string, field func(*Config) *string) option {
+	o := stringOpt(name, "host:port", usage, field)
+	o.set = func(c *Config, v string) error {
+		v = strings.TrimSpace(v)
+		if err := checkHostPort(v, false); err != nil {
+			return err
+		}
+		*field(c) = v
+		return nil
+	}
+	return o
 }
 
 // zeroAllowed marks a duration option that may be 0 (what 0 means is in its
@@ -355,7 +439,8 @@ func boolOpt(name, usage string, field func(*Config) *bool) option {
 	}
 }
 
-// parseDuration reads a Go duration such as "90s" or "15m".
+// parseDuration reads a Go duration such as "90s" or "15m" (time.ParseDuration,
+// with a message that says what to write instead). A bare 0 is a duration.
 func parseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
@@ -364,7 +449,8 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// parseBool reads true, false, 1 or 0 (any case).
+// parseBool reads true, false, 1 or 0 (any case). strconv.ParseBool would
+// also take t, f, T and F, which a configuration file should not depend on.
 func parseBool(s string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "true", "1":
@@ -396,24 +482,36 @@ func parseFloat(s string) (float64, error) {
 	return f, nil
 }
 
-// parseSize reads a byte count, optionally suffixed with KiB, MiB or GiB.
+// parseThreshold reads a renewal percent threshold, a fraction in (0,1].
+func parseThreshold(s string) (float64, error) {
+	f, err := parseFloat(s)
+	if err == nil && !(f > 0 && f <= 1) {
+		err = errors.New("must be greater than 0 and at most 1")
+	}
+	return f, err
+}
+
+// parseRenewers reads a count of expected renewing clients, 0 or more.
+func parseRenewers(s string) (int, error) {
+	n, err := parseInt(s, 0)
+	if err == nil && n < 0 {
+		err = errors.New("must not be negative")
+	}
+	return int(n), err
+}
+
+// parseSize reads a positive byte count, with or without a unit, with
+// go-humanize: IEC units (KiB, MiB, GiB) are powers of 1024, SI units (kB,
+// MB, GB) powers of 1000; a bare number is bytes.
 func parseSize(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"B", 1}} {
-		if len(s) > len(u.suffix) && strings.EqualFold(s[len(s)-len(u.suffix):], u.suffix) {
-			s, mult = strings.TrimSpace(s[:len(s)-len(u.suffix)]), u.mult
-			break
-		}
+	n, err := humanize.ParseBytes(strings.TrimSpace(s))
+	switch {
+	case err != nil || n > math.MaxInt64:
+		return 0, errors.New("not a byte count (a number of bytes, or with a unit: 512KiB, 2MiB, 1GiB)")
+	case n == 0:
+		return 0, errors.New("must be positive")
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n > math.MaxInt64/mult {
-		return 0, errors.New("not a byte count (an integer, optionally with a KiB, MiB or GiB suffix)")
-	}
-	return n * mult, nil
+	return int64(n), nil
 }
 
 // splitList splits a comma-separated list, trimming blanks and dropping empty
@@ -451,129 +549,246 @@ func invalidValue(source, value string, secret bool, reason error) error {
 	return fmt.Errorf("%s: invalid value %q: %v", source, value, reason)
 }
 
-// rawFlag records the text given to a flag; values are parsed later so that
-// the flag layer can be applied after the file and environment layers.
-type rawFlag struct {
-	vals    *[]string
+// ---- command-line flags ----
+
+// textValue is the pflag.Value of every serve flag: it keeps the text given,
+// which loadConfig parses once the layers are merged (so that a flag's value
+// is read by the same code, with the same messages, as the environment's
+// and the file's). A repeated list flag (--join) accumulates.
+type textValue struct {
+	text    string
+	list    bool
+	typ     string // shown by cobra's generated help
 	boolean bool
 }
 
-func (r rawFlag) String() string {
-	if r.vals == nil || len(*r.vals) == 0 {
-		return ""
-	}
-	return (*r.vals)[len(*r.vals)-1]
-}
+func (v *textValue) String() string { return v.text }
 
-func (r rawFlag) Set(s string) error {
-	*r.vals = append(*r.vals, s)
+func (v *textValue) Set(s string) error {
+	if v.list && v.text != "" {
+		v.text += "," + s
+	} else {
+		v.text = s
+	}
 	return nil
 }
 
-// IsBoolFlag lets a boolean flag be given without a value.
-func (r rawFlag) IsBoolFlag() bool { return r.boolean }
+func (v *textValue) Type() string { return v.typ }
 
-// parseFlags parses args into the raw values given to each flag.
-func parseFlags(args []string) (map[string][]string, error) {
-	var out bytes.Buffer
-	fs := flag.NewFlagSet("heureka", flag.ContinueOnError)
-	fs.SetOutput(&out)
+// IsBoolFlag lets a boolean flag be given without a value.
+func (v *textValue) IsBoolFlag() bool { return v.boolean }
+
+// serveFlags returns the flag set of the serve command: one flag per option.
+// A boolean flag takes its value only after '=' (--self-preservation=false):
+// "--self-preservation false" sets it to true and leaves "false" as an
+// argument, which the command rejects with a hint.
+func serveFlags() *pflag.FlagSet {
+	fs := pflag.NewFlagSet("heureka", pflag.ContinueOnError)
+	fs.SortFlags = false
 	fs.Usage = func() {}
-	vals := make(map[string]*[]string, len(options))
+	def := DefaultConfig()
 	for _, o := range options {
-		v := new([]string)
-		vals[o.name] = v
-		fs.Var(rawFlag{vals: v, boolean: o.boolean}, o.name, o.usage)
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, flag.ErrHelp
+		typ := o.arg
+		if o.boolean {
+			typ = "bool"
 		}
-		return nil, fmt.Errorf("%w (run with --help for the list of flags)", err)
-	}
-	if fs.NArg() > 0 {
-		arg := fs.Arg(0)
-		if _, err := parseBool(arg); err == nil {
-			return nil, fmt.Errorf("unexpected argument %q (give a boolean flag its value as --flag=%s)", arg, arg)
-		}
-		return nil, fmt.Errorf("unexpected argument %q (flags must come before it; run with --help for usage)", arg)
-	}
-	got := make(map[string][]string)
-	for name, v := range vals {
-		if len(*v) > 0 {
-			got[name] = *v
+		f := fs.VarPF(&textValue{list: o.list, typ: typ, boolean: o.boolean}, o.name, "", o.usage)
+		f.DefValue = o.get(def)
+		if o.boolean {
+			f.NoOptDefVal = "true"
 		}
 	}
-	return got, nil
+	return fs
 }
+
+// ErrHelp is what LoadConfig returns for -h or --help: the caller should
+// print Usage.
+var ErrHelp = pflag.ErrHelp
 
 // LoadConfig builds a Config from, in increasing precedence: defaults, the
 // YAML file named by --config (or HEUREKA_CONFIG), HEUREKA_* environment
 // variables, command-line flags. args excludes the program name and the
 // subcommand. It returns warnings (e.g. unknown YAML keys, listed by full
-// dotted path) and an error for invalid values, with messages naming the
-// flag/key and the bad value.
+// dotted path) and an error for invalid values, each naming the flag,
+// variable or file:line key and the bad value.
 //
 // getenv is normally os.Getenv (nil means os.Getenv); an empty variable counts
-// as unset. Flags may be spelled -name or --name; a repeated --join adds to the
-// list, other repeated flags keep the last value. For -h or --help the error is
-// flag.ErrHelp (test with errors.Is) and the caller should print Usage. The
-// returned Config has passed Validate.
+// as unset. Flags may be spelled --name or, as Go's flag package had it,
+// -name; a repeated --join adds to the list, other repeated flags keep the
+// last value. For -h or --help the error is ErrHelp (test with errors.Is) and
+// the caller should print Usage. The returned Config has passed Validate.
 func LoadConfig(args []string, getenv func(string) string) (Config, []string, error) {
+	fs := serveFlags()
+	known := map[string]bool{"help": true}
+	fs.VisitAll(func(f *pflag.Flag) { known[f.Name] = true })
+	if err := fs.Parse(goStyleFlags(args, known)); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return Config{}, nil, ErrHelp
+		}
+		return Config{}, nil, flagError(err)
+	}
+	if err := noArguments(fs.Args()); err != nil {
+		return Config{}, nil, err
+	}
+	return loadConfig(fs, getenv)
+}
+
+// flagError adds the way to the list of flags to a flag parse error.
+func flagError(err error) error {
+	return fmt.Errorf("%w (run 'heureka help' for the list of flags)", err)
+}
+
+// noArguments rejects positional arguments of the serve command; a boolean
+// given as a separate argument gets a hint.
+func noArguments(args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if _, err := parseBool(args[0]); err == nil {
+		return fmt.Errorf("unexpected argument %q (give a boolean flag its value as --flag=%s)", args[0], args[0])
+	}
+	return fmt.Errorf("unexpected argument %q (run 'heureka help' for usage)", args[0])
+}
+
+// goStyleFlags rewrites the Go-style long flags that earlier releases
+// accepted (-name, -name=value) into pflag's --name form. Only names of long
+// flags in known are rewritten, so shorthands such as -h stay what they are;
+// nothing after "--" is touched.
+func goStyleFlags(args []string, known map[string]bool) []string {
+	out := make([]string, len(args))
+	copy(out, args)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+			continue
+		}
+		name, _, _ := strings.Cut(a[1:], "=")
+		if known[name] {
+			out[i] = "-" + a
+		}
+	}
+	return out
+}
+
+// sources says, for each option, where its winning value came from: "" for
+// the default, otherwise the text error messages start with.
+type sources map[string]string
+
+// loadConfig merges the layers for the parsed serve flags fs (see
+// LoadConfig).
+func loadConfig(fs *pflag.FlagSet, getenv func(string) string) (Config, []string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	flags, err := parseFlags(args)
-	if err != nil {
+	cfg := DefaultConfig()
+	k := koanf.New(".")
+	from := sources{}
+	// merge adds one layer, noting where each of its keys came from.
+	merge := func(p koanf.Provider, source func(key string) string) error {
+		layer := koanf.New(".")
+		if err := layer.Load(p, nil); err != nil {
+			return err
+		}
+		for _, key := range layer.Keys() {
+			from[key] = source(key)
+		}
+		return k.Merge(layer)
+	}
+
+	defaults := make(map[string]any, len(options))
+	for _, o := range options {
+		defaults[o.name] = o.get(cfg)
+	}
+	if err := merge(confmap.Provider(defaults, "."), func(string) string { return "" }); err != nil {
 		return Config{}, nil, err
 	}
-	cfg := DefaultConfig()
-	var warnings []string
 
+	// The file named by the flag, else by the environment.
 	cfgOpt, _ := optionByName("config")
 	path := strings.TrimSpace(getenv(cfgOpt.env()))
-	if v := flags["config"]; len(v) > 0 {
-		path = strings.TrimSpace(v[len(v)-1])
+	if f := fs.Lookup("config"); f != nil && f.Changed {
+		path = strings.TrimSpace(f.Value.String())
 	}
+	var warnings []string
 	if path != "" {
-		w, err := loadFile(&cfg, path)
+		values, w, err := loadFile(path)
 		warnings = append(warnings, w...)
 		if err != nil {
 			return Config{}, warnings, err
 		}
+		layer := make(map[string]any, len(values))
+		for key, v := range values {
+			layer[key] = v.text
+		}
+		if err := merge(confmap.Provider(layer, "."), func(key string) string { return values[key].source }); err != nil {
+			return Config{}, warnings, err
+		}
 	}
-	cfg.ConfigFile = path
+
+	envNames := make(map[string]string, len(options))
+	for _, o := range options {
+		if o.name != "config" {
+			envNames[o.env()] = o.name
+		}
+	}
+	environ := func() []string {
+		var out []string
+		for name := range envNames {
+			if v := getenv(name); v != "" {
+				out = append(out, name+"="+v)
+			}
+		}
+		return out
+	}
+	byEnv := map[string]string{}
+	err := merge(env.Provider(".", env.Opt{
+		Prefix:      envPrefix,
+		EnvironFunc: environ,
+		TransformFunc: func(name, v string) (string, any) {
+			byEnv[envNames[name]] = name
+			return envNames[name], v
+		},
+	}), func(key string) string { return "environment variable " + byEnv[key] })
+	if err != nil {
+		return Config{}, warnings, err
+	}
+
+	// Only flags given on the command line (ko nil: unchanged flags are
+	// skipped), as the text they were given.
+	flags := posflag.ProviderWithValue(fs, ".", nil, func(key, v string) (string, any) {
+		if key == "config" {
+			return "", nil
+		}
+		return key, v
+	})
+	if err := merge(flags, func(key string) string { return "--" + key }); err != nil {
+		return Config{}, warnings, err
+	}
 
 	var errs []error
 	for _, o := range options {
-		if o.name == "config" {
-			continue
+		src := from[o.name]
+		if o.name == "config" || src == "" {
+			continue // the default is already in cfg
 		}
-		v := getenv(o.env())
-		if v == "" {
-			continue
-		}
+		v := k.String(o.name)
 		if err := o.set(&cfg, v); err != nil {
-			errs = append(errs, invalidValue("environment variable "+o.env(), v, o.secret, err))
-		}
-	}
-	for _, o := range options {
-		vs, ok := flags[o.name]
-		if !ok || o.name == "config" {
-			continue
-		}
-		v := vs[len(vs)-1]
-		if o.list {
-			v = strings.Join(vs, ",")
-		}
-		if err := o.set(&cfg, v); err != nil {
-			errs = append(errs, invalidValue("--"+o.name, v, o.secret, err))
+			errs = append(errs, invalidValue(src, v, o.masked(), err))
 		}
 	}
 	if len(errs) > 0 {
 		return Config{}, warnings, errors.Join(errs...)
 	}
+	cfg.ConfigFile = path
 	cfg.AdvertiseAddr = normalizeAdvertise(cfg.AdvertiseAddr, cfg.GossipAddr)
+	if cfg.AdvertiseAddr != "" {
+		if err := checkHostPort(cfg.AdvertiseAddr, true); err != nil {
+			src := from["advertise-addr"]
+			return Config{}, warnings, invalidValue(src, k.String("advertise-addr"), false, err)
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, warnings, err
 	}
@@ -590,7 +805,7 @@ func normalizeAdvertise(adv, gossip string) string {
 	}
 	host := strings.TrimSuffix(strings.TrimPrefix(adv, "["), "]")
 	if strings.Contains(host, ":") && net.ParseIP(host) == nil {
-		return adv // not a bare host; let Validate complain
+		return adv // not a bare host; let the check complain
 	}
 	_, port, err := net.SplitHostPort(gossip)
 	if err != nil {
@@ -603,6 +818,8 @@ func normalizeAdvertise(adv, gossip string) string {
 // value: addresses must be host:port, durations positive (ready-timeout and
 // response-cache-update-interval may be 0), the renewal threshold in (0,1],
 // the gossip key base64 of 16, 24 or 32 bytes, the log level and format known.
+// LoadConfig checks each value as it reads it, naming where it came from;
+// Validate is for a Config built in code, and a last check of LoadConfig's.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(flagName string, value any, format string, args ...any) {
@@ -626,7 +843,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if _, err := decodeGossipKey(c.GossipKey); err != nil {
-		errs = append(errs, fmt.Errorf("--gossip-key: %v", err))
+		errs = append(errs, fmt.Errorf("--gossip-key: invalid value: %v", err))
 	}
 	if strings.TrimSpace(c.NodeName) == "" {
 		bad("node-name", c.NodeName, "must not be empty")
@@ -727,622 +944,11 @@ func decodeGossipKey(s string) ([]byte, error) {
 	}
 	key, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		return nil, errors.New("invalid value: not valid standard base64 (generate one with: head -c 32 /dev/urandom | base64)")
+		return nil, errors.New("not valid standard base64 (generate one with: head -c 32 /dev/urandom | base64)")
 	}
 	switch len(key) {
 	case 16, 24, 32:
 		return key, nil
 	}
-	return nil, fmt.Errorf("invalid value: decodes to %d bytes; want 16, 24 or 32 (AES-128, -192 or -256)", len(key))
-}
-
-// ---- YAML configuration file ----
-
-// fileKey is a key the configuration file understands.
-type fileKey struct {
-	name   string // spelling shown in suggestions
-	native bool   // a heureka key (wins over Spring keys setting the same field)
-	handle func(l *fileLoader, at keyRef, v *yaml.Node)
-}
-
-// keyRef locates a key in the file.
-type keyRef struct {
-	path string // full dotted path as written
-	line int
-}
-
-// assignment is one setting taken from the file, applied once the whole file
-// has been read.
-type assignment struct {
-	field  string // flag name of the Config field
-	at     keyRef
-	native bool
-	apply  func(*Config)
-}
-
-// pendingValue is a Spring value combined with others after reading the file.
-type pendingValue[T any] struct {
-	at  keyRef
-	val T
-	set bool
-}
-
-// fileLoader accumulates what one configuration file says.
-type fileLoader struct {
-	file     string
-	warnings []string
-	errs     []error
-	assigns  []assignment
-
-	readOnlyCache pendingValue[bool]
-	cacheInterval pendingValue[time.Duration]
-	serverPort    pendingValue[int]
-	serverAddress pendingValue[string]
-}
-
-func (l *fileLoader) warnf(at keyRef, format string, args ...any) {
-	l.warnings = append(l.warnings, fmt.Sprintf("%s:%d: ", l.file, at.line)+fmt.Sprintf(format, args...))
-}
-
-func (l *fileLoader) errorf(at keyRef, format string, args ...any) {
-	l.errs = append(l.errs, fmt.Errorf("%s:%d: %s: %s", l.file, at.line, at.path, fmt.Sprintf(format, args...)))
-}
-
-// canonicalKey reduces a dotted key to the form Spring's relaxed binding
-// compares: each segment lower-cased without '-' or '_', so
-// enable-self-preservation, enableSelfPreservation and
-// enable_self_preservation are one key.
-func canonicalKey(path string) string {
-	segs := strings.Split(path, ".")
-	for i, s := range segs {
-		segs[i] = canonicalSegment(s)
-	}
-	return strings.Join(segs, ".")
-}
-
-func canonicalSegment(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r == '-' || r == '_' {
-			continue
-		}
-		b.WriteString(strings.ToLower(string(r)))
-	}
-	return b.String()
-}
-
-// fileKeys maps canonical keys to their handlers.
-var fileKeys = buildFileKeys()
-
-// ignoredKeys are Spring Cloud / Netflix Eureka keys that are recognised but
-// mean nothing to heureka (canonical form).
-var ignoredKeys = buildIgnoredKeys()
-
-// keyPrefixes classifies keys not listed exactly: under an "ignore" prefix a
-// key is a known Spring setting heureka does not use; under a "strict" prefix
-// it is unknown. The longest matching prefix decides.
-var keyPrefixes = map[string]bool{ // canonical prefix -> ignored
-	"eureka.server":            false,
-	"eureka.instance.registry": false,
-	"heureka":                  false,
-	"eureka.client":            true,
-	"eureka.instance":          true,
-	"eureka.dashboard":         true,
-	"eureka.environment":       true,
-	"eureka.datacenter":        true,
-	"spring":                   true,
-	"server":                   true,
-	"management":               true,
-	"logging":                  true,
-}
-
-// springServerIgnored are eureka.server properties (Spring kebab-case; the
-// Netflix eureka.<camelCase> spellings match too) with no meaning here.
-var springServerIgnored = []string{
-	"a-s-g-cache-expiry-timeout-ms", "a-s-g-query-timeout-ms", "a-s-g-update-interval-ms",
-	"aws-access-id", "aws-secret-key", "batch-replication", "binding-strategy",
-	"disable-delta", "disable-delta-for-remote-regions", "disable-transparent-fallback-to-other-region",
-	"e-i-p-bind-rebind-retries", "e-i-p-binding-retry-interval-ms", "e-i-p-binding-retry-interval-ms-when-unbound",
-	"enable-replicated-request-compression", "experimental", "g-zip-content-from-remote-region",
-	"initial-capacity-of-response-cache", "json-codec-name", "list-auto-scaling-groups-role-name",
-	"log-identity-headers", "max-elements-in-peer-replication-pool", "max-elements-in-status-replication-pool",
-	"max-idle-thread-age-in-minutes-for-peer-replication", "max-idle-thread-in-minutes-age-for-status-replication",
-	"max-threads-for-peer-replication", "max-threads-for-status-replication", "max-time-for-replication",
-	"metrics", "min-available-instances-for-peer-replication", "min-threads-for-peer-replication",
-	"min-threads-for-status-replication", "number-of-replication-retries", "number-registry-sync-retries",
-	"peer-eureka-nodes-update-interval-ms", "peer-eureka-status-refresh-time-interval-ms",
-	"peer-node-connect-timeout-ms", "peer-node-connection-idle-timeout-seconds", "peer-node-read-timeout-ms",
-	"peer-node-total-connections", "peer-node-total-connections-per-host", "prime-aws-replica-connections",
-	"property-resolver", "rate-limiter-burst-size", "rate-limiter-enabled", "rate-limiter-full-fetch-average-rate",
-	"rate-limiter-privileged-clients", "rate-limiter-registry-fetch-average-rate",
-	"rate-limiter-throttle-standard-clients", "registry-sync-retry-wait-ms", "remote-region-app-whitelist",
-	"remote-region-connect-timeout-ms", "remote-region-connection-idle-timeout-seconds",
-	"remote-region-fetch-thread-pool-size", "remote-region-read-timeout-ms", "remote-region-registry-fetch-interval",
-	"remote-region-total-connections", "remote-region-total-connections-per-host", "remote-region-trust-store",
-	"remote-region-trust-store-password", "remote-region-urls", "remote-region-urls-with-name",
-	"response-cache-auto-expiration-in-seconds", "route53-bind-rebind-retries", "route53-binding-retry-interval-ms",
-	"route53-domain-t-t-l", "sync-when-timestamp-differs", "wait-time-in-ms-when-sync-empty", "xml-codec-name",
-}
-
-func buildIgnoredKeys() map[string]bool {
-	m := map[string]bool{
-		canonicalKey("eureka.instance.registry.default-open-for-traffic-count"): true,
-	}
-	for _, k := range springServerIgnored {
-		m[canonicalKey("eureka.server."+k)] = true
-		m[canonicalKey("eureka."+k)] = true
-	}
-	return m
-}
-
-func buildFileKeys() map[string]fileKey {
-	m := make(map[string]fileKey)
-	add := func(path string, native bool, h func(l *fileLoader, at keyRef, v *yaml.Node)) {
-		m[canonicalKey(path)] = fileKey{name: path, native: native, handle: h}
-	}
-	// heureka's own keys, top level or under "heureka:".
-	for _, o := range options {
-		if o.name == "config" {
-			continue
-		}
-		h := nativeHandler(o)
-		add(o.name, true, h)
-		add("heureka."+o.name, true, h)
-	}
-	// Spring Cloud (eureka.server.<kebab>) and Netflix (eureka.<camel>)
-	// spellings: canonicalisation makes both prefixes match either case.
-	server := func(name string, h func(l *fileLoader, at keyRef, v *yaml.Node)) {
-		add("eureka.server."+name, false, h)
-		add("eureka."+name, false, h)
-	}
-	server("enable-self-preservation", springBool("self-preservation", func(c *Config, b bool) { c.SelfPreservation = b }))
-	server("eviction-interval-timer-in-ms", springDuration("eviction-interval", time.Millisecond, func(c *Config, d time.Duration) { c.EvictionInterval = d }))
-	server("renewal-percent-threshold", springThreshold)
-	server("renewal-threshold-update-interval-ms", springDuration("renewal-threshold-update-interval", time.Millisecond, func(c *Config, d time.Duration) { c.RenewalThresholdUpdateInterval = d }))
-	server("expected-client-renewal-interval-seconds", springDuration("expected-client-renewal-interval", time.Second, func(c *Config, d time.Duration) { c.ExpectedClientRenewalInterval = d }))
-	server("retention-time-in-m-s-in-delta-queue", springDuration("delta-retention", time.Millisecond, func(c *Config, d time.Duration) { c.DeltaRetention = d }))
-	server("delta-retention-timer-interval-in-ms", springDuration("delta-retention-interval", time.Millisecond, func(c *Config, d time.Duration) { c.DeltaRetentionInterval = d }))
-	server("use-read-only-response-cache", springReadOnlyCache)
-	server("should-use-read-only-response-cache", springReadOnlyCache)
-	server("response-cache-update-interval-ms", springCacheInterval)
-	add("eureka.instance.registry.expected-number-of-clients-sending-renews", false, springExpectedRenewers)
-	add("server.port", false, springServerPort)
-	add("server.address", false, springServerAddress)
-	return m
-}
-
-// scalar returns the text of a scalar value node; ok is false (after
-// recording an error) for any other kind, and for null.
-func (l *fileLoader) scalar(at keyRef, v *yaml.Node) (string, bool) {
-	switch v.Kind {
-	case yaml.ScalarNode:
-		if v.ShortTag() == "!!null" {
-			return "", false
-		}
-		return v.Value, true
-	case yaml.MappingNode:
-		l.errorf(at, "wrong type: want a single value, got a mapping")
-	case yaml.SequenceNode:
-		l.errorf(at, "wrong type: want a single value, got a list")
-	default:
-		l.errorf(at, "wrong type: want a single value")
-	}
-	return "", false
-}
-
-// nativeHandler reads a heureka key with the option's own parser.
-func nativeHandler(o option) func(l *fileLoader, at keyRef, v *yaml.Node) {
-	return func(l *fileLoader, at keyRef, v *yaml.Node) {
-		var text string
-		if o.list && v.Kind == yaml.SequenceNode {
-			parts := make([]string, 0, len(v.Content))
-			for _, e := range v.Content {
-				e = deref(e)
-				if e.Kind != yaml.ScalarNode {
-					l.errorf(at, "wrong type: want a list of strings")
-					return
-				}
-				parts = append(parts, e.Value)
-			}
-			text = strings.Join(parts, ",")
-		} else {
-			s, ok := l.scalar(at, v)
-			if !ok {
-				return
-			}
-			text = s
-		}
-		var scratch Config
-		if err := o.set(&scratch, text); err != nil {
-			l.errs = append(l.errs, invalidValue(fmt.Sprintf("%s:%d: %s", l.file, at.line, at.path), text, o.secret, err))
-			return
-		}
-		l.assigns = append(l.assigns, assignment{field: o.name, at: at, native: true, apply: func(c *Config) { _ = o.set(c, text) }})
-	}
-}
-
-// springValue parses a scalar with parse, recording a type error naming the
-// key on failure.
-func springValue[T any](l *fileLoader, at keyRef, v *yaml.Node, parse func(string) (T, error)) (T, bool) {
-	var zero T
-	s, ok := l.scalar(at, v)
-	if !ok {
-		return zero, false
-	}
-	val, err := parse(s)
-	if err != nil {
-		l.errs = append(l.errs, invalidValue(fmt.Sprintf("%s:%d: %s", l.file, at.line, at.path), s, false, err))
-		return zero, false
-	}
-	return val, true
-}
-
-func springBool(field string, set func(*Config, bool)) func(l *fileLoader, at keyRef, v *yaml.Node) {
-	return func(l *fileLoader, at keyRef, v *yaml.Node) {
-		if b, ok := springValue(l, at, v, parseBool); ok {
-			l.assigns = append(l.assigns, assignment{field: field, at: at, apply: func(c *Config) { set(c, b) }})
-		}
-	}
-}
-
-// parseCount returns a parser of positive integer counts of unit.
-func parseCount(unit time.Duration) func(string) (time.Duration, error) {
-	name := map[time.Duration]string{time.Millisecond: "milliseconds", time.Second: "seconds"}[unit]
-	return func(s string) (time.Duration, error) {
-		n, err := parseInt(s, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%v (want a whole number of %s)", err, name)
-		}
-		if n <= 0 || n > math.MaxInt64/int64(unit) {
-			return 0, fmt.Errorf("want a positive number of %s", name)
-		}
-		return time.Duration(n) * unit, nil
-	}
-}
-
-func springDuration(field string, unit time.Duration, set func(*Config, time.Duration)) func(l *fileLoader, at keyRef, v *yaml.Node) {
-	return func(l *fileLoader, at keyRef, v *yaml.Node) {
-		if d, ok := springValue(l, at, v, parseCount(unit)); ok {
-			l.assigns = append(l.assigns, assignment{field: field, at: at, apply: func(c *Config) { set(c, d) }})
-		}
-	}
-}
-
-func springThreshold(l *fileLoader, at keyRef, v *yaml.Node) {
-	f, ok := springValue(l, at, v, func(s string) (float64, error) {
-		f, err := parseFloat(s)
-		if err == nil && !(f > 0 && f <= 1) {
-			err = errors.New("must be greater than 0 and at most 1")
-		}
-		return f, err
-	})
-	if ok {
-		l.assigns = append(l.assigns, assignment{field: "renewal-percent-threshold", at: at, apply: func(c *Config) { c.RenewalPercentThreshold = f }})
-	}
-}
-
-func springExpectedRenewers(l *fileLoader, at keyRef, v *yaml.Node) {
-	n, ok := springValue(l, at, v, func(s string) (int, error) {
-		n, err := parseInt(s, 0)
-		if err == nil && n < 0 {
-			err = errors.New("must not be negative")
-		}
-		return int(n), err
-	})
-	if ok {
-		l.assigns = append(l.assigns, assignment{field: "expected-initial-renewers", at: at, apply: func(c *Config) { c.ExpectedInitialRenewers = n }})
-	}
-}
-
-// setPending records a value combined later, warning when the key was
-// already given.
-func setPending[T any](l *fileLoader, p *pendingValue[T], at keyRef, val T) {
-	if p.set {
-		l.warnf(at, "%s overrides %s (line %d), which sets the same property", at.path, p.at.path, p.at.line)
-	}
-	*p = pendingValue[T]{at: at, val: val, set: true}
-}
-
-func springReadOnlyCache(l *fileLoader, at keyRef, v *yaml.Node) {
-	if b, ok := springValue(l, at, v, parseBool); ok {
-		setPending(l, &l.readOnlyCache, at, b)
-	}
-}
-
-func springCacheInterval(l *fileLoader, at keyRef, v *yaml.Node) {
-	if d, ok := springValue(l, at, v, parseCount(time.Millisecond)); ok {
-		setPending(l, &l.cacheInterval, at, d)
-	}
-}
-
-func springServerPort(l *fileLoader, at keyRef, v *yaml.Node) {
-	p, ok := springValue(l, at, v, func(s string) (int, error) {
-		n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 16)
-		if err != nil {
-			return 0, errors.New("want a port number from 0 to 65535")
-		}
-		return int(n), nil
-	})
-	if ok {
-		setPending(l, &l.serverPort, at, p)
-	}
-}
-
-func springServerAddress(l *fileLoader, at keyRef, v *yaml.Node) {
-	a, ok := springValue(l, at, v, func(s string) (string, error) {
-		s = strings.TrimSpace(s)
-		if s == "" || strings.ContainsAny(s, " \t/") {
-			return "", errors.New("want an IP address or host name")
-		}
-		return strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), nil
-	})
-	if ok {
-		setPending(l, &l.serverAddress, at, a)
-	}
-}
-
-// resolvePending turns the combined Spring settings into assignments.
-func (l *fileLoader) resolvePending() {
-	if l.readOnlyCache.set || l.cacheInterval.set {
-		use := !l.readOnlyCache.set || l.readOnlyCache.val // Spring's default is true
-		interval := 30 * time.Second                       // Eureka's responseCacheUpdateIntervalMs
-		if l.cacheInterval.set {
-			interval = l.cacheInterval.val
-		}
-		var d time.Duration
-		if use {
-			d = interval
-		}
-		at := l.readOnlyCache.at
-		if !l.readOnlyCache.set {
-			at = l.cacheInterval.at
-		}
-		l.assigns = append(l.assigns, assignment{field: "response-cache-update-interval", at: at, apply: func(c *Config) { c.ResponseCacheUpdateInterval = d }})
-	}
-	if l.serverPort.set || l.serverAddress.set {
-		port, addr := l.serverPort, l.serverAddress
-		at := port.at
-		if !port.set {
-			at = addr.at
-		}
-		l.assigns = append(l.assigns, assignment{field: "http-addr", at: at, apply: func(c *Config) {
-			host, p := "", ""
-			if h, pp, err := net.SplitHostPort(c.HTTPAddr); err == nil {
-				host, p = h, pp
-			}
-			if port.set {
-				p = strconv.Itoa(port.val)
-			}
-			if addr.set {
-				host = addr.val
-			}
-			c.HTTPAddr = net.JoinHostPort(host, p)
-		}})
-	}
-}
-
-// apply applies the file's assignments to c. When several keys set one field,
-// a heureka key beats a Spring key, otherwise the later key wins; either way a
-// warning names both.
-func (l *fileLoader) apply(c *Config) {
-	chosen := make(map[string]int)
-	var order []string
-	for i, a := range l.assigns {
-		j, seen := chosen[a.field]
-		if !seen {
-			chosen[a.field] = i
-			order = append(order, a.field)
-			continue
-		}
-		win, lose := i, j
-		if l.assigns[j].native && !a.native {
-			win, lose = j, i
-		}
-		w, ls := l.assigns[win], l.assigns[lose]
-		l.warnf(ls.at, "%s is overridden by %s (line %d); both set --%s", ls.at.path, w.at.path, w.at.line, a.field)
-		chosen[a.field] = win
-	}
-	for _, f := range order {
-		l.assigns[chosen[f]].apply(c)
-	}
-}
-
-// deref follows YAML aliases.
-func deref(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}
-
-// walk visits the entries of mapping m found under the key path raw.
-func (l *fileLoader) walk(m *yaml.Node, raw []string) {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := deref(m.Content[i]), deref(m.Content[i+1])
-		if k.Kind != yaml.ScalarNode {
-			l.errs = append(l.errs, fmt.Errorf("%s:%d: %s: wrong type: keys must be strings", l.file, k.Line, strings.Join(raw, ".")))
-			continue
-		}
-		if k.Value == "<<" && k.ShortTag() == "!!merge" {
-			l.merge(k, v, raw)
-			continue
-		}
-		path := append(slices.Clip(raw), strings.Split(k.Value, ".")...)
-		l.visit(keyRef{path: strings.Join(path, "."), line: k.Line}, v, path)
-	}
-}
-
-// merge handles a YAML merge key ("<<: *anchor").
-func (l *fileLoader) merge(k, v *yaml.Node, raw []string) {
-	switch v.Kind {
-	case yaml.MappingNode:
-		l.walk(v, raw)
-	case yaml.SequenceNode:
-		for _, e := range v.Content {
-			if e = deref(e); e.Kind == yaml.MappingNode {
-				l.walk(e, raw)
-			}
-		}
-	default:
-		l.errs = append(l.errs, fmt.Errorf("%s:%d: merge key <<: wrong type: want a mapping", l.file, k.Line))
-	}
-}
-
-// visit handles the value v of the key at path.
-func (l *fileLoader) visit(at keyRef, v *yaml.Node, path []string) {
-	canon := canonicalKey(at.path)
-	if fk, ok := fileKeys[canon]; ok {
-		fk.handle(l, at, v)
-		return
-	}
-	if canon == "config" {
-		l.warnf(at, "ignored: config (a configuration file cannot name another one)")
-		return
-	}
-	if v.Kind == yaml.MappingNode {
-		l.walk(v, path)
-		return
-	}
-	for known := range fileKeys {
-		if strings.HasPrefix(known, canon+".") {
-			l.errorf(at, "wrong type: want a mapping (for example %s)", fileKeys[known].name)
-			return
-		}
-	}
-	if ignoredKeys[canon] {
-		l.warnf(at, "ignored: %s (not used by heureka)", at.path)
-		return
-	}
-	best, ignored := -1, false
-	for p, ign := range keyPrefixes {
-		if (canon == p || strings.HasPrefix(canon, p+".")) && len(p) > best {
-			best, ignored = len(p), ign
-		}
-	}
-	if ignored {
-		l.warnf(at, "ignored: %s (not used by heureka)", at.path)
-		return
-	}
-	msg := fmt.Sprintf("unknown configuration key %q", at.path)
-	if s := suggestKey(canon); s != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", s)
-	}
-	l.warnf(at, "%s", msg)
-}
-
-// suggestKey returns the known key closest to canon, or "" when none is close.
-func suggestKey(canon string) string {
-	best, bestDist := "", 3
-	for c, fk := range fileKeys {
-		if d := editDistance(canon, c); d < bestDist || (d == bestDist && best != "" && fk.name < best) {
-			best, bestDist = fk.name, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
-// loadFile applies the YAML configuration file at path to cfg.
-func loadFile(cfg *Config, path string) ([]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("config file: %w", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil // empty file
-		}
-		return nil, fmt.Errorf("config file %s: %w", path, err)
-	}
-	l := &fileLoader{file: path}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		l.warnings = append(l.warnings, fmt.Sprintf("%s:%d: only the first YAML document is used; the rest is ignored", path, extra.Line))
-	} else if !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("config file %s: %w", path, err)
-	}
-	var root *yaml.Node
-	if len(doc.Content) > 0 {
-		root = deref(doc.Content[0])
-	}
-	switch {
-	case root == nil || (root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null"):
-		return l.warnings, nil
-	case root.Kind != yaml.MappingNode:
-		return l.warnings, fmt.Errorf("config file %s:%d: wrong type: the top level must be a mapping of keys to values", path, root.Line)
-	}
-	l.walk(root, nil)
-	l.resolvePending()
-	if len(l.errs) > 0 {
-		return l.warnings, errors.Join(l.errs...)
-	}
-	l.apply(cfg)
-	return l.warnings, nil
-}
-
-// Usage writes the command's help (subcommands serve (default) and version;
-// every flag with default and env var).
-func Usage(w io.Writer) {
-	var b strings.Builder
-	b.WriteString(`heureka is a Eureka-compatible service registry.
-
-Usage:
-  heureka [serve] [flags]   run the registry (the default subcommand)
-  heureka version           print the version and exit
-  heureka help              print this help and exit
-
-Flags may be written -name or --name, with the value after '=' or as the next
-argument (booleans take theirs only after '=': --self-preservation=false).
-Every flag can also be set with the environment variable shown, or with the same
-name as a key in the YAML file given by --config, which also understands the
-Spring Cloud Netflix properties (eureka.server.enable-self-preservation,
-eureka.server.eviction-interval-timer-in-ms, server.port, ...).
-Precedence: flags, then environment, then the file, then the defaults.
-Durations use Go syntax (90s, 15m, 1h30m); booleans are true, false, 1 or 0.
-
-Flags:
-`)
-	def := DefaultConfig()
-	for _, o := range options {
-		b.WriteString("  --" + o.name)
-		if o.arg != "" {
-			b.WriteString(" " + o.arg)
-		}
-		b.WriteString("\n        " + o.usage + "\n        (default ")
-		switch {
-		case o.defText != "":
-			b.WriteString(o.defText)
-		case o.get(def) == "":
-			b.WriteString("none")
-		case o.quote:
-			b.WriteString(strconv.Quote(o.get(def)))
-		default:
-			b.WriteString(o.get(def))
-		}
-		b.WriteString("; env " + o.env() + ")\n")
-	}
-	b.WriteString("  -h, --help\n        show this help\n")
-	_, _ = io.WriteString(w, b.String())
+	return nil, fmt.Errorf("decodes to %d bytes; want 16, 24 or 32 (AES-128, -192 or -256)", len(key))
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -109,6 +108,9 @@ func TestLoadConfigFlagsAndEnv(t *testing.T) {
 		{"max-body-bytes", "4096", with(func(c *Config) { c.MaxBodyBytes = 4096 })},
 		{"max-body-bytes", "2MiB", with(func(c *Config) { c.MaxBodyBytes = 2 << 20 })},
 		{"max-body-bytes", "64 KiB", with(func(c *Config) { c.MaxBodyBytes = 64 << 10 })},
+		{"max-body-bytes", "1.5MiB", with(func(c *Config) { c.MaxBodyBytes = 3 << 19 })},
+		{"max-body-bytes", "1MB", with(func(c *Config) { c.MaxBodyBytes = 1_000_000 })}, // SI: powers of 1000
+		{"max-body-bytes", "512kib", with(func(c *Config) { c.MaxBodyBytes = 512 << 10 })},
 		{"ready-timeout", "0s", with(func(c *Config) { c.ReadyTimeout = 0 })},
 		{"ready-timeout", "0", with(func(c *Config) { c.ReadyTimeout = 0 })},
 		{"ready-timeout", "2m", with(func(c *Config) { c.ReadyTimeout = 2 * time.Minute })},
@@ -413,10 +415,16 @@ func TestLoadConfigYAMLErrors(t *testing.T) {
 		{"negative renewers", "eureka.instance.registry.expected-number-of-clients-sending-renews: -1\n",
 			[]string{"expected-number-of-clients-sending-renews", `"-1"`}},
 		{"top level not a mapping", "- a\n- b\n", []string{"top level must be a mapping"}},
-		{"syntax error", "a: [b\n", []string{"x.yaml"}},
+		{"syntax error", "a: [b\n", []string{"config file ", "x.yaml:1: did not find expected ',' or ']'"}},
+		// The YAML parser blames line 1 (where the mapping starts) here.
+		{"syntax error on a later line", "a: 1\nb: [c\nd: 2\n", []string{"x.yaml:2: did not find expected ',' or ']'"}},
+		{"tab indentation", "a: 1\nb:\n\tc: 2\n", []string{"x.yaml:3: found character that cannot start any token"}},
+		{"unclosed quote", "a: 1\nb: 'x\nc: 2\n", []string{"x.yaml:2: "}},
+		{"bad indentation", "a: 1\n  b: 2\n", []string{"x.yaml:2: mapping values are not allowed in this context"}},
+		{"error after a multi-line value", "a: [1,\n  2]\nb: |\n  text\nc: d: e\n", []string{"x.yaml:5: mapping values"}},
 		{"list of mappings for join", "join:\n  - {a: b}\n", []string{"x.yaml:1: join", "list of strings"}},
 		{"value valid in YAML but not as config", "renewal-percent-threshold: 0\n",
-			[]string{"--renewal-percent-threshold", "invalid value 0"}},
+			[]string{`x.yaml:1: renewal-percent-threshold: invalid value "0": must be greater than 0 and at most 1`}},
 		{"several errors reported together", "eviction-interval: x\nrenewal-window: y\n",
 			[]string{"eviction-interval", `"x"`, "renewal-window", `"y"`}},
 	}
@@ -477,7 +485,8 @@ func TestLoadConfigBadValues(t *testing.T) {
 		{"lease-duration-doubling", "maybe", "true, false, 1 or 0"},
 		{"response-cache-update-interval", "-1s", "must not be negative"},
 		{"max-body-bytes", "0", "must be positive"},
-		{"max-body-bytes", "1MB", "byte count"},
+		{"max-body-bytes", "1 parsec", "byte count"},
+		{"max-body-bytes", "0KiB", "must be positive"},
 		{"ready-timeout", "-1s", "must not be negative"},
 		{"ready-timeout", "soon", "not a duration"},
 		{"tombstone-ttl", "0s", "must be positive"},
@@ -599,14 +608,14 @@ func TestLoadConfigArgs(t *testing.T) {
 	t.Run("help", func(t *testing.T) {
 		for _, a := range []string{"-h", "--help", "-help"} {
 			_, _, err := LoadConfig([]string{a}, envMap(nil))
-			assert.ErrorIs(t, err, flag.ErrHelp, a)
+			assert.ErrorIs(t, err, ErrHelp, a)
 		}
 	})
 	t.Run("unknown flag", func(t *testing.T) {
 		_, _, err := LoadConfig([]string{"--no-such-flag=1"}, envMap(nil))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "no-such-flag")
-		assert.False(t, errors.Is(err, flag.ErrHelp))
+		assert.False(t, errors.Is(err, ErrHelp))
 	})
 	t.Run("missing value", func(t *testing.T) {
 		_, _, err := LoadConfig([]string{"--node-name"}, envMap(nil))

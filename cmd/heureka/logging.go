@@ -51,6 +51,14 @@ func NewLogger(w io.Writer, level, format, node string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lvl}
 	var h slog.Handler
 	if strings.EqualFold(strings.TrimSpace(format), "json") {
+		// Durations as "1.5s", as the text format writes them, not as
+		// integer nanoseconds.
+		opts.ReplaceAttr = func(_ []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindDuration {
+				a.Value = slog.StringValue(a.Value.Duration().String())
+			}
+			return a
+		}
 		h = slog.NewJSONHandler(w, opts)
 	} else {
 		h = slog.NewTextHandler(w, opts)

@@ -1,28 +1,29 @@
 // Command heureka runs one node of the Heureka service registry: a Netflix
-// Eureka–compatible registry whose nodes find each other by gossip.
+// Eureka–compatible registry whose nodes find each other by gossip. It also
+// asks a running node what it holds, for people at a terminal.
 //
 // Usage:
 //
 //	heureka [serve] [flags]   start a node (the default command)
-//	heureka version           print the version
-//	heureka help              print the flags
+//	heureka members           list the cluster's members
+//	heureka apps [APP]        list applications, or one application's instances
+//	heureka status            show a node's status and self-preservation
+//	heureka version           print the version (also: heureka --version)
+//	heureka help [command]    print the flags
 //
-// Every flag can also be set as HEUREKA_<FLAG> in the environment or in the
-// YAML file named by --config; see Usage.
+// Every serve flag can also be set as HEUREKA_<FLAG> in the environment or in
+// the YAML file named by --config; see Usage. The commands are cobra's, the
+// flags pflag's, and the layering of defaults, file, environment and flags is
+// koanf's (config.go); only the mapping of Spring Cloud properties is ours
+// (springconfig.go).
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
-
-	"github.com/heureka/heureka/cmd/heureka/node"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -34,61 +35,58 @@ func main() {
 
 // run is main without the process exit, for tests.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	cmd := "serve"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
-	case "version":
-		fmt.Fprintf(stdout, "heureka %s\n", version)
-		return 0
-	case "help":
-		Usage(stdout)
-		return 0
-	case "serve":
-	default:
-		fmt.Fprintf(stderr, "heureka: unknown command %q\n\n", cmd)
-		Usage(stderr)
-		return 2
-	}
-	cfg, warnings, err := LoadConfig(args, getenv)
-	if errors.Is(err, flag.ErrHelp) {
-		Usage(stdout)
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "heureka: %v\n", err)
-		return 2
-	}
-	log, err := NewLogger(stderr, cfg.LogLevel, cfg.LogFormat, "") // node.Start adds the node attribute
-	if err != nil {
-		fmt.Fprintf(stderr, "heureka: %v\n", err)
-		return 2
-	}
-	for _, w := range warnings {
-		log.Warn("configuration", "warning", w)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	return runContext(context.Background(), args, getenv, stdout, stderr)
+}
 
-	nc, err := nodeConfig(cfg, log)
-	if err != nil {
-		fmt.Fprintf(stderr, "heureka: %v\n", err)
-		return 2
+// Exit codes.
+const (
+	exitOK    = 0
+	exitFail  = 1 // the command ran and failed: a node that cannot start, a node that cannot be reached
+	exitUsage = 2 // the command line or the configuration is wrong; nothing ran
+)
+
+// exitError ends the command with code; err, when not nil, is printed as
+// "heureka: err" (nil: it has been reported already, in the log).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
 	}
-	n, err := node.Start(nc)
-	if err != nil {
-		log.Error("cannot start", "err", err)
-		return 1
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError is a wrong command line or configuration (exit status 2).
+func usageError(err error) error { return &exitError{code: exitUsage, err: err} }
+
+// failure is a command that ran and failed (exit status 1).
+func failure(err error) error { return &exitError{code: exitFail, err: err} }
+
+// runContext runs the command line args; serve stops when ctx is done (or on
+// SIGINT or SIGTERM). It returns the exit status.
+func runContext(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if getenv == nil {
+		getenv = os.Getenv
 	}
-	<-ctx.Done()
-	stop()
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if err := n.Stop(sctx); err != nil {
-		log.Error("unclean shutdown", "err", err)
-		return 1
+	root := newRootCmd(getenv, stdout, stderr)
+	root.SetArgs(goStyleFlags(args, longFlagNames(root)))
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
 	}
-	return 0
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "heureka: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	// cobra's own: an unknown command or flag, a missing flag value.
+	fmt.Fprintf(stderr, "heureka: %v\n", err)
+	return exitUsage
 }

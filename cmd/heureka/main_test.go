@@ -190,6 +190,20 @@ func TestBinaryExitsCleanlyOnSignal(t *testing.T) {
 			require.NoError(t, err)
 			_ = res.Body.Close()
 			require.Equal(t, http.StatusOK, res.StatusCode)
+
+			// The same binary asks the node, as a person would.
+			cli := func(args ...string) string {
+				c := exec.Command(bin, args...)
+				c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+				out, err := c.CombinedOutput()
+				require.NoError(t, err, "heureka %v: %s", args, out)
+				return string(out)
+			}
+			assert.Regexp(t, `(?m)^sig-1\s+UP\s+h1\s+10\.0\.0\.1\s+8080\s`, cli("apps", "sig-app", "--addr", base))
+			assert.Regexp(t, `(?m)^SIG-APP\s+1\s+UP 1$`, cli("apps", "--addr", base))
+			assert.Regexp(t, `(?m)^sig-test\s+alive\s`, cli("members", "--addr", base))
+			assert.Regexp(t, `(?m)^node\s+sig-test$`, cli("status", "--addr", base))
+			assert.Equal(t, "heureka "+version+"\n", cli("--version"))
 			// Keep a connection open through the shutdown.
 			tr.CloseIdleConnections()
 			res, err = client.Get(base + "/healthz")
@@ -212,6 +226,8 @@ func TestBinaryExitsCleanlyOnSignal(t *testing.T) {
 			require.NoError(t, waitErr)
 			out := logs.String()
 			assert.Contains(t, out, "heureka node started")
+			assert.Contains(t, out, `msg="heureka starting" node=sig-test version=`+version)
+			assert.Contains(t, out, `msg=registered node=sig-test component=registry app=SIG-APP id=sig-1`)
 			assert.Contains(t, out, "shutting down")
 			assert.Contains(t, out, "heureka node stopped")
 			assert.NotContains(t, out, "level=ERROR")

@@ -46,6 +46,11 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 		if cc.AdvertiseAddr, cc.AdvertisePort, err = cluster.ParseGossipAddr(c.AdvertiseAddr); err != nil {
 			return nc, err
 		}
+	} else {
+		// Advertise the address that matches how this node joins, not
+		// memberlist's first "private" one (advertise.go); the port is
+		// the bind port.
+		cc.AdvertiseAddr = chooseAdvertise(cc.BindAddr, c.Join)
 	}
 	// A node that comes back under its old name with a new address (a
 	// rescheduled pod) may reclaim its name once it has been dead a while.

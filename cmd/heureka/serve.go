@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/heureka/heureka/cmd/heureka/node"
+)
+
+// serve runs a node configured by the serve flags fs (already parsed), the
+// environment and the configuration file, logging to logOut, until ctx is
+// done or the process gets SIGINT or SIGTERM.
+func serve(ctx context.Context, fs *pflag.FlagSet, getenv func(string) string, logOut io.Writer) error {
+	cfg, warnings, err := loadConfig(fs, getenv)
+	if err != nil {
+		return usageError(err)
+	}
+	base, err := NewLogger(logOut, cfg.LogLevel, cfg.LogFormat, "") // node.Start adds the node attribute to its own records
+	if err != nil {
+		return usageError(err)
+	}
+	log := base.With("node", cfg.NodeName)
+	log.Info("heureka starting", "version", version, "go", runtime.Version(), "pid", os.Getpid())
+	log.Info("effective configuration", configAttr(cfg))
+	for _, w := range warnings {
+		log.Warn("configuration", "warning", w)
+	}
+
+	nc, err := nodeConfig(cfg, base)
+	if err != nil {
+		return usageError(err)
+	}
+	events := newEventLog(log)
+	nc.Registry.Sinks = append(nc.Registry.Sinks, events)
+	defer events.Flush()
+	n, err := node.Start(nc)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return &exitError{code: exitFail}
+	}
+	log.Info("clients: use this Eureka service URL", "url", clientURL(n.Addr(), advertisedHost(n, nc)))
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	stop()
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := n.Stop(sctx); err != nil {
+		log.Error("unclean shutdown", "err", err)
+		return &exitError{code: exitFail}
+	}
+	return nil
+}
+
+// configAttr is the effective configuration as one log attribute, a group
+// with a member per option, secrets masked.
+func configAttr(c Config) slog.Attr {
+	attrs := make([]any, 0, len(options))
+	for _, o := range options {
+		v := o.get(c)
+		if o.masked() && v != "" {
+			v = "(set, not shown)"
+		}
+		attrs = append(attrs, slog.String(o.name, v))
+	}
+	return slog.Group("config", attrs...)
+}
+
+// advertisedHost is the host the node advertises to its peers: the gossip
+// address memberlist settled on, else the configured or derived one.
+func advertisedHost(n *node.Node, nc node.Config) string {
+	if m := n.Members(); m != nil {
+		if host, _, err := splitHost(m.LocalNode().Address); err == nil && host != "" {
+			return host
+		}
+	}
+	if nc.Cluster != nil {
+		return nc.Cluster.AdvertiseAddr
+	}
+	return ""
+}
