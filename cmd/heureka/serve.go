@@ -38,6 +38,9 @@ func serve(ctx context.Context, fs *pflag.FlagSet, getenv func(string) string, l
 	if err != nil {
 		return usageError(err)
 	}
+	// A node started by the command lists itself as an instance of
+	// application HEUREKA (node/selfreg.go), so clients can find the servers.
+	nc.SelfRegister = true
 	events := newEventLog(log)
 	nc.Registry.Sinks = append(nc.Registry.Sinks, events)
 	defer events.Flush()
