@@ -3,7 +3,7 @@ GO       ?= go
 PKGS     ?= ./...
 BENCHOUT ?= /tmp/heureka-bench.out
 
-.PHONY: all build run test test-short vet fmt lint tidy bench bench-report fuzz clientdeps sim clean
+.PHONY: all build run test test-short vet fmt lint tidy bench bench-report fuzz clientdeps testdeps sim clean
 
 all: build
 
@@ -18,8 +18,17 @@ run:
 clientdeps:
 	cd clients/js && npm ci --no-audit --no-fund
 
-## test: install the JS client packages, vet, then every test with the race detector.
-test: clientdeps vet
+## testdeps: install Debian's chromium, which the dashboard's browser test drives, when
+## /usr/bin/chromium is missing (apt-get, as root or through sudo).
+testdeps:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		sudo=; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+		echo "installing chromium for the dashboard's browser test"; \
+		$$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	fi
+
+## test: install the JS client packages and chromium, vet, then every test with the race detector.
+test: clientdeps testdeps vet
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 
 test-short:

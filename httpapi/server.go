@@ -89,6 +89,11 @@ type Config struct {
 	// Metrics registers the API's Prometheus metrics; nil uses a private
 	// registry. /metrics serves it.
 	Metrics *prometheus.Registry
+	// Dashboard is the operator's web page (package httpapi/dashboard),
+	// served at / and /eureka/ (where Spring users look for Eureka's),
+	// /eureka redirecting there, with its assets and state under
+	// /dashboard/; nil serves none of these paths.
+	Dashboard http.Handler
 	// Auth turns HTTP basic authentication on, with read and write roles
 	// (auth.go); nil or no users: the API is open. New panics if it is
 	// invalid: check it with AuthConfig.Validate first.
@@ -179,6 +184,11 @@ func (s *Server) routes() {
 	s.handle("GET /admin/self-preservation", "admin", s.getSelfPreservation)
 	s.handle("PUT /admin/self-preservation", "admin", s.putSelfPreservation)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
+	if s.cfg.Dashboard != nil {
+		for _, p := range []string{"GET /{$}", "GET /eureka/{$}", "GET /eureka", "GET /dashboard/"} {
+			s.handle(p, "dashboard", s.cfg.Dashboard.ServeHTTP)
+		}
+	}
 }
 
 // handle registers h for pattern, counting and timing requests under route

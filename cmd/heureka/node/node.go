@@ -20,6 +20,7 @@ import (
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/cluster"
 	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/httpapi/dashboard"
 )
 
 // Config configures a node.
@@ -199,6 +200,9 @@ func Start(cfg Config) (*Node, error) {
 		apiCfg.Cluster = clusterView{n}
 		apiCfg.Ready = n.replicator.Ready
 	}
+	// The dashboard reads what the API reads: the same view, registry and members.
+	apiCfg.Dashboard = dashboard.New(dashboard.Config{View: v, Registry: reg, Cluster: apiCfg.Cluster,
+		Ready: apiCfg.Ready, NodeName: cfg.Name, Version: cfg.Version})
 	n.api = httpapi.New(apiCfg)
 	n.metrics.MustRegister(httpapi.NewClusterCollector(clusterStats{n}))
 	n.server = &http.Server{
