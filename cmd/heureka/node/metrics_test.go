@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -354,4 +355,50 @@ func TestMetricsTwoNodeCluster(t *testing.T) {
 	assert.Equal(t, 1.0, fo.must(t, "heureka_renewals_total"), "the client renewal counts where it arrived")
 	assert.Positive(t, fo.must(t, "heureka_replication_renewal_messages_sent_total"))
 	tc.stop()
+}
+
+func TestMetricsReplicationLagWhilePeerStalls(t *testing.T) {
+	t.Cleanup(func() { leakCheck(t) })
+	tc := startCluster(t, 2, true, func(c *node.Config) { c.Cluster.StreamTimeout = 2 * time.Second })
+	n0 := tc.nodes[0]
+	require.Eventually(t, func() bool { return n0.Ready() && tc.nodes[1].Ready() }, 10*time.Second, 10*time.Millisecond)
+	// n1 accepts streams but never reads them: n0's link to it blocks on
+	// its first send, and later changes wait in its queue.
+	tc.net.Stall("n1")
+	for i := range 5 {
+		require.Equal(t, http.StatusNoContent, status(t, "POST", n0.URL()+"/apps/lag", registerBody("LAG", fmt.Sprintf("l-%d", i), 30)))
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.Eventually(t, func() bool {
+		f := scrape(t, n0)
+		depth, _ := f.value("heureka_replication_queue_depth", "peer", "n1", "class", "records")
+		lag, _ := f.value("heureka_replication_lag_seconds", "peer", "n1")
+		return depth >= 1 && lag >= 0.2
+	}, 5*time.Second, 20*time.Millisecond, "changes wait for the stalled peer, and their age shows")
+	require.Eventually(t, func() bool {
+		v, _ := scrape(t, n0).value("heureka_replication_send_errors_total")
+		return v >= 1
+	}, 10*time.Second, 50*time.Millisecond, "the blocked send times out")
+	tc.net.Unstall("n1")
+	require.Eventually(t, func() bool {
+		f := scrape(t, n0)
+		depth, _ := f.value("heureka_replication_queue_depth", "peer", "n1", "class", "records")
+		lag, _ := f.value("heureka_replication_lag_seconds", "peer", "n1")
+		return depth == 0 && lag == 0
+	}, 15*time.Second, 50*time.Millisecond, "the queue drains once the peer reads again")
+	require.Eventually(t, func() bool { return len(instanceIDs(t, tc.nodes[1], "LAG")) == 5 }, 15*time.Second, 50*time.Millisecond)
+	tc.stop()
+}
+
+// instanceIDs returns the instance ids of app that nd lists.
+func instanceIDs(t *testing.T, nd *node.Node, app string) []string {
+	code, body := do(t, "GET", nd.URL()+"/apps/"+app, "")
+	if code != http.StatusOK {
+		return nil
+	}
+	var ids []string
+	for _, part := range strings.Split(body, `"instanceId":"`)[1:] {
+		ids = append(ids, part[:strings.Index(part, `"`)])
+	}
+	return ids
 }
