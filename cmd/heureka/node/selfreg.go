@@ -55,7 +55,8 @@ type selfRegistration struct {
 	log      *slog.Logger
 
 	stopOnce sync.Once
-	quit     chan struct{} // closed by stop
+	ctx      context.Context // cancelled by stop: ends a call in progress
+	cancel   context.CancelFunc
 	done     chan struct{} // closed when run returns
 }
 
@@ -137,8 +138,9 @@ func (n *Node) startSelfRegistration() {
 // newSelfRegistration registers inst and keeps renewing it every interval
 // until stop.
 func newSelfRegistration(reg *actors.Registry, inst *actors.Instance, interval time.Duration, log *slog.Logger) *selfRegistration {
+	ctx, cancel := context.WithCancel(context.Background())
 	s := &selfRegistration{reg: reg, inst: inst, interval: interval, log: log.With("component", "self-registration"),
-		quit: make(chan struct{}), done: make(chan struct{})}
+		ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	go s.run()
 	return s
 }
@@ -152,7 +154,7 @@ func (s *selfRegistration) run() {
 	registered := s.register()
 	for {
 		select {
-		case <-s.quit:
+		case <-s.ctx.Done():
 			return
 		case <-t.C:
 		}
@@ -160,11 +162,10 @@ func (s *selfRegistration) run() {
 			registered = s.register()
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), s.interval)
-		res, err := s.reg.Renew(ctx, actors.RenewRequest{App: s.inst.App, ID: s.inst.ID()})
-		cancel()
+		// The registry bounds the call by its RequestTimeout.
+		res, err := s.reg.Renew(s.ctx, actors.RenewRequest{App: s.inst.App, ID: s.inst.ID()})
 		switch {
-		case errors.Is(err, actors.ErrClosed):
+		case errors.Is(err, actors.ErrClosed), s.ctx.Err() != nil:
 			return
 		case err != nil:
 			s.log.Warn("renewing this node's own instance", "err", err)
@@ -177,14 +178,12 @@ func (s *selfRegistration) run() {
 
 // register registers the instance and reports whether it succeeded.
 func (s *selfRegistration) register() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), s.interval)
-	defer cancel()
 	// Register keeps the instance it is given: give it a copy, stamped now
 	// so that it is newer than what an earlier run of this node left.
 	inst := s.inst.Clone()
 	inst.LastDirtyTimestamp = time.Now().UnixMilli()
-	if err := s.reg.Register(ctx, inst, false); err != nil {
-		if !errors.Is(err, actors.ErrClosed) {
+	if err := s.reg.Register(s.ctx, inst, false); err != nil {
+		if !errors.Is(err, actors.ErrClosed) && s.ctx.Err() == nil {
 			s.log.Warn("registering this node's own instance", "err", err)
 		}
 		return false
@@ -198,7 +197,7 @@ func (s *selfRegistration) register() bool {
 // idempotent.
 func (s *selfRegistration) stop(ctx context.Context) {
 	s.stopOnce.Do(func() {
-		close(s.quit)
+		s.cancel()
 		<-s.done
 		if _, err := s.reg.Cancel(ctx, s.inst.App, s.inst.ID(), false); err != nil && !errors.Is(err, actors.ErrClosed) {
 			s.log.Warn("cancelling this node's own instance", "err", err)
