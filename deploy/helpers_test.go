@@ -202,9 +202,10 @@ func freePort(t *testing.T) string {
 
 // runBinary starts the binary with args and env (the HEUREKA_* variables
 // of the test's own environment are dropped), waits until httpAddr answers
-// /healthz, then stops it with SIGTERM and checks that it exits cleanly
-// within grace: the graceful leave a Kubernetes or systemd stop relies on.
-func runBinary(t *testing.T, args []string, env map[string]string, httpAddr string, grace time.Duration) {
+// /healthz, runs check (if not nil) against http://httpAddr, then stops it
+// with SIGTERM and checks that it exits cleanly within grace: the graceful
+// leave a Kubernetes or systemd stop relies on.
+func runBinary(t *testing.T, args []string, env map[string]string, httpAddr string, grace time.Duration, check func(base string)) {
 	t.Helper()
 	bin := heurekaBinary(t)
 	cmd := exec.Command(bin, args...)
@@ -248,6 +249,9 @@ func runBinary(t *testing.T, args []string, env map[string]string, httpAddr stri
 		}
 	}
 	require.True(t, healthy, "heureka did not answer /healthz on %s", httpAddr)
+	if check != nil {
+		check("http://" + httpAddr)
+	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-exited:

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -306,7 +307,9 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	hp, gp := freePort(t), freePort(t)
 	runArgs = append(runArgs, "--http-addr=127.0.0.1:"+hp, "--gossip-addr=127.0.0.1:"+gp)
-	runBinary(t, runArgs, podEnv, "127.0.0.1:"+hp, time.Duration(grace)*time.Second)
+	// (It is not ready: its seed does not resolve here, so it waits
+	// --ready-timeout before serving registry reads.)
+	runBinary(t, runArgs, podEnv, "127.0.0.1:"+hp, time.Duration(grace)*time.Second, nil)
 }
 
 // unit is a parsed systemd unit: section → key → values in order.
@@ -429,7 +432,22 @@ func TestSystemdUnit(t *testing.T) {
 	// loopback ports) and stops cleanly within TimeoutStopSec.
 	hp, gp := freePort(t), freePort(t)
 	runArgs := append(append([]string{}, args...), "--http-addr=127.0.0.1:"+hp, "--gossip-addr=127.0.0.1:"+gp)
-	runBinary(t, runArgs, env, "127.0.0.1:"+hp, stopDur)
+	runBinary(t, runArgs, env, "127.0.0.1:"+hp, stopDur, func(base string) {
+		// A node alone is ready at once, and lists itself as a server.
+		require.Eventually(t, func() bool {
+			req, _ := http.NewRequest("GET", base+"/eureka/apps/HEUREKA", nil)
+			req.Header.Set("Accept", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"app":"HEUREKA"`) &&
+				strings.Contains(string(body), `"serviceUrl":"http://127.0.0.1:`+hp+`/eureka/"`)
+		}, 10*time.Second, 50*time.Millisecond, "the node registers itself as application HEUREKA")
+		http.DefaultClient.CloseIdleConnections()
+	})
 }
 
 // dockerfile is the instructions of a Dockerfile, continuations joined.
