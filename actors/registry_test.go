@@ -605,29 +605,34 @@ func TestRegistrySelfPreservationBlocksEviction(t *testing.T) {
 }
 
 // oneSweepPolicy is an Ownership that owns everything but, once armed,
-// lets exactly one eviction sweep through: it allows each application once
-// (a sweep asks once per application), then never again.
+// lets exactly one whole eviction sweep through. A sweep asks once per
+// application, so a sweep ends when an application is asked again; arming
+// takes effect at the next sweep's start, never in the middle of one.
 type oneSweepPolicy struct {
-	clock   *ManualClock
-	owned   int // what OwnedCount reports
-	mu      sync.Mutex
-	armed   bool
-	last    time.Time
-	allowed map[string]bool
+	clock *ManualClock
+	owned int // what OwnedCount reports
+	mu    sync.Mutex
+	last  time.Time
+	seen  map[string]bool // applications asked in the current sweep
+	armed bool            // arm was called
+	state int             // 0 waiting, 1 this sweep is allowed, 2 done
 }
 
 func (p *oneSweepPolicy) OwnedSince(app string) (time.Time, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last = p.clock.Now()
-	if !p.armed || p.allowed[app] {
-		return time.Time{}, false
+	if p.seen == nil || p.seen[app] { // a new sweep begins
+		p.seen = map[string]bool{}
+		switch {
+		case p.state == 1:
+			p.state = 2
+		case p.state == 0 && p.armed:
+			p.state = 1
+		}
 	}
-	if p.allowed == nil {
-		p.allowed = map[string]bool{}
-	}
-	p.allowed[app] = true
-	return time.Time{}, true
+	p.seen[app] = true
+	return time.Time{}, p.state == 1
 }
 
 func (p *oneSweepPolicy) Owns(string) bool { return true }
