@@ -13,6 +13,7 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -200,6 +201,7 @@ func (c *clients) run(root string, in instance, stop <-chan struct{}, done chan<
 type browser struct {
 	t       *testing.T
 	ctx     context.Context
+	root    string // the node whose dashboard is open (see open)
 	mu      sync.Mutex
 	dialogs []string // messages of the dialogs accepted
 	errors  []string // uncaught JavaScript exceptions
@@ -253,6 +255,14 @@ func openBrowser(t *testing.T) *browser {
 	return b
 }
 
+// open loads the dashboard of the node at root, which may carry
+// credentials ("http://user:pass@host:port").
+func (b *browser) open(root string) {
+	b.t.Helper()
+	b.root = root
+	b.do("opening "+root+"/", chromedp.Navigate(root+"/"))
+}
+
 // do runs steps and fails the test on error, with a screenshot for the
 // post-mortem.
 func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -293,11 +303,31 @@ func (b *browser) search(q string) {
 }
 
 // click clicks the action button of instance app/id; the confirmation
-// dialog is accepted.
+// dialog is accepted. It first waits until the page shows the node's
+// current snapshot: the list is redrawn when the snapshot changes, and a
+// button found before a redraw is gone when the click lands.
 func (b *browser) click(app, id, action string) {
 	b.t.Helper()
-	b.do(fmt.Sprintf("clicking %s on %s/%s", action, app, id), chromedp.Click(chromedp.CSS(
-		fmt.Sprintf(`#apps tr[data-app=%q][data-id=%q] button[data-action=%q]`, app, id, action))))
+	code, body := call(b.t, http.MethodGet, b.root+"/dashboard/api/state", "")
+	require.Equal(b.t, http.StatusOK, code, body)
+	var st struct {
+		Registry struct{ Token string } `json:"registry"`
+	}
+	require.NoError(b.t, json.Unmarshal([]byte(body), &st))
+	b.waitFor("the page shows snapshot "+st.Registry.Token,
+		fmt.Sprintf(`document.querySelector('#apps').dataset.token === %q`, st.Registry.Token))
+	button := chromedp.CSS(fmt.Sprintf(`#apps tr[data-app=%q][data-id=%q] button[data-action=%q]`, app, id, action))
+	for attempt := 1; ; attempt++ {
+		err := chromedp.Do(b.ctx, chromedp.Click(button))
+		if err == nil {
+			return
+		}
+		// The list was redrawn between finding the button and clicking
+		// it (the snapshot changed again): nothing was clicked; retry.
+		if attempt == 3 || !strings.Contains(err.Error(), "Could not find node") {
+			b.failed(fmt.Sprintf("clicking %s on %s/%s", action, app, id), err)
+		}
+	}
 }
 
 // screenshot saves a full-page PNG under the artefact directory and
@@ -354,7 +384,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	// Node 0's page; the API checks below ask node 1, so every action is
 	// also seen to replicate.
 	page, api := roots[0], roots[1]
-	b.do("opening the dashboard", chromedp.Navigate(page+"/"))
+	b.open(page)
 
 	// Node and cluster.
 	b.waitFor("three members are listed, all alive", `(() => {
@@ -502,13 +532,13 @@ func TestDashboardInBrowserWithAuth(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, code, "the state needs credentials")
 
 	b := openBrowser(t)
-	b.do("opening the dashboard as operator", chromedp.Navigate(operator+"/"))
+	b.open(operator)
 	b.waitFor("the instances are listed", `document.querySelectorAll('#apps tr[data-id]').length === 2`)
 	b.click("GREETER", "greeter-1", "out-of-service")
 	requireStatus(t, operator, "GREETER", "greeter-1", "OUT_OF_SERVICE", "OUT_OF_SERVICE")
 
 	v := openBrowser(t)
-	v.do("opening the dashboard as viewer", chromedp.Navigate("http://viewer:view-secret@"+nd.Addr()+"/"))
+	v.open("http://viewer:view-secret@" + nd.Addr())
 	v.waitFor("the instances are listed", `document.querySelectorAll('#apps tr[data-id]').length === 2`)
 	v.click("GREETER", "greeter-2", "out-of-service")
 	v.waitFor("the refusal is shown", `document.querySelector('#message').innerText.includes('403')`)

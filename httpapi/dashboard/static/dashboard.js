@@ -21,8 +21,10 @@
 
   let state = null; // the last state document
   let apps = []; // the applications of the last snapshot received
-  let token = ''; // the registry token of `apps`
-  let drawn = { token: null, filter: null }; // what the applications list shows
+  let appsJSON = ''; // … as JSON, to tell a real change from a new snapshot version
+  let appsRev = 0; // counts real changes of `apps`
+  let token = ''; // the registry token of the snapshot `apps` came from
+  let drawn = { rev: -1, filter: null }; // what the applications list shows
   let timer = 0;
 
   const $ = (id) => document.getElementById(id);
@@ -118,7 +120,14 @@
     if (!resp.ok) throw new Error(await problem(resp));
     const s = await resp.json();
     if (s.applications) { // null: the snapshot we hold is still current
-      apps = s.applications;
+      // A new snapshot version may hold the same applications (the delta
+      // window was pruned); redrawing them would only lose a click.
+      const json = JSON.stringify(s.applications);
+      if (json !== appsJSON) {
+        apps = s.applications;
+        appsJSON = json;
+        appsRev++;
+      }
       token = s.registry.token;
     }
     state = s;
@@ -160,10 +169,11 @@
     renderSelfPreservation(s.selfPreservation);
     renderSummary(s.registry);
     const filter = $('search').value.trim().toLowerCase();
-    if (drawn.token !== token || drawn.filter !== filter) {
+    if (drawn.rev !== appsRev || drawn.filter !== filter) {
       renderApps(filter);
-      drawn = { token: token, filter: filter };
+      drawn = { rev: appsRev, filter: filter };
     }
+    $('apps').dataset.token = token; // the snapshot the list shows
     updateAges();
   }
 
