@@ -123,7 +123,7 @@ func ParseUser(s string) (User, error) {
 	if hash, roles, ok := strings.Cut(rest, ":"); ok {
 		r, err := ParseRoles(roles)
 		if err != nil {
-			return User{}, fmt.Errorf("httpapi: user %q: %w", name, err)
+			return User{}, fmt.Errorf("httpapi: user %q: %s", name, strings.TrimPrefix(err.Error(), "httpapi: "))
 		}
 		u.PasswordHash, u.Roles = hash, r
 	}

@@ -161,6 +161,9 @@ type Config struct {
 	// ConfigFile is the YAML file that was loaded, "" for none.
 	// --config, HEUREKA_CONFIG, default "".
 	ConfigFile string
+	// Security holds the auth, TLS, header limit, rate limit and gossip
+	// keyring options (security.go).
+	Security
 }
 
 // envPrefix starts the name of every environment variable heureka reads.
@@ -196,6 +199,7 @@ func DefaultConfig() Config {
 		AntiEntropyInterval:            5 * time.Second,
 		LogLevel:                       "info",
 		LogFormat:                      "text",
+		Security:                       DefaultSecurity(),
 	}
 }
 
@@ -237,8 +241,9 @@ func (o option) masked() bool {
 	return false
 }
 
-// options lists every setting, in the order Usage shows them.
-var options = []option{
+// options lists every setting, in the order Usage shows them; the security
+// options come last.
+var options = append([]option{
 	addrOpt("http-addr", "listen address of the Eureka REST API", func(c *Config) *string { return &c.HTTPAddr }),
 	addrOpt("gossip-addr", "listen address of cluster gossip (TCP and UDP)", func(c *Config) *string { return &c.GossipAddr }),
 	// Checked once the layers are merged: a bare host takes the gossip
@@ -357,7 +362,7 @@ var options = []option{
 		get: func(c Config) string { return c.LogFormat },
 	},
 	stringOpt("config", "file", "YAML configuration file (heureka keys and Spring Cloud Eureka properties)", func(c *Config) *string { return &c.ConfigFile }),
-}
+}, securityOptions...)
 
 // optionByName finds an option by flag name.
 func optionByName(name string) (option, bool) {
@@ -891,6 +896,7 @@ func (c Config) Validate() error {
 	if err := checkLogFormat(c.LogFormat); err != nil {
 		bad("log-format", c.LogFormat, "want text or json")
 	}
+	errs = append(errs, c.Security.validate(c.GossipKey)...)
 	return errors.Join(errs...)
 }
 

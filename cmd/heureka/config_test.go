@@ -65,6 +65,8 @@ func TestDefaultConfig(t *testing.T) {
 		AntiEntropyInterval:            5 * time.Second,
 		LogLevel:                       "info",
 		LogFormat:                      "text",
+		Security: Security{MaxHeaderBytes: 64 << 10, RateLimitBurst: 10, RateLimitFetchRate: 500,
+			RateLimitFullFetchRate: 100},
 	}, c)
 	require.NoError(t, c.Validate())
 
@@ -259,6 +261,7 @@ func TestLoadConfigYAMLFiles(t *testing.T) {
 				LogLevel:                       "debug",
 				LogFormat:                      "json",
 				ConfigFile:                     "testdata/heureka.yaml",
+				Security:                       DefaultSecurity(),
 			},
 		},
 		{
@@ -703,5 +706,5 @@ func TestEnvNames(t *testing.T) {
 		require.True(t, ok, name)
 		assert.Equal(t, env, o.env())
 	}
-	assert.Len(t, options, 27, "one option per Config field")
+	assert.Len(t, options, 27+13, "one option per Config field (13 in Security)")
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -49,10 +50,20 @@ func serve(ctx context.Context, fs *pflag.FlagSet, getenv func(string) string, l
 		log.Error("cannot start", "err", err)
 		return &exitError{code: exitFail}
 	}
-	log.Info("clients: use this Eureka service URL", "url", clientURL(n.Addr(), advertisedHost(n, nc)))
+	url := clientURL(n.Addr(), advertisedHost(n, nc))
+	if n.Scheme() == "https" {
+		url = "https" + strings.TrimPrefix(url, "http")
+	}
+	log.Info("clients: use this Eureka service URL", "url", url, "auth", nc.Auth.Enabled())
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// SIGHUP reloads the TLS certificate and key files (and would otherwise
+	// end the process).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go reloadOnHangup(ctx, hup, n, log)
 	<-ctx.Done()
 	stop()
 	log.Info("shutting down")

@@ -148,9 +148,7 @@ var springServerIgnored = []string{
 	"peer-eureka-nodes-update-interval-ms", "peer-eureka-status-refresh-time-interval-ms",
 	"peer-node-connect-timeout-ms", "peer-node-connection-idle-timeout-seconds", "peer-node-read-timeout-ms",
 	"peer-node-total-connections", "peer-node-total-connections-per-host", "prime-aws-replica-connections",
-	"property-resolver", "rate-limiter-burst-size", "rate-limiter-enabled", "rate-limiter-full-fetch-average-rate",
-	"rate-limiter-privileged-clients", "rate-limiter-registry-fetch-average-rate",
-	"rate-limiter-throttle-standard-clients", "registry-sync-retry-wait-ms", "remote-region-app-whitelist",
+	"property-resolver", "registry-sync-retry-wait-ms", "remote-region-app-whitelist",
 	"remote-region-connect-timeout-ms", "remote-region-connection-idle-timeout-seconds",
 	"remote-region-fetch-thread-pool-size", "remote-region-read-timeout-ms", "remote-region-registry-fetch-interval",
 	"remote-region-total-connections", "remote-region-total-connections-per-host", "remote-region-trust-store",
@@ -200,6 +198,13 @@ func buildFileKeys() map[string]fileKey {
 	server("use-read-only-response-cache", springReadOnlyCache)
 	server("should-use-read-only-response-cache", springReadOnlyCache)
 	server("response-cache-update-interval-ms", springCacheInterval)
+	// Eureka's RateLimitingFilter settings (security.go).
+	server("rate-limiter-enabled", springBool("rate-limit"))
+	server("rate-limiter-throttle-standard-clients", springBool("rate-limit-throttle-standard-clients"))
+	server("rate-limiter-burst-size", springOption("rate-limit-burst"))
+	server("rate-limiter-registry-fetch-average-rate", springOption("rate-limit-fetch-rate"))
+	server("rate-limiter-full-fetch-average-rate", springOption("rate-limit-full-fetch-rate"))
+	server("rate-limiter-privileged-clients", springOption("rate-limit-privileged-clients"))
 	add("eureka.instance.registry.expected-number-of-clients-sending-renews", false, springExpectedRenewers)
 	add("server.port", false, springServerPort)
 	add("server.address", false, springServerAddress)

@@ -61,6 +61,9 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 	}
 	cc.StreamTimeout = c.StreamTimeout
 	nc.Cluster = &cc
+	if err := applySecurity(c.Security, &nc); err != nil {
+		return nc, err
+	}
 
 	rp := cluster.DefaultReplicatorConfig()
 	// 0 passes through: the replicator is ready at once (LoadConfig has
