@@ -59,9 +59,11 @@ type ReplicatorConfig struct {
 	// random peer. Default 5s.
 	AntiEntropyInterval time.Duration
 	// LoadInterval is how often this node reports its renewal count to
-	// every member (for cluster-wide self-preservation). Default 15s; keep
-	// it at most a quarter of the renewal window, so that every member
-	// hears every window.
+	// every member (for cluster-wide self-preservation). It must be at most
+	// a quarter of the registry's renewal window, so that every member hears
+	// every quarter of it; 0 in DefaultReplicatorConfig means the node
+	// assembling the cluster (cmd/heureka/node) sets it to exactly that
+	// quarter. NewReplicator rejects 0.
 	LoadInterval time.Duration
 	// MaxBatch is the most records in one message. Default 512.
 	MaxBatch int
@@ -87,7 +89,6 @@ func DefaultReplicatorConfig() ReplicatorConfig {
 		Clock:               actors.SystemClock{},
 		RenewFlushInterval:  time.Second,
 		AntiEntropyInterval: 5 * time.Second,
-		LoadInterval:        15 * time.Second,
 		MaxBatch:            512,
 		MaxQueue:            100000,
 		ReadyTimeout:        30 * time.Second,

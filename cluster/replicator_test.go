@@ -372,15 +372,17 @@ func TestReplicatorConfigValidate(t *testing.T) {
 		"ready":        func(c *ReplicatorConfig) { c.ReadyTimeout = -time.Second },
 		"meta":         func(c *ReplicatorConfig) { c.Meta = make([]byte, 501) },
 	} {
-		c := DefaultReplicatorConfig()
+		c := testReplicatorConfig()
 		mutate(&c)
 		_, err := NewReplicator(c)
 		assert.ErrorIs(t, err, ErrInvalidReplicatorConfig, name)
 	}
-	c := DefaultReplicatorConfig()
+	_, err := NewReplicator(DefaultReplicatorConfig())
+	assert.ErrorIs(t, err, ErrInvalidReplicatorConfig, "the defaults leave LoadInterval to the node")
+	c := testReplicatorConfig()
 	c.ReadyTimeout = 0
 	r, err := NewReplicator(c)
-	require.NoError(t, err, "0 means do not wait")
+	require.NoError(t, err, "ReadyTimeout 0 means do not wait")
 	r.Start(fakePeers{bus: newFakeBus(), name: "x"}, true)
 	defer r.Stop()
 	assert.True(t, r.Ready(), "ReadyTimeout 0: ready at once, even when joining")

@@ -71,9 +71,8 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 	rp.ReadyTimeout = c.ReadyTimeout
 	rp.RenewFlushInterval = c.RenewForwardInterval
 	rp.AntiEntropyInterval = c.AntiEntropyInterval
-	// Every member must hear every renewal window (self-preservation sums
-	// the members' counts).
-	rp.LoadInterval = max(c.RenewalWindow/4, time.Millisecond)
+	// LoadInterval stays 0: the node sets it to a quarter of the renewal
+	// window.
 	nc.Replication = rp
 	return nc, nil
 }

@@ -157,9 +157,16 @@ func Start(cfg Config) (*Node, error) {
 		// gossip with.
 		_, httpPort, _ := net.SplitHostPort(ln.Addr().String())
 		repl.Meta = []byte(httpPort)
-		if repl.LoadInterval == 0 {
-			// Every member must hear every renewal window.
-			repl.LoadInterval = max(rc.RenewalWindow/4, time.Millisecond)
+		// Every member must hear every quarter of the renewal window (the
+		// window self-preservation slides by): scaled with it, or refused.
+		quarter := max(rc.RenewalWindow/4, time.Millisecond)
+		switch {
+		case repl.LoadInterval == 0:
+			repl.LoadInterval = quarter
+		case repl.LoadInterval > quarter:
+			_ = ln.Close()
+			return nil, fmt.Errorf("node: Replication.LoadInterval %v must be at most a quarter of Registry.RenewalWindow %v",
+				repl.LoadInterval, rc.RenewalWindow)
 		}
 		r, err := cluster.NewReplicator(repl)
 		if err != nil {

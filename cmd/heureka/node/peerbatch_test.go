@@ -68,3 +68,14 @@ func TestEurekaPeerBatchFansOutAndReachesTheOwner(t *testing.T) {
 		return true
 	}, 10*time.Second, 20*time.Millisecond, "a Eureka peer's cancel fans out")
 }
+
+// The load-report interval scales with the renewal window (a test that
+// shrinks the window gets reports every quarter of it); a value that would
+// leave self-preservation counting stale reports is refused.
+func TestLoadIntervalScalesWithTheWindow(t *testing.T) {
+	cfg := clusterNodeConfig("solo", nil, nil)
+	cfg.Registry.RenewalWindow = 400 * time.Millisecond
+	cfg.Replication.LoadInterval = time.Second
+	_, err := node.Start(cfg)
+	require.ErrorContains(t, err, "LoadInterval")
+}
