@@ -145,7 +145,11 @@ func (c *Client) run(ctx context.Context) {
 			st.renewFailures.Add(1)
 		case code == http.StatusOK:
 			st.renewals.Add(1)
-			c.sim.rec.renewed(c.ID, c.life, at, time.Now())
+			now := time.Now()
+			c.sim.rec.renewed(c.ID, c.life, at, now)
+			if owner := c.sim.ownerSeenBy(at, c.App); owner != "" && owner != at {
+				c.sim.rec.forwarded(c.ID, c.life, owner, now)
+			}
 		case code == http.StatusNotFound:
 			// The server lost the lease (evicted, or a node that never
 			// had it): register again, as the Java client does.
@@ -268,6 +272,16 @@ func (c *Client) send(ctx context.Context, nodeName, method, path, body string) 
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// ownerSeenBy returns the owner of app as the running node name sees it
+// (where it forwards the renewals it receives), or "".
+func (s *Sim) ownerSeenBy(name, app string) string {
+	nd := s.c.Node(name)
+	if nd == nil || nd.Replicator() == nil {
+		return ""
+	}
+	return nd.Replicator().OwnerOf(app)
 }
 
 // sleepCtx sleeps for d; it reports false if ctx ended first.

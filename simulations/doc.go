@@ -11,15 +11,21 @@
 // error (as the Java client does), re-register when a renewal answers 404
 // and cancel when they stop. A Scenario drives clients (steady ones and
 // churn) and faults (partition and heal, packet loss and delay, node crash
-// and restart, mass client failure) on a schedule drawn from the seed.
+// and restart, a node that stops reading its streams, mass client failure)
+// on a schedule drawn from the seed.
 //
 // While a scenario runs, a sampler asks every node over HTTP for every
 // application (GET /eureka/apps/{app}) every SampleInterval, and a prober
 // reads every node's view fingerprint, live members and self-preservation
-// status in process every ProbeInterval. Together with the clients' own log
-// (when each instance lived, when it was cancelled) these form the
-// Observations. Checkers (invariants.go) turn Observations into Verdicts
-// against explicit Thresholds, and Report renders the Results as Markdown.
+// status in process every ProbeInterval (and, once a second, the tombstones
+// each registry would send a peer). Together with the clients' own log
+// (when each instance lived, each registration, when it was cancelled)
+// these form the Observations. Checkers (invariants.go) turn Observations
+// into Verdicts against explicit Thresholds, and Report renders the Results
+// as Markdown. RunAll runs many scenarios and seeds side by side and
+// WriteResults summarises them; RunSabotage runs scenarios with the bug
+// switches of internal/sabotage on (in a -tags sabotage build) and
+// WriteSabotageReport tells which verdicts caught each switch.
 //
 // # Reachability model
 //

@@ -14,6 +14,7 @@ package simulations
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -397,7 +398,11 @@ func describeDivergence(p *Probe) []string {
 // runs for it (see republications): such a version overrides the
 // cancel's or eviction's tombstone everywhere, even if the sampler never
 // caught the instance absent. (3) Every instance whose client cancelled is
-// absent from every node's last sample.
+// absent from every node's last sample. A return under (1) that serves a
+// version (2) finds legitimate (made after the client stopped, by a node
+// the client renewed on less than a lease before) is the node catching up
+// with an overruled deletion, not a resurrection: it is reported as "not
+// counted".
 func CheckNoResurrection(o *Observations, th Thresholds) Verdict {
 	v := Verdict{Invariant: InvNoResurrection, Property: 3,
 		Threshold: "0 instances served again by a node that had dropped them, 0 new versions made by a node while no client ran for the instance, 0 cancelled instances left at the end"}
@@ -455,8 +460,8 @@ func CheckNoResurrection(o *Observations, th Thresholds) Verdict {
 						// seen, the one legitimate re-publication; see
 						// republications): what it dropped was the
 						// overruled deletion, not the instance.
-						caughtUp = append(caughtUp, d+fmt.Sprintf("; it serves the version %s made at %s, %s after the client's last renewal there, which overruled the deletion",
-							author, o.offset(at), secs(at.Sub(died.Renewed[author]))))
+						caughtUp = append(caughtUp, d+fmt.Sprintf("; it serves the version %s made at %s, less than a lease after the client's last renewal sent or forwarded there, which overruled the deletion",
+							author, o.offset(at)))
 						seenAbsent = false
 						continue
 					}
@@ -620,8 +625,8 @@ func (o *Observations) republications(l *InstanceLog) []string {
 				if o.overrules(lf, author, stamp) {
 					continue // a renewal there the owner had not seen
 				}
-				d := fmt.Sprintf("%s %s %s with a version stamped at %s, %s after its client stopped (cancelled=%v), with no registration since; first seen on %s at %s",
-					l.ID, RepublishedSignature, author, o.offset(stamp), secs(stamp.Sub(lf.End)), lf.Deregistered, n, o.offset(p.At))
+				d := fmt.Sprintf("%s %s %s with a version stamped at %s, %s after its client stopped (cancelled=%v), with no registration since; first seen on %s at %s; %s",
+					l.ID, RepublishedSignature, author, o.offset(stamp), secs(stamp.Sub(lf.End)), lf.Deregistered, n, o.offset(p.At), o.renewalTrail(&lf))
 				if recv, ok := o.copyBefore(author, l.App, l.ID, stamp); ok {
 					d += fmt.Sprintf("; %s held a copy made by another node since %s", author, o.offset(recv))
 					if o.LeaseDuration > 0 && stamp.Sub(recv) < o.LeaseDuration {
@@ -637,11 +642,36 @@ func (o *Observations) republications(l *InstanceLog) []string {
 
 // overrules reports whether a version of lf's instance that author made at
 // stamp, after the client stopped, is the legitimate re-publication: the
-// client's last renewal on author was less than a lease before (the owner
-// evicted on older information and author's renewal wins).
+// client's last renewal on author, sent there or forwarded there (to the
+// owner), was less than a lease before: an eviction made on older
+// information, and author's renewal wins.
 func (o *Observations) overrules(lf Life, author string, stamp time.Time) bool {
-	r, ok := lf.Renewed[author]
-	return ok && r.After(stamp.Add(-o.LeaseDuration-50*time.Millisecond))
+	since := stamp.Add(-o.LeaseDuration - 50*time.Millisecond)
+	if r, ok := lf.Renewed[author]; ok && r.After(since) {
+		return true
+	}
+	// A forwarded renewal reaches the owner up to a forwarding interval
+	// later; 200ms covers it.
+	r, ok := lf.Forwarded[author]
+	return ok && r.After(since.Add(-200*time.Millisecond))
+}
+
+// renewalTrail says where lf's client last renewed and where those
+// renewals were forwarded, for evidence.
+func (o *Observations) renewalTrail(lf *Life) string {
+	var parts []string
+	for _, n := range o.Nodes {
+		if r, ok := lf.Renewed[n]; ok {
+			parts = append(parts, fmt.Sprintf("renewed on %s at %s", n, o.offset(r)))
+		}
+		if r, ok := lf.Forwarded[n]; ok {
+			parts = append(parts, fmt.Sprintf("forwarded to %s at %s", n, o.offset(r)))
+		}
+	}
+	if len(parts) == 0 {
+		return "the client never renewed"
+	}
+	return "the client last " + strings.Join(parts, ", ")
 }
 
 // restartsWithin reports whether a life of l starts in (t, t+d].
@@ -749,22 +779,36 @@ func CheckMembership(o *Observations, th Thresholds) Verdict {
 		if p.At.Before(from) {
 			continue
 		}
-		last = p
 		if p.membersComplete() {
 			d := p.At.Sub(from)
 			v.Key = keySecs("membership time", d)
 			v.Pass = d <= th.Membership
 			v.Measured = fmt.Sprintf("complete %s after the faults (at %s), %d nodes", secs(d), o.offset(p.At), len(p.Up))
+			if !v.Pass && last != nil {
+				v.Details = append(v.Details, fmt.Sprintf("the last incomplete probe, at %s:", o.offset(last.At)))
+				v.Details = append(v.Details, membershipGaps(last)...)
+			}
 			return v
 		}
+		last = p
 	}
 	v.Measured = "never complete"
 	if last != nil {
-		for _, n := range last.Up {
-			v.Details = append(v.Details, fmt.Sprintf("%s sees %s", n, strings.Join(last.Live[n], ",")))
-		}
+		v.Details = append(v.Details, membershipGaps(last)...)
 	}
 	return v
+}
+
+// membershipGaps says, for every running node of p that does not see
+// exactly the running nodes, what it sees.
+func membershipGaps(p *Probe) []string {
+	var out []string
+	for _, n := range p.Up {
+		if !slices.Equal(p.Live[n], p.Up) {
+			out = append(out, fmt.Sprintf("%s sees %s", n, strings.Join(p.Live[n], ",")))
+		}
+	}
+	return out
 }
 
 // ---- 5. self-preservation ----------------------------------------------------

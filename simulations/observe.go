@@ -43,6 +43,11 @@ type Life struct {
 	// Renewed is, per node, when the client last registered or renewed
 	// there successfully during this life.
 	Renewed map[string]time.Time
+	// Forwarded is, per node, when a renewal of this life was last
+	// forwarded there: the owner of the application as the node the client
+	// renewed on saw it at the time. The owner counts a forwarded renewal
+	// as the client's own.
+	Forwarded map[string]time.Time
 	// Registrations are the successful registrations of this life, the
 	// first one and those after a renewal answered 404: when the request
 	// was sent and when it was acknowledged. The version a registration
@@ -235,6 +240,16 @@ func (r *recorder) renewed(id string, life int, node string, at time.Time) {
 	lf.Renewed[node] = at
 }
 
+func (r *recorder) forwarded(id string, life int, owner string, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	lf := &r.instances[id].Lives[life]
+	if lf.Forwarded == nil {
+		lf.Forwarded = map[string]time.Time{}
+	}
+	lf.Forwarded[owner] = at
+}
+
 func (r *recorder) lifeEnded(id string, life int, at time.Time, deregistered bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -297,6 +312,7 @@ func (r *recorder) observations() *Observations {
 		c.Lives = append([]Life(nil), l.Lives...)
 		for i := range c.Lives {
 			c.Lives[i].Renewed = maps.Clone(c.Lives[i].Renewed)
+			c.Lives[i].Forwarded = maps.Clone(c.Lives[i].Forwarded)
 			c.Lives[i].Registrations = slices.Clone(c.Lives[i].Registrations)
 		}
 		o.Instances[id] = &c

@@ -127,7 +127,7 @@ func WriteResults(w io.Writer, h ReportHeader, results []*Result, replay func(*R
 				if !v.Pass {
 					what = append(what, fmt.Sprintf("**%s**: %s", v.Invariant, v.Measured))
 					if len(v.Details) > 0 {
-						what[len(what)-1] += " (e.g. " + v.Details[0] + ")"
+						what[len(what)-1] += " (" + strings.Join(v.Details[:min(3, len(v.Details))], "; ") + ")"
 					}
 				}
 			}

@@ -787,3 +787,82 @@ func TestCheckRenewerKept(t *testing.T) {
 	require.False(t, v.Pass, "%s", v.Measured)
 	assert.Contains(t, v.Details[0], "a re-published by n1 at +7.0s while its client was renewing")
 }
+
+// TestRecountAfterReleaseIsRecognised checks BUG-5's matcher: engaging
+// again right after the release is BUG-5; never releasing is not.
+func TestRecountAfterReleaseIsRecognised(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers())
+	build := func(releaseAt, againAt float64) *Result {
+		h := newHistory("n0", "n1")
+		h.o.Timers = DefaultTimers()
+		h.o.Timers.RecountInterval = 8 * time.Second
+		h.o.ClientsCrashed = h.at(5)
+		h.o.CrashedIDs = []string{"d1"}
+		h.o.QuietEnd = h.at(30)
+		h.life("APP", "d1", "n0", 0, 5, false)
+		for _, n := range h.o.Nodes {
+			h.samples(n, "APP", 0, 30, nil, func(sec float64) []string {
+				if sec < releaseAt+0.3 {
+					return []string{"d1"}
+				}
+				return nil
+			})
+		}
+		h.probes(0, 30, func(sec float64, p *Probe) {
+			for _, n := range p.Up {
+				st := actors.SelfPreservationStatus{Enabled: true, Expected: 5, Threshold: 8, RenewsLastWindow: 10, ExpirationEnabled: true}
+				engaged := sec >= 7 && sec < releaseAt
+				if n == "n0" && sec >= againAt && sec < againAt+2 {
+					engaged = true
+				}
+				if engaged {
+					st.RenewsLastWindow, st.ExpirationEnabled = 6, false
+				}
+				p.SP[n] = st
+			}
+		})
+		r := &Result{Timers: h.o.Timers, Thresholds: th, Observations: h.o}
+		r.Verdicts = []Verdict{CheckSPRecountRelease(h.o, th)}
+		return r
+	}
+	r := build(15.5, 16)
+	require.False(t, r.Verdicts[0].Pass)
+	assert.True(t, bug5.Explains(r, r.Verdicts[0]), "%v", r.Verdicts[0].Details)
+	r = build(15.5, 20)
+	require.False(t, r.Verdicts[0].Pass)
+	assert.False(t, bug5.Explains(r, r.Verdicts[0]), "engaging again long after the release is something else")
+	r = build(100, 200)
+	require.False(t, r.Verdicts[0].Pass)
+	assert.False(t, bug5.Explains(r, r.Verdicts[0]), "never releasing is not BUG-5")
+}
+
+// TestRestartedInPartitionIsRecognised checks BUG-4's matcher: after the
+// heal, only the node restarted during the partition misses the other
+// side.
+func TestRestartedInPartitionIsRecognised(t *testing.T) {
+	build := func(gapNode string, gapSees []string) *Result {
+		h := newHistory("n0", "n1", "n2")
+		h.o.FaultsEnd = h.at(10)
+		h.o.QuietEnd = h.at(30)
+		h.o.Timeline = []Event{{At: 7 * time.Second, Kind: "restart", Detail: "n0 restarted (fresh process, same address)"}}
+		cut := &Topology{Groups: [][]string{{"n0", "n1"}, {"n2"}}}
+		h.probes(0, 30, func(sec float64, p *Probe) {
+			if sec < 10 {
+				p.Topo = cut
+			}
+			if sec >= 10 && sec < 25 {
+				p.Live[gapNode] = gapSees
+			}
+		})
+		r := &Result{Timers: DefaultTimers(), Thresholds: DefaultThresholds(DefaultTimers()), Observations: h.o}
+		r.Verdicts = []Verdict{CheckMembership(h.o, r.Thresholds)}
+		return r
+	}
+	r := build("n0", []string{"n0", "n1"})
+	require.False(t, r.Verdicts[0].Pass)
+	assert.Contains(t, strings.Join(r.Verdicts[0].Details, "\n"), "n0 sees n0,n1")
+	assert.True(t, bug4.Explains(r, r.Verdicts[0]))
+	r = build("n1", []string{"n1"})
+	require.False(t, r.Verdicts[0].Pass)
+	assert.False(t, bug4.Explains(r, r.Verdicts[0]), "n1 was not restarted and misses its own side")
+}
