@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -508,10 +509,20 @@ func TestLoadConfigBadValues(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 			assert.Contains(t, err.Error(), strings.TrimSpace(tt.value))
 
+			// From the environment the error names the variable, never
+			// the flag; from the file, the file, line and key.
 			env := "HEUREKA_" + strings.ToUpper(strings.ReplaceAll(tt.flag, "-", "_"))
 			_, _, err = LoadConfig(nil, envMap(map[string]string{env: tt.value}))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			assert.True(t, strings.HasPrefix(err.Error(), "environment variable "+env+": invalid value"), "%v", err)
+			assert.NotContains(t, err.Error(), "--"+tt.flag)
+
+			p := writeYAML(t, "log-format: text\n"+tt.flag+": "+strconv.Quote(tt.value)+"\n")
+			_, _, err = LoadConfig([]string{"--config", p}, envMap(nil))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.True(t, strings.HasPrefix(err.Error(), p+":2: "+tt.flag+": invalid value"), "%v", err)
 		})
 	}
 }
