@@ -249,6 +249,11 @@ type Membership struct {
 	nextSub  int
 	dispStop bool
 	refused  map[string]string // peer → reason last logged
+	// heardDead holds members this node never saw alive but heard of as
+	// failed in a peer's state (push/pull): a node that starts during a
+	// partition learns of the other side that way, and must re-dial it
+	// after the heal like the members it saw fail (see reconnect).
+	heardDead map[string]heardOf
 
 	transport *deadlineTransport // what memberlist uses; set by Start
 
@@ -810,12 +815,23 @@ func (m *Membership) maintain() {
 	}
 }
 
+// heardOf is a failed member known only from a peer's state.
+type heardOf struct {
+	addr string
+	at   time.Time
+}
+
 // reap forgets members dead longer than ReconnectTimeout or left longer than
 // TombstoneTimeout.
 func (m *Membership) reap() {
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for name, h := range m.heardDead {
+		if _, known := m.members[name]; known || now.Sub(h.at) > m.cfg.ReconnectTimeout {
+			delete(m.heardDead, name)
+		}
+	}
 	for name, mem := range m.members {
 		if (mem.State == StateDead && now.Sub(mem.Since) > m.cfg.ReconnectTimeout) ||
 			(mem.State == StateLeft && now.Sub(mem.Since) > m.cfg.TombstoneTimeout) {
@@ -839,6 +855,11 @@ func (m *Membership) reconnect() {
 			dead = append(dead, mem.Address)
 		case mem.State.Live():
 			alone = false
+		}
+	}
+	for name, h := range m.heardDead {
+		if _, known := m.members[name]; !known {
+			dead = append(dead, h.addr)
 		}
 	}
 	left := m.left
@@ -1155,6 +1176,7 @@ func (h *hooks) NotifyAlive(n *memberlist.Node) error {
 // NotifyMerge cancels a join with a cluster that has a live member on
 // another wire protocol; memberlist then fails the join on both sides.
 func (h *hooks) NotifyMerge(peers []*memberlist.Node) error {
+	h.m.noteHeardDead(peers)
 	for _, n := range peers {
 		if n.State != memberlist.StateAlive && n.State != memberlist.StateSuspect {
 			continue
@@ -1257,4 +1279,25 @@ func (m *Membership) record(t EventType, n *memberlist.Node, msg string) {
 	}
 	m.members[n.Name] = mem
 	m.enqueueLocked(queued{ev: MemberEvent{Type: t, Member: mem.Member}, node: node, notify: notify, msg: msg, debug: debug})
+}
+
+// noteHeardDead remembers the failed members of a peer's state that this
+// node does not know, as candidates for reconnect. (In a merge, memberlist
+// fills Node.State from the peer's state; it is the one place it does.)
+func (m *Membership) noteHeardDead(peers []*memberlist.Node) {
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, n := range peers {
+		if n.State != memberlist.StateDead || n.Name == m.cfg.NodeName {
+			continue
+		}
+		if _, known := m.members[n.Name]; known {
+			continue
+		}
+		if m.heardDead == nil {
+			m.heardDead = map[string]heardOf{}
+		}
+		m.heardDead[n.Name] = heardOf{addr: n.Address(), at: now}
+	}
 }

@@ -1009,3 +1009,52 @@ func TestEventTypeString(t *testing.T) {
 	assert.True(t, StateSuspect.Live())
 	assert.False(t, StateLeft.Live())
 }
+
+// BUG-4 of the simulations: a node that starts during a partition learns of
+// the other side only as failed members in its side's state. After the heal
+// it must re-dial them like the members it saw fail, not wait for
+// memberlist's periodic push/pull (disabled here: an hour).
+func TestRestartedDuringPartitionReconnectsToTheOtherSide(t *testing.T) {
+	n := NewMemNetwork(1)
+	defer n.Shutdown()
+	// Only c's restarted process re-dials: the others never reconnect and
+	// memberlist's push/pull is an hour away, so nothing else heals it.
+	noPushPull := func(t testing.TB, name string, join ...string) Config {
+		c := memConfig(t, n, name, join...)
+		c.MemberlistConfig = func(mc *memberlist.Config) {
+			fastTimings(mc)
+			mc.PushPullInterval = time.Hour
+		}
+		return c
+	}
+	passive := func(t testing.TB, name string, join ...string) Config {
+		c := noPushPull(t, name, join...)
+		c.ReconnectInterval = time.Hour
+		return c
+	}
+	a := startNode(t, passive(t, "a"))
+	b := startNode(t, passive(t, "b", "a"))
+	c := startNode(t, passive(t, "c", "a"))
+	waitView(t, a, allAre(StateAlive, "a", "b", "c"))
+	n.Partition([]string{"a"}, []string{"b", "c"})
+	waitView(t, b, merge(allAre(StateAlive, "b", "c"), allAre(StateDead, "a")))
+	waitView(t, a, merge(allAre(StateAlive, "a"), allAre(StateDead, "b", "c")))
+
+	// c restarts as a fresh process while the partition lasts: it joins b
+	// and hears of a only as dead.
+	n.Crash("c")
+	require.NoError(t, c.Shutdown())
+	n.Restart("c")
+	c2 := startNode(t, noPushPull(t, "c", "b"))
+	waitJoined(t, c2)
+	require.Eventually(t, func() bool {
+		c2.mu.Lock()
+		defer c2.mu.Unlock()
+		_, heard := c2.heardDead["a"]
+		_, known := c2.members["a"]
+		return heard && !known
+	}, waitFor, 20*time.Millisecond, "c2 heard of a as dead through b's state, never saw it")
+
+	n.Heal()
+	waitView(t, c2, allAre(StateAlive, "a", "b", "c"))
+}
