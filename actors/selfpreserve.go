@@ -161,7 +161,17 @@ func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, member
 // recount adopts count as the expected number of renewers if it is above
 // percent × expected or self-preservation is off (Eureka's 15-minute update:
 // it only lets the expectation fall gradually).
-func (s *selfPreservation) recount(count int) {
+//
+// Within one recount interval after the release rule fired it adopts
+// nothing: the registry still holds the silent instances that the release
+// is about to let the owners evict (15% per run), so counting it would
+// restore the expectation the release just gave up and engage again
+// (BUG-5 of the simulations). The evictions lower the expectation one by
+// one meanwhile, and the next recount finds the live fleet.
+func (s *selfPreservation) recount(count int, now time.Time) {
+	if s.enabled && !s.released.IsZero() && now.Sub(s.released) < s.releaseAfter {
+		return
+	}
 	if !s.enabled || float64(count) > s.percent*float64(s.expected) {
 		s.expected = count
 	}
@@ -252,7 +262,7 @@ func (a *selfPreservationActor) Receive(ctx actor.Context) {
 		a.sp.enabled = m.enabled
 		a.sp.engagedSince = time.Time{}
 		if m.enabled {
-			a.sp.recount(a.r.expectedCount())
+			a.sp.recount(a.r.expectedCount(), a.r.cfg.Clock.Now())
 		}
 		a.publish()
 		ctx.Respond(a.r.sp.Load())
@@ -274,7 +284,7 @@ func (a *selfPreservationActor) Receive(ctx actor.Context) {
 		if m.force {
 			a.sp.expected = a.r.expectedCount()
 		} else {
-			a.sp.recount(a.r.expectedCount())
+			a.sp.recount(a.r.expectedCount(), a.r.cfg.Clock.Now())
 		}
 		a.publish()
 	}

@@ -109,7 +109,7 @@ func TestSelfPreservationRecount(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := eurekaSP(tc.enabled, tc.expected)
-			sp.recount(tc.count)
+			sp.recount(tc.count, testEpoch)
 			assert.Equal(t, tc.want, sp.expected)
 		})
 	}
@@ -148,12 +148,18 @@ func TestSelfPreservationReleasesAfterRecountInterval(t *testing.T) {
 		sp.closeWindow(t0.Add(time.Duration(m)*time.Minute), 140, 0, 0) // 30 of 100 died silently
 		require.True(t, sp.engaged(), "minute %d", m)
 		// Eureka's own recount cannot let go: the dead are still counted.
-		sp.recount(100)
+		sp.recount(100, t0.Add(time.Duration(m)*time.Minute))
 	}
 	sp.closeWindow(t0.Add(15*time.Minute), 140, 0, 0)
 	assert.False(t, sp.engaged(), "released one recount interval after engaging")
 	assert.Equal(t, 70, sp.expected, "140 renewals a minute = 70 clients")
 	assert.Contains(t, sp.status().Reason, "released")
+	// A recount right after the release, while the registry still holds
+	// the 30 dead, must not restore the expectation (BUG-5).
+	sp.recount(100, t0.Add(15*time.Minute+time.Second))
+	assert.Equal(t, 70, sp.expected, "no recount within an interval of the release")
+	sp.closeWindow(t0.Add(15*time.Minute+15*time.Second), 140, 0, 0)
+	assert.False(t, sp.engaged())
 	// The dead are evicted: each eviction lowers the expectation; the live
 	// 70 stay above the threshold of the rest.
 	for range 30 {
@@ -161,8 +167,8 @@ func TestSelfPreservationReleasesAfterRecountInterval(t *testing.T) {
 	}
 	sp.closeWindow(t0.Add(16*time.Minute), 140, 0, 0)
 	assert.False(t, sp.engaged())
-	sp.recount(70)
-	assert.Equal(t, 70, sp.expected, "the recount brings the expectation back to the live fleet")
+	sp.recount(70, t0.Add(30*time.Minute))
+	assert.Equal(t, 70, sp.expected, "the next recount brings the expectation back to the live fleet")
 }
 
 // Switched off at run time, it never engages; switched on, it recounts.
