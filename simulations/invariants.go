@@ -409,6 +409,7 @@ func CheckNoResurrection(o *Observations, th Thresholds) Verdict {
 	idx := o.sampleIndex()
 	const inflight = 2 * time.Second // a read sent this long before a registration may already see it
 	var back, left, caughtUp []string
+	flagged := map[[2]string]bool{} // (id, node) whose return the samples already judged
 	stopped, cancelled := 0, 0
 	for _, l := range o.sortedInstances() {
 		if len(l.Lives) == 0 || l.Lives[0].End.IsZero() {
@@ -462,6 +463,7 @@ func CheckNoResurrection(o *Observations, th Thresholds) Verdict {
 						// overruled deletion, not the instance.
 						caughtUp = append(caughtUp, d+fmt.Sprintf("; it serves the version %s made at %s, less than a lease after the client's last renewal sent or forwarded there, which overruled the deletion",
 							author, o.offset(at)))
+						flagged[[2]string{l.ID, nodeName}] = true
 						seenAbsent = false
 						continue
 					}
@@ -475,11 +477,70 @@ func CheckNoResurrection(o *Observations, th Thresholds) Verdict {
 						}
 					}
 					back = append(back, d)
+					flagged[[2]string{l.ID, nodeName}] = true
 					seenAbsent = false
 				}
 			}
 			if final != nil && lastLife.Deregistered && !lastLife.End.IsZero() && final.At.After(lastLife.End) && final.IDs[l.ID] {
 				left = append(left, fmt.Sprintf("%s still on %s at %s, cancelled at %s", l.ID, nodeName, o.offset(final.At), o.offset(lastLife.End)))
+			}
+		}
+	}
+	// (1) again on the probes' fingerprints, ten a second: a copy that is
+	// back for less than a sampling interval (a node installs an old copy,
+	// and another's eviction tombstone deletes it again a moment later).
+	for _, l := range o.sortedInstances() {
+		if len(l.Lives) == 0 || l.Lives[0].End.IsZero() {
+			continue
+		}
+		key := "|" + l.App + "/" + l.ID + "@"
+		for _, nodeName := range o.Nodes {
+			if flagged[[2]string{l.ID, nodeName}] {
+				continue
+			}
+			hadIt, seenAbsent := false, false
+			var absentAt time.Time
+			for i := range o.Probes {
+				p := &o.Probes[i]
+				if !slices.Contains(p.Up, nodeName) {
+					hadIt, seenAbsent = false, false // down: the next process starts afresh
+					continue
+				}
+				if !p.Ready[nodeName] {
+					continue
+				}
+				present := strings.Contains(p.Fingerprint[nodeName], key)
+				if l.lifeAt(p.At) != nil || restartsWithin(l, p.At, inflight) || p.At.Before(l.Lives[0].End) {
+					hadIt = hadIt || present
+					seenAbsent = false
+					continue
+				}
+				if !present {
+					if hadIt && !seenAbsent {
+						absentAt, seenAbsent = p.At, true
+					}
+					continue
+				}
+				hadIt = true
+				if !seenAbsent {
+					continue
+				}
+				seenAbsent = false
+				died := lifeBefore(l, p.At)
+				d := fmt.Sprintf("%s back on %s at %s (in a probe) after it was gone at %s (client stopped at %s, cancelled=%v)",
+					l.ID, nodeName, o.offset(p.At), o.offset(absentAt), o.offset(died.End), died.Deregistered)
+				clock, author, ok := versionIn(p.Fingerprint[nodeName], l.App, l.ID)
+				at := hlcTime(clock)
+				if ok && at.After(died.End) && o.overrules(died, author, at) {
+					caughtUp = append(caughtUp, d+fmt.Sprintf("; it serves the version %s made at %s, which overruled the deletion", author, o.offset(at)))
+					continue
+				}
+				if ok {
+					d += fmt.Sprintf(" with the version %s made at %s", author, o.offset(at))
+				}
+				back = append(back, d)
+				flagged[[2]string{l.ID, nodeName}] = true
+				break
 			}
 		}
 	}

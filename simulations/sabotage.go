@@ -71,7 +71,8 @@ type Catch struct {
 }
 
 // Catches returns the verdicts of run that caught its switch against
-// control.
+// control. A failure a known server bug explains (KnownBugs) catches
+// nothing: it is not the switch's doing.
 func (run *SabotageRun) Catches(control *SabotageRun) []Catch {
 	passed := map[[2]string]bool{}
 	if control != nil {
@@ -86,7 +87,7 @@ func (run *SabotageRun) Catches(control *SabotageRun) []Catch {
 	var out []Catch
 	for _, r := range run.Results {
 		for _, v := range r.Verdicts {
-			if !v.Pass && passed[[2]string{r.Scenario, v.Invariant}] {
+			if !v.Pass && passed[[2]string{r.Scenario, v.Invariant}] && ExplainFailure(r, v) == nil {
 				out = append(out, Catch{Scenario: r.Scenario, Verdict: v})
 			}
 		}

@@ -866,3 +866,28 @@ func TestRestartedInPartitionIsRecognised(t *testing.T) {
 	require.False(t, r.Verdicts[0].Pass)
 	assert.False(t, bug4.Explains(r, r.Verdicts[0]), "n1 was not restarted and misses its own side")
 }
+
+// TestBriefReturnSeenOnlyInProbesIsCaught: an old copy installed and
+// deleted again within a sampling interval is still a resurrection.
+func TestBriefReturnSeenOnlyInProbesIsCaught(t *testing.T) {
+	h := newHistory("n0", "n1")
+	h.life("APP", "a", "n0", 0, 5, true)
+	gone := func(sec float64) []string {
+		if sec < 5.3 {
+			return []string{"a"}
+		}
+		return nil
+	}
+	h.samples("n0", "APP", 0, 10, nil, gone)
+	h.samples("n1", "APP", 0, 10, nil, gone)
+	h.probes(0, 10, func(sec float64, p *Probe) {
+		if sec >= 5.3 && !(sec > 7.05 && sec < 7.15) {
+			p.Fingerprint["n0"], p.Fingerprint["n1"] = "UP_0_", "UP_0_"
+		} else if sec > 7.05 && sec < 7.15 {
+			p.Fingerprint["n0"] = "UP_0_"
+		}
+	})
+	v := CheckNoResurrection(h.o, DefaultThresholds(DefaultTimers()))
+	require.False(t, v.Pass, "%s", v.Measured)
+	assert.Contains(t, v.Details[0], "a back on n1 at +7.1s (in a probe)")
+}
