@@ -27,8 +27,14 @@ testdeps:
 		$$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	fi
 
+## javadeps: fetch the Maven dependencies of the Java client tests (clients/java) into ~/.m2 by
+## running their build once (its tests skip without the nodes); go test then runs Maven offline.
+.PHONY: javadeps
+javadeps:
+	cd clients/java && mvn -B -ntp -q test
+
 ## test: install the JS client packages and chromium, vet, then every test with the race detector.
-test: clientdeps testdeps vet
+test: clientdeps testdeps javadeps vet
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 
 test-short:
