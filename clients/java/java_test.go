@@ -66,25 +66,30 @@ func startNode(t *testing.T, name string, mutate func(*node.Config)) *node.Node 
 	return n
 }
 
-// TestNetflixDiscoveryClient runs netflix/: the lifecycle in three formats
-// against an open node, and basic auth against a node with a user.
+// TestNetflixDiscoveryClient runs netflix/: the lifecycle in three formats,
+// each against an open node of its own, and basic auth against a node with a
+// user.
 func TestNetflixDiscoveryClient(t *testing.T) {
 	mvn := maven(t)
 	const user, pass = "java-client", "java-Pass/with@odd#chars"
 	hash, err := bcrypt.GenerateFromPassword([]byte(pass), bcrypt.MinCost)
 	require.NoError(t, err)
-	open := startNode(t, "java-open", nil)
+	// One open node per format, so that the three runs can go side by side.
+	var env []string
+	for _, format := range []string{"JSON", "COMPACT", "XML"} {
+		n := startNode(t, "java-"+strings.ToLower(format), nil)
+		env = append(env, "HEUREKA_URL_"+format+"="+n.URL()+"/")
+	}
 	secured := startNode(t, "java-auth", func(c *node.Config) {
 		c.Auth = &httpapi.AuthConfig{Users: []httpapi.User{{
 			Name: user, PasswordHash: string(hash), Roles: httpapi.RoleRead | httpapi.RoleWrite,
 		}}}
 	})
-	runMaven(t, mvn, "netflix",
-		"HEUREKA_URL="+open.URL()+"/",
+	runMaven(t, mvn, "netflix", append(env,
 		"HEUREKA_AUTH_URL="+secured.URL()+"/",
 		"HEUREKA_USER="+user,
 		"HEUREKA_PASS="+pass,
-	)
+	)...)
 }
 
 // TestSpringCloudClient runs spring/ against a two-node cluster, both nodes

@@ -24,7 +24,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The plain Netflix DiscoveryClient (eureka-client 2.0.6, Jersey 3 transport)
- * against a real Heureka node (HEUREKA_URL), in its default JSON, in compact
+ * against a real Heureka node (HEUREKA_URL_JSON, _COMPACT, _XML), in its default JSON, in compact
  * JSON (clientDataAccept=compact) and in XML. Each run goes through a
  * client's whole life: register, renew, full then delta fetches, hashcode
  * reconciliation, another instance's status change and override made through
@@ -38,7 +38,8 @@ class PlainDiscoveryClientTest {
     @ParameterizedTest(name = "{0}")
     @EnumSource(Format.class)
     void lifecycle(Format format) {
-        String base = Heureka.env("HEUREKA_URL");
+        // A node per format: the runs go side by side, and the apps hashcode covers the whole registry.
+        String base = Heureka.env("HEUREKA_URL_" + format.name());
         String app = "PLAIN-" + format.name();
         String a = app.toLowerCase() + "-client";
         String b = app.toLowerCase() + "-other";
