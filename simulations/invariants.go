@@ -846,7 +846,7 @@ func CheckMembership(o *Observations, th Thresholds) Verdict {
 			v.Pass = d <= th.Membership
 			v.Measured = fmt.Sprintf("complete %s after the faults (at %s), %d nodes", secs(d), o.offset(p.At), len(p.Up))
 			if !v.Pass && last != nil {
-				v.Details = append(v.Details, fmt.Sprintf("the last incomplete probe, at %s:", o.offset(last.At)))
+				v.Details = append(v.Details, fmt.Sprintf("last incomplete probe at %s", o.offset(last.At)))
 				v.Details = append(v.Details, membershipGaps(last)...)
 			}
 			return v

@@ -125,7 +125,11 @@ func WriteResults(w io.Writer, h ReportHeader, results []*Result, replay func(*R
 			}
 			for _, v := range r.Verdicts {
 				if !v.Pass {
-					what = append(what, fmt.Sprintf("**%s**: %s", v.Invariant, v.Measured))
+					name := v.Invariant
+					if bug := ExplainFailure(r, v); bug != nil {
+						name += " (known server bug " + bug.ID + ")"
+					}
+					what = append(what, fmt.Sprintf("**%s**: %s", name, v.Measured))
 					if len(v.Details) > 0 {
 						what[len(what)-1] += " (" + strings.Join(v.Details[:min(3, len(v.Details))], "; ") + ")"
 					}

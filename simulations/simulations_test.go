@@ -891,3 +891,40 @@ func TestBriefReturnSeenOnlyInProbesIsCaught(t *testing.T) {
 	require.False(t, v.Pass, "%s", v.Measured)
 	assert.Contains(t, v.Details[0], "a back on n1 at +7.1s (in a probe)")
 }
+
+// TestLateLearnedLeaseIsRecognised checks BUG-6's matcher: an overrule by
+// the client's own node right after a stalled owner reads again is BUG-6;
+// one at another time, or by another node, is not.
+func TestLateLearnedLeaseIsRecognised(t *testing.T) {
+	build := func(evictAt float64, author string) *Result {
+		h := newHistory("n0", "n3")
+		h.o.Timeline = []Event{{At: 13200 * time.Millisecond, Kind: "unstall", Detail: "n3 reads its streams again"}}
+		h.life("ORDERS", "o5", "n0", 9.5, 18, true)
+		lf := &h.o.Instances["o5"].Lives[0]
+		lf.Registrations = []Span{{From: h.at(9.5), To: h.at(9.51)}}
+		hlc := func(sec float64) uint64 { return uint64(h.at(sec).UnixMilli()) << 16 }
+		h.probes(0, 20, func(sec float64, p *Probe) {
+			fp := "UP_0_"
+			switch {
+			case sec >= 18:
+			case sec >= evictAt:
+				fp = fmt.Sprintf("UP_1_|ORDERS/o5@%d.%s", hlc(evictAt), author)
+			case sec >= 9.51:
+				fp = fmt.Sprintf("UP_1_|ORDERS/o5@%d.n0", hlc(9.505))
+			}
+			p.Fingerprint["n0"], p.Fingerprint["n3"] = fp, fp
+		})
+		r := &Result{Observations: h.o}
+		r.Verdicts = []Verdict{CheckRenewerKept(h.o, DefaultThresholds(DefaultTimers()))}
+		return r
+	}
+	r := build(13.5, "n0")
+	require.False(t, r.Verdicts[0].Pass)
+	assert.True(t, bug6.Explains(r, r.Verdicts[0]), "%v", r.Verdicts[0].Details)
+	r = build(16, "n0")
+	require.False(t, r.Verdicts[0].Pass)
+	assert.False(t, bug6.Explains(r, r.Verdicts[0]), "long after the unstall")
+	r = build(13.5, "n3")
+	require.False(t, r.Verdicts[0].Pass)
+	assert.False(t, bug6.Explains(r, r.Verdicts[0]), "not the client's node")
+}
