@@ -21,8 +21,8 @@ var SabotagePlan = map[sabotage.Switch][]string{
 	// BUG-1: a node holding an unexpired copy overrules the owner's
 	// eviction. Best candidates: a node that learns of leases late (a
 	// restart's initial sync) and an eviction soon after, and an owner
-	// crash. Not caught since 5149916 (see simulations/README.md, "What
-	// the sabotage run does not catch").
+	// crash. Not caught since 5149916 (see simulations/README.md,
+	// Findings: "replica-overrules-eviction is not caught").
 	sabotage.ReplicaOverrulesEviction: {"restart-during-eviction", "owner-crash"},
 	// Tombstones aged by local receipt: the node restarted before the heal
 	// and the other side at the heal learn deletions late and keep their
