@@ -22,6 +22,17 @@ type lease struct {
 	// on this node (epoch ms; 0 if only peers ever told us of it). Only
 	// such a renewal can overrule a peer's eviction.
 	clientRenewed int64
+	// installed is when this node first held the lease (epoch ms). An
+	// owner that learns of a lease late (it was cut off when the client
+	// registered) gives it one lease duration from then before evicting:
+	// the renewals forwarded to it meanwhile are on their way. It is a
+	// grace for eviction here only; records still carry lastUpdate, so no
+	// copy is born fresh elsewhere.
+	installed int64
+	// received is when the last peer record for this lease arrived (epoch
+	// ms; 0 if none): only the sabotage switch ReplicaOverrulesEviction
+	// reads it, to put BUG-1 back.
+	received int64
 }
 
 // renewedByClient reports whether a client renewed l on this node within its
@@ -156,9 +167,10 @@ func (a *appState) register(in *Instance, replicated bool) Event {
 	r.IsCoordinatingDiscoveryServer = false
 
 	l := &lease{registered: now, lastUpdate: now, duration: time.Duration(r.LeaseInfo.DurationSecs) * time.Second,
-		version: a.currentVersion(r.ID())}
+		version: a.currentVersion(r.ID()), installed: now}
 	if existing != nil {
 		l.serviceUp = existing.serviceUp
+		l.installed = existing.installed
 	}
 	if r.Status == StatusUp && l.serviceUp == 0 {
 		l.serviceUp = now
@@ -358,6 +370,8 @@ func (a *appState) get(id string, since int64) (*Instance, bool, bool) {
 func (a *appState) expiredSince(l *lease, now int64, extra time.Duration, since int64) bool {
 	if sabotage.On(sabotage.NoTakeoverGrace) {
 		since = 0
+	} else {
+		since = max(since, l.installed)
 	}
 	return now > max(l.lastUpdate, since)+l.duration.Milliseconds()+extra.Milliseconds()
 }
@@ -493,7 +507,7 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 		return a.refuseStale(r, inst, now), ApplyRefused
 	}
 	nl := &lease{registered: inst.LeaseInfo.RegistrationTimestamp, lastUpdate: lastRenewal,
-		duration: duration, serviceUp: inst.LeaseInfo.ServiceUpTimestamp}
+		duration: duration, serviceUp: inst.LeaseInfo.ServiceUpTimestamp, installed: now, received: now}
 	if sabotage.On(sabotage.CopiedLeaseFresh) {
 		nl.lastUpdate = now
 	}
@@ -504,6 +518,7 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 		// A replicated change never moves the local lease clock back.
 		nl.lastUpdate = max(l.lastUpdate, nl.lastUpdate)
 		nl.clientRenewed = l.clientRenewed
+		nl.installed = l.installed
 	}
 	nl.inst = inst
 	nl.version = r.Version
@@ -521,7 +536,9 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 // duration.
 func (a *appState) overrulesEviction(l *lease, now int64) bool {
 	if sabotage.On(sabotage.ReplicaOverrulesEviction) {
-		return !l.expired(now, 0) // BUG-1: any unexpired copy overruled
+		// BUG-1 as it was: a copy received less than a lease ago counted
+		// as renewed here, and overruled the owner's eviction.
+		return l.renewedByClient(now) || (l.received > 0 && now-l.received <= l.duration.Milliseconds())
 	}
 	return l.renewedByClient(now)
 }

@@ -620,13 +620,18 @@ func TestApplyRecord(t *testing.T) {
 		assert.Equal(t, rec.Version, ev.Version)
 		assert.NotSame(t, rec.Instance, ev.Instance, "not retained")
 		assert.Equal(t, int64(1234), ev.Instance.LeaseInfo.RegistrationTimestamp)
-		_, expired := mustGet(t, a, "i-1")
-		assert.True(t, expired, "a copy is not born fresh: the record carried no renewal since 1234")
+		got, expired := mustGet(t, a, "i-1")
+		assert.Equal(t, int64(1234), got.LeaseInfo.LastRenewalTimestamp, "a copy is not born fresh")
+		assert.Equal(t, int64(1234), a.records()[0].LastRenewal, "and is not passed on as fresh")
+		assert.False(t, expired, "an owner that learns of a lease late gives it one lease from then")
+		clock.Advance(10*time.Second + time.Millisecond) // the test instance's lease
+		_, expired = mustGet(t, a, "i-1")
+		assert.True(t, expired, "then it expires: nothing renewed it")
 		rec.Version.Clock++
 		rec.LastRenewal = ms(clock.Now()) - 1000
 		_, ok = applyRec(a, rec)
 		require.True(t, ok)
-		got, expired := mustGet(t, a, "i-1")
+		got, expired = mustGet(t, a, "i-1")
 		assert.False(t, expired, "the sender's last renewal is kept")
 		assert.Equal(t, rec.LastRenewal, got.LeaseInfo.LastRenewalTimestamp)
 	})

@@ -58,14 +58,40 @@ func (r *Replicator) sendLoad() {
 	r.eachLink(func(l *peerLink) { l.pushControl(m) })
 }
 
-// onLoad records a member's report.
+// onLoad records a member's report. A report after a gap (the previous one
+// had gone stale) means this node may have missed renewals forwarded to it
+// meanwhile: the eviction grace restarts (see evictionGraceFrom).
 func (r *Replicator) onLoad(m *wire.Load) {
 	if m.Node == "" || m.WindowMillis <= 0 || m.Node == r.localName() {
 		return
 	}
+	now := time.Now()
 	r.loadMu.Lock()
-	r.loads[m.Node] = peerLoad{msg: m, at: time.Now()}
+	if prev, ok := r.loads[m.Node]; ok && !prev.fresh(now, r.cfg.LoadInterval) {
+		r.resumed = r.cfg.Clock.Now()
+	}
+	r.loads[m.Node] = peerLoad{msg: m, at: now}
 	r.loadMu.Unlock()
+}
+
+// evictionGraceFrom is the earliest moment from which an owner may count
+// a lease's silence: renewals reach an owner forwarded by the members its
+// clients talk to, so while this node is not hearing from an alive member
+// that used to report (it is cut off from it, or it was stalled itself),
+// it may be missing renewals, and it evicts nothing (the result is now);
+// after such a gap, silence counts only from when the reports resumed.
+// "Doubt yourself before you evict others."
+func (r *Replicator) evictionGraceFrom() time.Time {
+	o := r.own.Load()
+	now := time.Now()
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	for _, m := range o.members {
+		if p, ok := r.loads[m]; ok && m != o.self && !p.fresh(now, r.cfg.LoadInterval) {
+			return r.cfg.Clock.Now()
+		}
+	}
+	return r.resumed
 }
 
 // PeerRenewals implements actors.RenewalPeers: the sum of the fresh reports

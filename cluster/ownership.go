@@ -94,13 +94,18 @@ func (r *Replicator) Owns(app string) bool {
 	return o.owner(app) == o.self
 }
 
-// OwnedSince implements actors.Ownership.
+// OwnedSince implements actors.Ownership: the later of when this node came
+// to own app and evictionGraceFrom.
 func (r *Replicator) OwnedSince(app string) (time.Time, bool) {
 	o := r.own.Load()
 	if o.owner(app) != o.self {
 		return time.Time{}, false
 	}
-	return o.since(app), true
+	since := o.since(app)
+	if g := r.evictionGraceFrom(); g.After(since) {
+		since = g
+	}
+	return since, true
 }
 
 // OwnedCount implements actors.Ownership.

@@ -175,8 +175,9 @@ type Replicator struct {
 	readyOnce sync.Once
 	progress  atomic.Int64 // unix nanos of the last initial-sync progress
 
-	loadMu sync.Mutex
-	loads  map[string]peerLoad // guarded by loadMu
+	loadMu  sync.Mutex
+	loads   map[string]peerLoad // guarded by loadMu
+	resumed time.Time           // guarded by loadMu: when reports last resumed after a gap
 
 	stats struct {
 		messages, bytes, records, renewalMsgs, renewals, digests, syncs atomic.Uint64

@@ -27,12 +27,13 @@ type fakeBus struct {
 	nodes   map[string]*Replicator
 	dead    map[string]bool
 	stalled map[string]bool
+	muted   map[string]bool // their sends are lost (they do not notice)
 	timeout time.Duration
 	sent    map[string]*atomic.Int64 // messages delivered, by receiver
 }
 
 func newFakeBus() *fakeBus {
-	return &fakeBus{nodes: map[string]*Replicator{}, dead: map[string]bool{}, stalled: map[string]bool{},
+	return &fakeBus{nodes: map[string]*Replicator{}, dead: map[string]bool{}, stalled: map[string]bool{}, muted: map[string]bool{},
 		timeout: 300 * time.Millisecond, sent: map[string]*atomic.Int64{}}
 }
 
@@ -62,8 +63,11 @@ var errNoMember = errors.New("fake: no such live member")
 func (p fakePeers) SendReliable(name string, msg []byte) error {
 	p.bus.mu.Lock()
 	to, dead, stalled, timeout, cnt := p.bus.nodes[name], p.bus.dead[name], p.bus.stalled[name], p.bus.timeout, p.bus.sent[name]
+	muted := p.bus.muted[p.name]
 	p.bus.mu.Unlock()
 	switch {
+	case muted:
+		return nil
 	case dead:
 		return errNoMember
 	case stalled:
@@ -439,4 +443,41 @@ func TestPeerLinkControlQueue(t *testing.T) {
 	}
 	assert.Equal(t, 1, digests)
 	assert.Equal(t, 1, loads)
+}
+
+// An owner that stops hearing from a member (it was cut off, or stalled
+// itself) may be missing the renewals that member forwards: it evicts
+// nothing meanwhile, and afterwards counts silence only from when it hears
+// again (BUG-6 of the simulations).
+func TestReplicatorNoEvictionWhileDeafToAMember(t *testing.T) {
+	bus := newFakeBus()
+	a, _ := bus.start(t, "a", false), bus.start(t, "b", false)
+	var app string
+	for i := 0; ; i++ {
+		if app = fmt.Sprintf("APP%d", i); a.repl.OwnerOf(app) == "a" {
+			break
+		}
+	}
+	require.Eventually(t, func() bool { _, ok := a.repl.MemberLoads()["b"]; return ok }, waitFor, tick, "b reports")
+	before, ok := a.repl.OwnedSince(app)
+	require.True(t, ok)
+
+	bus.mu.Lock()
+	bus.muted["b"] = true
+	bus.mu.Unlock()
+	require.Eventually(t, func() bool {
+		since, _ := a.repl.OwnedSince(app)
+		return time.Since(since) < 50*time.Millisecond
+	}, waitFor, tick, "while b is not heard, a's grace keeps starting now")
+
+	bus.mu.Lock()
+	bus.muted["b"] = false
+	bus.mu.Unlock()
+	require.Eventually(t, func() bool {
+		a.repl.loadMu.Lock()
+		defer a.repl.loadMu.Unlock()
+		return !a.repl.resumed.IsZero()
+	}, waitFor, tick)
+	since, _ := a.repl.OwnedSince(app)
+	assert.True(t, since.After(before), "silence counts from when b was heard again")
 }
