@@ -41,12 +41,6 @@ func (l *lease) renewedByClient(now int64) bool {
 	return l.clientRenewed > 0 && now-l.clientRenewed <= l.duration.Milliseconds()
 }
 
-// expired reports whether the lease has run out at now, allowing extra slack
-// (Eureka's eviction compensation).
-func (l *lease) expired(now int64, extra time.Duration) bool {
-	return now > l.lastUpdate+l.duration.Milliseconds()+extra.Milliseconds()
-}
-
 // tombstone remembers a deleted instance so that a stale copy from a peer
 // cannot bring it back. It is aged by its version: the HLC time of the
 // deletion, which every node agrees on, so it expires at the same moment
