@@ -37,14 +37,35 @@
 // EvictionInterval: unless self-preservation disables expiry, it collects
 // expired leases from every application it may evict, caps them at
 // size − int(size × RenewalPercentThreshold) and evicts a random choice; the
-// application actors re-check each lease, so a racing renewal wins.
+// application actors re-check each lease, so a racing renewal wins. A lease
+// counts as expired only once it has been silent for its whole duration
+// after the later of its last renewal, the moment this node came to own its
+// application, and the moment this node first held it (per-lease grace).
+//
+// Self-preservation (selfpreserve.go) weighs cluster-wide figures: every
+// instance of the registry is expected to renew, and the renewals counted
+// here are added to those the other members report (RenewalPeers). Its
+// window slides every quarter, and it releases by itself after one
+// RenewalThresholdUpdateInterval engaged.
+//
+// # Deletes
+//
+// A cancel or eviction leaves a tombstone aged by the deletion's HLC time;
+// expired tombstones are neither stored on receipt nor sent. A live record
+// older than TombstoneTTL that this node does not know, whose lease has run
+// out by the sender's account, is refused and answered with an eviction
+// tombstone (applyRecord explains why this makes resurrection impossible
+// whatever the partition length).
 //
 // # Cluster hooks
 //
-// An Ownership (the cluster's replicator) restricts eviction and
-// self-preservation to the applications this node owns; OnRenew lets the
-// cluster forward client renewals to owners; ApplyRecords and Records carry
+// An Ownership (the cluster's replicator) restricts eviction to the
+// applications this node owns and says since when; RenewalPeers gives the
+// other members' renewal counts; OnRenew lets the cluster forward client
+// renewals to owners; ApplyRecords, Versions and RecordsNewerThan carry
 // anti-entropy. Without them the registry is a single Eureka node.
 //
-// This package imports no other package of the project.
+// This package imports no other package of the project except
+// internal/sabotage, whose switches are constant false unless built with
+// the sabotage tag.
 package actors
