@@ -91,3 +91,32 @@ chaos-seeds:
 
 clean:
 	rm -rf bin $(BENCHOUT)
+
+.PHONY: chaos-netns
+
+## chaos-netns: real heureka processes, one per Linux network namespace on a bridge, under link
+## down, tc/BPF packet loss and partitions, SIGKILL and SIGSTOP, with Eureka clients in a namespace
+## of their own, judged by the simulations' checkers → simulations/netns/RESULTS.md (root; about
+## 4 minutes). Without root, ip, tc or ping it prints SKIPPED and exits 0. Every namespace and
+## process of the run is removed at the end, also on failure or ^C.
+chaos-netns:
+	@if [ "$$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1 \
+		|| ! command -v ping >/dev/null 2>&1; then \
+		echo "chaos-netns: SKIPPED: needs root and the ip and tc (iproute2) and ping (iputils-ping) commands to create network namespaces"; \
+		exit 0; \
+	fi; \
+	run=$${HK_NETNS_RUN:-$$(od -An -N2 -tx1 /dev/urandom | tr -d ' \n')}; \
+	bindir=$$(mktemp -d); \
+	sweep() { \
+		for ns in $$(ip netns list | awk '{print $$1}' | grep "^hk-$$run-"); do \
+			ip netns pids $$ns | xargs -r kill -9; ip netns del $$ns; \
+		done; rm -rf "$$bindir"; \
+	}; \
+	trap 'sweep; exit 130' INT TERM HUP; \
+	echo "chaos-netns: run $$run: go build ./cmd/heureka"; \
+	$(GO) build -o "$$bindir/heureka" ./cmd/heureka || { sweep; exit 1; }; \
+	HK_NETNS_RUN=$$run HK_NETNS_BIN="$$bindir/heureka" \
+		$(GO) test -tags netns -run '^TestNetns$$' -count=1 -v -timeout 20m ./simulations/netns/; \
+	rc=$$?; sweep; \
+	echo "chaos-netns: run $$run: $$(ip netns list | grep -c "^hk-$$run-") namespaces left; results in simulations/netns/RESULTS.md"; \
+	exit $$rc

@@ -17,7 +17,7 @@ import (
 // the namespace's eth0. A socket belongs to the namespace of the thread
 // that created it, so the dial locks its goroutine to its thread, switches
 // the thread over (setns), creates and connects the socket and switches
-// back. net/http dials in a goroutine of its own, which is what makes this
+// back (and sets SO_LINGER 0, see below). net/http dials in a goroutine of its own, which is what makes this
 // safe: if switching back failed, the thread stays locked and Go discards
 // it when that goroutine ends.
 func dialIn(nsPath string) func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -47,6 +47,16 @@ func dialIn(nsPath string) func(ctx context.Context, network, addr string) (net.
 			return nil, fmt.Errorf("setns back from %s: %w", nsPath, err) // thread stays locked
 		}
 		runtime.UnlockOSThread()
+		if tc, ok := conn.(*net.TCPConn); ok {
+			// Closing the connection resets it: when a client gives up
+			// on a request (a timeout) or stops, nothing it sent is left
+			// in the kernel to be delivered later. With an ordinary close
+			// the kernel keeps retransmitting unsent data: a registration
+			// that timed out while a node's link was down reached the node
+			// 12 s later, after the link came back and after its client had
+			// died, and registered the instance again.
+			_ = tc.SetLinger(0)
+		}
 		return conn, dialErr
 	}
 }

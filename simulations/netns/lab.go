@@ -27,12 +27,14 @@ import (
 //
 // Every eth0 is a veth whose peer is the bridge port. Faults act on the
 // bridge ports, in hk-<run>-br: a link down is `ip link set v<i> down`
-// (carrier lost on the node's eth0), loss and partitions are classic BPF
-// filters on the port's clsact hooks (see bpf.go). Loss uses the ingress
-// hook for the node→bridge direction and the egress hook for bridge→node:
-// a filter on the sending interface's own egress hook would report the
-// drop to the sending socket (ENOBUFS: ping resends, TCP retransmits at
-// once), which is not what a lossy wire does.
+// (carrier lost on the node's eth0); loss and partitions are classic BPF
+// filters on the ports' clsact egress hooks (see bpf.go), that is on what
+// the bridge delivers to a host. Loss on every port, the clients' included,
+// drops that share of the packets on every path between two hosts, each
+// way once. (A filter on the sending interface's own egress hook would
+// report the drop to the sending socket, ENOBUFS: ping resends, TCP
+// retransmits at once. That is not what a lossy wire does, so the filters
+// sit on the bridge side.)
 
 // Prefix starts the name of every namespace a lab creates.
 const Prefix = "hk-"
@@ -53,7 +55,7 @@ type Lab struct {
 	Nodes []string
 
 	mu        sync.Mutex
-	loss      map[string]int // node → percent, both ways
+	loss      map[string]int // part → percent
 	partition bool
 	down      map[string]bool
 }
@@ -78,8 +80,13 @@ func (l *Lab) index(node string) int {
 	return i
 }
 
-// port is the bridge-side name of node's veth.
-func (l *Lab) port(node string) string { return "v" + strconv.Itoa(l.index(node)) }
+// port is the bridge-side name of the veth of part: a node, or "c".
+func (l *Lab) port(part string) string {
+	if part == "c" {
+		return "vc"
+	}
+	return "v" + strconv.Itoa(l.index(part))
+}
 
 // run runs a command and returns its error with its output.
 func runCmd(ctx context.Context, name string, args ...string) error {
@@ -131,8 +138,8 @@ func NewLab(ctx context.Context, run string, nodes []string) (lab *Lab, err erro
 			return nil, err
 		}
 	}
-	for i := range nodes {
-		if err := runCmd(ctx, "ip", "netns", "exec", br, "tc", "qdisc", "add", "dev", "v"+strconv.Itoa(i), "clsact"); err != nil {
+	for _, part := range append([]string{"c"}, nodes...) {
+		if err := runCmd(ctx, "ip", "netns", "exec", br, "tc", "qdisc", "add", "dev", l.port(part), "clsact"); err != nil {
 			return nil, err
 		}
 	}
@@ -161,29 +168,26 @@ func (l *Lab) LinkUp(ctx context.Context, node string) error {
 	return runCmd(ctx, "ip", "-n", l.NS("br"), "link", "set", l.port(node), "up")
 }
 
-// SetLoss drops pct percent of the packets to node and pct percent of those
-// from it, at random (0 removes the filters).
-func (l *Lab) SetLoss(ctx context.Context, node string, pct int) error {
+// SetLoss drops pct percent of the packets the bridge delivers to part (a
+// node, or "c" for the clients' namespace), at random; 0 removes the
+// filter.
+func (l *Lab) SetLoss(ctx context.Context, part string, pct int) error {
 	l.mu.Lock()
-	had := l.loss[node] > 0
+	had := l.loss[part] > 0
 	if pct > 0 {
-		l.loss[node] = pct
+		l.loss[part] = pct
 	} else {
-		delete(l.loss, node)
+		delete(l.loss, part)
 	}
 	l.mu.Unlock()
-	port := l.port(node)
-	for _, hook := range []string{"ingress", "egress"} {
-		if had {
-			if err := l.tc(ctx, "filter", "del", "dev", port, hook, "pref", prefLoss); err != nil {
-				return err
-			}
+	port := l.port(part)
+	if had {
+		if err := l.tc(ctx, "filter", "del", "dev", port, "egress", "pref", prefLoss); err != nil {
+			return err
 		}
-		if pct > 0 {
-			if err := l.tc(ctx, "filter", "add", "dev", port, hook, "pref", prefLoss, "bpf", "da", "bytecode", LossProgram(pct)); err != nil {
-				return err
-			}
-		}
+	}
+	if pct > 0 {
+		return l.tc(ctx, "filter", "add", "dev", port, "egress", "pref", prefLoss, "bpf", "da", "bytecode", LossProgram(pct))
 	}
 	return nil
 }

@@ -83,6 +83,9 @@ type Scenario struct {
 	Invariants []string
 	// Drive starts clients, injects faults and lifts them.
 	Drive func(r *Run) error
+	// Thresholds, if set, adjusts the bounds for this scenario (the
+	// report shows the bound each verdict was held to).
+	Thresholds func(th *simulations.Thresholds)
 }
 
 // Result is one scenario run.
@@ -234,12 +237,16 @@ func RunScenario(ctx context.Context, sc Scenario, cfg Config) (res *Result, err
 		return res, driveErr
 	}
 	res.Pass = true
+	th := cfg.Thresholds
+	if sc.Thresholds != nil {
+		sc.Thresholds(&th)
+	}
 	for _, name := range sc.Invariants {
 		check, ok := simulations.Checkers[name]
 		if !ok {
 			return res, fmt.Errorf("netns: scenario %s: unknown invariant %q", sc.Name, name)
 		}
-		v := check(obs, cfg.Thresholds)
+		v := check(obs, th)
 		res.Verdicts = append(res.Verdicts, v)
 		res.Pass = res.Pass && v.Pass
 	}
@@ -813,14 +820,14 @@ func (r *Run) LinkUp(node string) error {
 	return nil
 }
 
-// SetLoss drops pct percent of the packets both ways on every node's link
-// (0 lifts it).
+// SetLoss drops pct percent of the packets on every path between two
+// hosts (nodes and the clients' namespace), each way (0 lifts it).
 func (r *Run) SetLoss(pct int) error {
 	if pct > 0 {
 		r.fault()
 	}
-	for _, n := range r.lab.Nodes {
-		if err := r.lab.SetLoss(r.ctx, n, pct); err != nil {
+	for _, part := range append([]string{"c"}, r.lab.Nodes...) {
+		if err := r.lab.SetLoss(r.ctx, part, pct); err != nil {
 			return err
 		}
 	}
@@ -828,7 +835,7 @@ func (r *Run) SetLoss(pct int) error {
 		r.lifted()
 		r.Event("loss-end", "loss filters removed")
 	} else {
-		r.Event("loss", "%d%% of the packets dropped each way on every node's link", pct)
+		r.Event("loss", "%d%% of the packets dropped on every path, each way (every bridge port's egress)", pct)
 	}
 	return nil
 }
