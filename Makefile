@@ -109,13 +109,13 @@ chaos-netns:
 	bindir=$$(mktemp -d); \
 	sweep() { \
 		for ns in $$(ip netns list | awk '{print $$1}' | grep "^hk-$$run-"); do \
-			ip netns pids $$ns | xargs -r kill -9; ip netns del $$ns; \
+			ip netns pids $$ns 2>/dev/null | xargs -r kill -9; ip netns del $$ns 2>/dev/null; \
 		done; rm -rf "$$bindir"; \
 	}; \
 	trap 'sweep; exit 130' INT TERM HUP; \
 	echo "chaos-netns: run $$run: go build ./cmd/heureka"; \
 	$(GO) build -o "$$bindir/heureka" ./cmd/heureka || { sweep; exit 1; }; \
-	HK_NETNS_RUN=$$run HK_NETNS_BIN="$$bindir/heureka" \
+	HK_NETNS_RUN=$$run HK_NETNS_BIN="$$bindir/heureka" HK_NETNS_COMMAND="make chaos-netns" \
 		$(GO) test -tags netns -run '^TestNetns$$' -count=1 -v -timeout 20m ./simulations/netns/; \
 	rc=$$?; sweep; \
 	echo "chaos-netns: run $$run: $$(ip netns list | grep -c "^hk-$$run-") namespaces left; results in simulations/netns/RESULTS.md"; \

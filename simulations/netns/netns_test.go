@@ -8,8 +8,9 @@ package netns
 //
 // as root. HK_NETNS_RUN names the run (default: random), HK_NETNS_SCENARIOS
 // picks scenarios (comma-separated; default all, and only then is
-// RESULTS.md written), HK_NETNS_BIN gives a heureka binary (default: built
-// from ./cmd/heureka).
+// RESULTS.md written, or to HK_NETNS_OUT if set), HK_NETNS_BIN gives a
+// heureka binary (default: built from ./cmd/heureka), HK_NETNS_SEED seeds
+// the harness's choices (default 1).
 
 import (
 	"bufio"
@@ -100,7 +101,13 @@ func TestNetns(t *testing.T) {
 	}
 	logf("netns: run %s; node logs in %s", run, logDir)
 	linksBefore := rootLinks()
+	loadBefore, _ := os.ReadFile("/proc/loadavg")
 	cfg := Config{Run: run, Bin: bin, LogDir: logDir, Progress: progress}
+	if s := os.Getenv("HK_NETNS_SEED"); s != "" {
+		if cfg.Seed, err = strconv.ParseInt(s, 10, 64); err != nil {
+			t.Fatalf("HK_NETNS_SEED: %v", err)
+		}
+	}
 
 	want := Scenarios
 	if sel := os.Getenv("HK_NETNS_SCENARIOS"); sel != "" {
@@ -153,12 +160,17 @@ func TestNetns(t *testing.T) {
 	}
 	rev, _ := exec.Command("git", "-C", root, "describe", "--always", "--dirty").Output()
 	kernel, _ := exec.Command("uname", "-r").Output()
+	command := os.Getenv("HK_NETNS_COMMAND")
+	if command == "" {
+		command = "go test -tags netns -run TestNetns ./simulations/netns/"
+	}
 	h := ReportHeader{
-		Command:   "make chaos-netns",
+		Command:   command,
 		Generated: time.Now(),
 		Revision:  strings.TrimSpace(string(rev)),
-		Machine: fmt.Sprintf("Linux %s, %d CPUs, %s", strings.TrimSpace(string(kernel)), runtime.NumCPU(),
-			runtime.Version()),
+		Machine: fmt.Sprintf("Linux %s, %d CPUs, %s; load average %s at the start",
+			strings.TrimSpace(string(kernel)), runtime.NumCPU(), runtime.Version(),
+			strings.Join(strings.Fields(string(loadBefore))[:min(3, len(strings.Fields(string(loadBefore))))], " ")),
 		Run:     run,
 		Cleanup: cleanup,
 	}

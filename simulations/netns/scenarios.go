@@ -60,8 +60,8 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "pause",
-		Summary: "n2 is SIGSTOPped for 8 s (its sockets stay open and the kernel accepts connections nobody answers), " +
-			"then SIGCONTed.",
+		Summary: "n2 is SIGSTOPped for 12 s under churn (its sockets stay open and the kernel accepts connections nobody answers; " +
+			"the others declare it dead and take its applications over), then SIGCONTed: it wakes with a stale registry and a stale view.",
 		Invariants: invariants,
 		Drive:      drivePause,
 	},
@@ -276,7 +276,7 @@ func drivePause(r *Run) error {
 	if err := r.Pause("n2"); err != nil {
 		return err
 	}
-	if err := r.Sleep(8 * time.Second); err != nil {
+	if err := r.Sleep(12 * time.Second); err != nil {
 		return err
 	}
 	if err := r.Resume("n2"); err != nil {
