@@ -58,20 +58,34 @@ func (r *Replicator) sendLoad() {
 	r.eachLink(func(l *peerLink) { l.pushControl(m) })
 }
 
-// onLoad records a member's report. A report after a gap (the previous one
-// had gone stale) means this node may have missed renewals forwarded to it
-// meanwhile: the eviction grace restarts (see evictionGraceFrom).
+// onLoad records a member's report. The first report after this node heard
+// from no member at all (every alive member's report had gone stale: this
+// node was the one cut off or stalled) means it may have missed renewals
+// forwarded to it meanwhile: the eviction grace restarts from now (see
+// evictionGraceFrom). One member's gap (it crashed, or was paused) does not
+// restart it: its clients fail over to the others, whose renewals kept
+// coming.
 func (r *Replicator) onLoad(m *wire.Load) {
 	if m.Node == "" || m.WindowMillis <= 0 || m.Node == r.localName() {
 		return
 	}
 	now := time.Now()
+	o := r.own.Load()
 	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
 	if prev, ok := r.loads[m.Node]; ok && !prev.fresh(now, r.cfg.LoadInterval) {
-		r.resumed = r.cfg.Clock.Now()
+		deaf := true
+		for _, name := range o.members {
+			if p, ok := r.loads[name]; ok && name != o.self && name != m.Node && p.fresh(now, r.cfg.LoadInterval) {
+				deaf = false
+				break
+			}
+		}
+		if deaf {
+			r.resumed = r.cfg.Clock.Now()
+		}
 	}
 	r.loads[m.Node] = peerLoad{msg: m, at: now}
-	r.loadMu.Unlock()
 }
 
 // evictionGraceFrom is the earliest moment from which an owner may count
