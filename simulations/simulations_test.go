@@ -928,3 +928,31 @@ func TestLateLearnedLeaseIsRecognised(t *testing.T) {
 	require.False(t, r.Verdicts[0].Pass)
 	assert.False(t, bug6.Explains(r, r.Verdicts[0]), "not the client's node")
 }
+
+func TestCheckSPPartition(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers()) // engage ≤ 5s, release ≤ 7s
+	build := func(n1Engages float64) *Observations {
+		h := newHistory("n0", "n1")
+		h.o.Timeline = []Event{{At: 5 * time.Second, Kind: "partition"}, {At: 15 * time.Second, Kind: "heal"}}
+		h.o.QuietEnd = h.at(30)
+		h.probes(0, 30, func(sec float64, p *Probe) {
+			for _, n := range p.Up {
+				engaged := sec >= 6 && sec < 17
+				if n == "n1" {
+					engaged = sec >= n1Engages && sec < 17
+				}
+				p.SP[n] = actors.SelfPreservationStatus{Enabled: true, Expected: 10, Threshold: 17, ExpirationEnabled: !engaged}
+			}
+		})
+		return h.o
+	}
+	v := CheckSPPartition(build(7), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	assert.Contains(t, v.Measured, "engaged within 2.00s")
+	v = CheckSPPartition(build(99), th) // the minority never engages
+	require.False(t, v.Pass)
+	assert.Contains(t, v.Details[0], "n1 never engaged")
+	v = CheckSPPartition(build(12), th) // 7 s after the split
+	require.False(t, v.Pass)
+	assert.Contains(t, v.Details[0], "n1 engaged 7.00s after the split")
+}
