@@ -286,3 +286,43 @@ func TestRoundOf(t *testing.T) {
 		t.Error("a probe with unready nodes counts as converged or complete")
 	}
 }
+
+func TestLateRegistrationExplainsResurrection(t *testing.T) {
+	resurrect := func(n string, s float64, def nodeView) nodeView {
+		if s >= 9.4 {
+			def.ids = append(def.ids, "o-1")
+		}
+		return def
+	}
+	o := build(t, resurrect)
+	v := verdict(t, simulations.InvNoResurrection, o)
+	if v.Pass {
+		t.Fatal("no-resurrection passes a resurrection")
+	}
+	// The lines heureka logs (text format).
+	log := `time=2026-11-30T22:11:10.680Z level=INFO msg="cluster: member joined" node=n1 component=cluster member=n2
+time=` + o.Start.Add(9300*time.Millisecond).UTC().Format("2006-01-02T15:04:05.000Z") + ` level=INFO msg=registered node=n1 component=registry app=ORDERS id=o-1 status=UP host=o-1.netns
+time=` + o.Start.Add(100*time.Millisecond).UTC().Format("2006-01-02T15:04:05.000Z") + ` level=INFO msg=registered node=n0 component=registry app=ORDERS id=o-2 status=UP host=o-2.netns
+`
+	regs := parseRegistrations(log)
+	if len(regs) != 2 || regs[0].Node != "n1" || regs[0].ID != "o-1" || regs[0].App != "ORDERS" {
+		t.Fatalf("parsed %+v", regs)
+	}
+	late := lateRegistrations(o, regs)
+	if late["o-2"] != "" || !strings.Contains(late["o-1"], "o-1 registered on n1 at +9.3s, 1.3s after its client stopped") {
+		t.Fatalf("late = %q", late)
+	}
+	ev, ok := explainResurrections(v, late)
+	if !ok || len(ev) != 1 {
+		t.Fatalf("not explained: %v %v (details %q)", ev, ok, v.Details)
+	}
+	// Without the log line, or with more cases than the evidence shows, the
+	// failure stands.
+	if _, ok := explainResurrections(v, map[string]string{}); ok {
+		t.Error("explained without a late registration")
+	}
+	v.Key.Value = float64(len(v.Details) + 1)
+	if _, ok := explainResurrections(v, late); ok {
+		t.Error("explained although the evidence was cut short")
+	}
+}

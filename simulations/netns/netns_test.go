@@ -129,7 +129,11 @@ func TestNetns(t *testing.T) {
 		}
 		for _, v := range res.Verdicts {
 			logf("%-24s %-20s %s  %s", sc.Name, v.Invariant, passFail(v.Pass), v.Measured)
-			if !v.Pass {
+			switch ev, known := res.Known[v.Invariant]; {
+			case v.Pass:
+			case known:
+				logf("%-24s %-20s KNOWN FINDING (%s): %s", sc.Name, v.Invariant, FindingLateRegistration, strings.Join(ev, "; "))
+			default:
 				t.Errorf("%s: %s FAIL: %s; %s", sc.Name, v.Invariant, v.Measured, strings.Join(v.Details, "; "))
 			}
 		}
@@ -233,7 +237,7 @@ func cleanupChecks(t *testing.T, cfg Config) []string {
 	}
 	left := check("forced failure", cfg.Run+"-forced-failure", res.Pids)
 	lines = append(lines, fmt.Sprintf("Forced failure: a run whose scenario returned an error while its nodes were partitioned, "+
-		"10%% loss was on and n1 was SIGSTOPped (10 clients running): %d heureka processes ended, namespaces `%s…` deleted; left: %s.",
+		"10%% loss was on, n1 was SIGSTOPped and clients were running: %d heureka processes ended, namespaces `%s…` deleted; left: %s.",
 		len(res.Pids), res.Namespaces, orNone(left)))
 
 	// 2. Drive panics.

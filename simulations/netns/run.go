@@ -109,8 +109,14 @@ type Result struct {
 	// Leftovers are the namespaces and processes still there after the
 	// cleanup: it must be empty.
 	Leftovers []string
-	// Pids are every heureka process the run started.
+	// Known maps a failed invariant to the evidence that explains it by a
+	// documented finding (FindingLateRegistration); OnlyKnown says that
+	// every failure of the run is so explained.
+	Known     map[string][]string
+	OnlyKnown bool
+	// Pids are every heureka process the run started, Logs their logs.
 	Pids         []int
+	Logs         []string
 	Observations *simulations.Observations
 }
 
@@ -128,6 +134,7 @@ type Run struct {
 	mu        sync.Mutex
 	procs     map[string]*Proc
 	pids      []int
+	logs      []string
 	unreached map[string]bool // paused or link down: the observer does not ask
 	clients   []*Client
 	seq       map[string]int
@@ -164,7 +171,7 @@ func RunScenario(ctx context.Context, sc Scenario, cfg Config) (res *Result, err
 		if cerr := CleanupRun(labRun); cerr != nil {
 			res.Leftovers = append(res.Leftovers, cerr.Error())
 		}
-		res.Pids = r.pids
+		res.Pids, res.Logs = r.pids, r.logs
 		for _, pid := range r.pids {
 			if alive(pid) {
 				res.Leftovers = append(res.Leftovers, fmt.Sprintf("process %d still running", pid))
@@ -250,7 +257,36 @@ func RunScenario(ctx context.Context, sc Scenario, cfg Config) (res *Result, err
 		res.Verdicts = append(res.Verdicts, v)
 		res.Pass = res.Pass && v.Pass
 	}
+	if !res.Pass {
+		res.explain(obs, r.logs)
+	}
 	return res, nil
+}
+
+// explain looks for the documented findings behind the failed verdicts.
+func (res *Result) explain(obs *simulations.Observations, logs []string) {
+	var regs []logRegistration
+	for _, path := range logs {
+		if b, err := os.ReadFile(path); err == nil {
+			regs = append(regs, parseRegistrations(string(b))...)
+		}
+	}
+	late := lateRegistrations(obs, regs)
+	res.OnlyKnown = true
+	for _, v := range res.Verdicts {
+		if v.Pass {
+			continue
+		}
+		ev, ok := explainResurrections(v, late)
+		if !ok {
+			res.OnlyKnown = false
+			continue
+		}
+		if res.Known == nil {
+			res.Known = map[string][]string{}
+		}
+		res.Known[v.Invariant] = ev
+	}
 }
 
 // ---- processes -----------------------------------------------------------------
@@ -269,6 +305,7 @@ func (r *Run) startProc(node string) error {
 	r.mu.Lock()
 	r.procs[node] = p
 	r.pids = append(r.pids, p.Pid())
+	r.logs = append(r.logs, p.Log)
 	r.mu.Unlock()
 	return nil
 }
@@ -383,7 +420,7 @@ func (r *Run) observe(ctx context.Context) {
 		apps := r.rec.appNames()
 		topo := r.Topology()
 		r.mu.Lock()
-		unreached := maps2(r.unreached)
+		unreached := copySet(r.unreached)
 		r.mu.Unlock()
 		readings := make([]Reading, len(up))
 		var wg sync.WaitGroup
@@ -423,7 +460,8 @@ func (r *Run) observe(ctx context.Context) {
 	}
 }
 
-func maps2(m map[string]bool) map[string]bool {
+// copySet copies a set; a nil set becomes an empty one.
+func copySet(m map[string]bool) map[string]bool {
 	out := make(map[string]bool, len(m))
 	for k, v := range m {
 		out[k] = v
@@ -494,7 +532,7 @@ func (r *Run) editTopo(edit func(t *simulations.Topology)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.topo.Load()
-	t := &simulations.Topology{Down: maps2(old.Down), Stalled: maps2(old.Stalled)}
+	t := &simulations.Topology{Down: copySet(old.Down), Stalled: copySet(old.Stalled)}
 	for _, g := range old.Groups {
 		t.Groups = append(t.Groups, slices.Clone(g))
 	}
