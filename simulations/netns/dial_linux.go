@@ -48,13 +48,15 @@ func dialIn(nsPath string) func(ctx context.Context, network, addr string) (net.
 		}
 		runtime.UnlockOSThread()
 		if tc, ok := conn.(*net.TCPConn); ok {
-			// Closing the connection resets it: when a client gives up
-			// on a request (a timeout) or stops, nothing it sent is left
-			// in the kernel to be delivered later. With an ordinary close
-			// the kernel keeps retransmitting unsent data: a registration
-			// that timed out while a node's link was down reached the node
-			// 12 s later, after the link came back and after its client had
-			// died, and registered the instance again.
+			// Closing the connection resets it (SO_LINGER 0), as Apache
+			// HttpCore's shutdown() does when the Java client aborts a
+			// request: when a client gives up on a request (a timeout) or
+			// stops, nothing it sent is left in its kernel to be delivered
+			// later. With an ordinary close the kernel keeps retransmitting
+			// unsent data: a registration that timed out while a node's
+			// link was down reached the node 12 s later, after the link
+			// came back and after its client had died, and registered the
+			// instance again.
 			_ = tc.SetLinger(0)
 		}
 		return conn, dialErr

@@ -271,6 +271,29 @@ func (l *Lab) Ping(ctx context.Context, part, ip string, count int, interval tim
 	return 0, 0, fmt.Errorf("ping %s from %s: %w: %s", ip, l.NS(part), err, bytes.TrimSpace(out))
 }
 
+// TCPCounters reads the TCP counters of the namespace of part (nstat:
+// TcpActiveOpens, TcpOutSegs, TcpRetransSegs, TcpExtTCPSynRetrans), as
+// absolute values since the namespace was made.
+func (l *Lab) TCPCounters(ctx context.Context, part string) (map[string]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", l.NS(part), "nstat", "-asz",
+		"TcpActiveOpens", "TcpOutSegs", "TcpRetransSegs", "TcpExtTCPSynRetrans").Output()
+	if err != nil {
+		return nil, fmt.Errorf("nstat in %s: %w", l.NS(part), err)
+	}
+	m := map[string]int64{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && !strings.HasPrefix(f[0], "#") {
+			if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				m[f[0]] = v
+			}
+		}
+	}
+	return m, nil
+}
+
 // Close kills every process left in the run's namespaces and deletes them.
 func (l *Lab) Close() error { return CleanupRun(l.Run) }
 

@@ -35,7 +35,7 @@ func WriteReport(w io.Writer, h ReportHeader, results []*Result) error {
 	b.WriteString("Each scenario starts a fresh lab: one network namespace per node (`hk-<run>-<scenario>-n<i>`, " +
 		"eth0 10.77.0.1x/24), one for the clients and the observer (`…-c`, 10.77.0.2) and one holding the bridge (`…-br`); " +
 		"one real `heureka` process per node namespace (`ip netns exec … heureka --node-name n<i> --http-addr 10.77.0.1x:8761 " +
-		"--gossip-addr 10.77.0.1x:7946 --join <two other nodes>` " + strings.Join(ServerFlags, " ") + "). " +
+		"--gossip-addr 10.77.0.1x:7946 --join <two other nodes> " + strings.Join(ServerFlags, " ") + "`). " +
 		"Clients register with a 3 s lease and renew every second over HTTP from the client namespace; the observer reads " +
 		"`GET /eureka/apps` and `/cluster/members` from every node every 200 ms. The verdicts come from the in-process " +
 		"simulations' own checkers (`simulations.Check*`) fed with these observations; see simulations/README.md.\n\n")

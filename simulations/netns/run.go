@@ -890,6 +890,22 @@ func (r *Run) Pids() []int {
 	return slices.Clone(r.pids)
 }
 
+// NodeTCPCounters sums the TCP counters of every node's namespace (see
+// Lab.TCPCounters).
+func (r *Run) NodeTCPCounters() (map[string]int64, error) {
+	sum := map[string]int64{}
+	for _, n := range r.lab.Nodes {
+		m, err := r.lab.TCPCounters(r.ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range m {
+			sum[k] += v
+		}
+	}
+	return sum, nil
+}
+
 // IP is node's address.
 func (r *Run) IP(node string) string { return r.lab.IP(node) }
 

@@ -218,6 +218,10 @@ func driveLoss(r *Run) error {
 		return err
 	}
 	const pct = 10
+	before, err := r.NodeTCPCounters()
+	if err != nil {
+		return err
+	}
 	if err := r.SetLoss(pct); err != nil {
 		return err
 	}
@@ -239,6 +243,15 @@ func driveLoss(r *Run) error {
 	if err := r.SetLoss(0); err != nil {
 		return err
 	}
+	after, err := r.NodeTCPCounters()
+	if err != nil {
+		return err
+	}
+	d := func(k string) int64 { return after[k] - before[k] }
+	r.Figure("the nodes' TCP during the loss (nstat, all node namespaces): %d connections opened (%.0f a second; "+
+		"memberlist opens one per replication message), %d segments sent, %d retransmitted (%.1f%%), %d of them SYNs",
+		d("TcpActiveOpens"), float64(d("TcpActiveOpens"))/time.Since(start).Seconds(), d("TcpOutSegs"),
+		d("TcpRetransSegs"), 100*float64(d("TcpRetransSegs"))/float64(max(1, d("TcpOutSegs"))), d("TcpExtTCPSynRetrans"))
 	return r.Sleep(3 * time.Second)
 }
 
