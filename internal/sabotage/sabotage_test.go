@@ -1,0 +1,27 @@
+package sabotage
+
+import "testing"
+
+// Without the sabotage tag nothing can be switched on; with it, only known
+// switches can, and On follows Set.
+func TestSet(t *testing.T) {
+	if !Enabled {
+		if err := Set(TombstonesDropped); err == nil {
+			t.Fatal("a build without the sabotage tag accepted a switch")
+		}
+		if On(TombstonesDropped) {
+			t.Fatal("On is true without the sabotage tag")
+		}
+		return
+	}
+	defer func() { _ = Set() }()
+	if err := Set("no-such-switch"); err == nil {
+		t.Fatal("an unknown switch was accepted")
+	}
+	if err := Set(TombstonesDropped); err != nil {
+		t.Fatal(err)
+	}
+	if !On(TombstonesDropped) || On(NoAntiEntropy) {
+		t.Fatal("On does not follow Set")
+	}
+}
