@@ -1010,42 +1010,51 @@ func TestEventTypeString(t *testing.T) {
 	assert.False(t, StateLeft.Live())
 }
 
-// BUG-4 of the simulations: a node that starts during a partition learns of
-// the other side only as failed members in its side's state. After the heal
-// it must re-dial them like the members it saw fail, not wait for
-// memberlist's periodic push/pull (disabled here: an hour).
+// A node that starts during a partition learns of the other side only as
+// failed members in its side's state (BUG-4 of the simulations); after the
+// heal it must find them. This test checks that it hears of them (heardDead)
+// and sees them alive after the heal with push/pull an hour away and the old
+// nodes never reconnecting. It does not isolate the re-dial: memberlist's
+// own gossip and probing heal this small case too (checked with the re-dial
+// switched off), so the evidence for the re-dial is the simulations'
+// long-partition runs (7 of 20 failing membership before it, 4 after).
 func TestRestartedDuringPartitionReconnectsToTheOtherSide(t *testing.T) {
 	n := NewMemNetwork(1)
 	defer n.Shutdown()
-	// Only c's restarted process re-dials: the others never reconnect and
-	// memberlist's push/pull is an hour away, so nothing else heals it.
-	noPushPull := func(t testing.TB, name string, join ...string) Config {
+	slow := func(t testing.TB, name string, join ...string) Config {
 		c := memConfig(t, n, name, join...)
 		c.MemberlistConfig = func(mc *memberlist.Config) {
-			fastTimings(mc)
+			fastTimings(mc) // gossip to the failed for a second only
 			mc.PushPullInterval = time.Hour
 		}
 		return c
 	}
 	passive := func(t testing.TB, name string, join ...string) Config {
-		c := noPushPull(t, name, join...)
+		c := slow(t, name, join...)
 		c.ReconnectInterval = time.Hour
 		return c
 	}
+	state := func(m *Membership, name string) State { return states(m)[name] }
 	a := startNode(t, passive(t, "a"))
-	b := startNode(t, passive(t, "b", "a"))
+	// b keeps the failed in memberlist's state, so that c2 hears of a.
+	bCfg := passive(t, "b", "a")
+	bCfg.MemberlistConfig = func(mc *memberlist.Config) {
+		fastTimings(mc)
+		mc.PushPullInterval = time.Hour
+		mc.GossipToTheDeadTime = time.Hour
+	}
+	b := startNode(t, bCfg)
 	c := startNode(t, passive(t, "c", "a"))
 	waitView(t, a, allAre(StateAlive, "a", "b", "c"))
 	n.Partition([]string{"a"}, []string{"b", "c"})
-	waitView(t, b, merge(allAre(StateAlive, "b", "c"), allAre(StateDead, "a")))
-	waitView(t, a, merge(allAre(StateAlive, "a"), allAre(StateDead, "b", "c")))
+	require.Eventually(t, func() bool { return state(b, "a") == StateDead }, waitFor, 20*time.Millisecond, "b sees a fail")
 
 	// c restarts as a fresh process while the partition lasts: it joins b
-	// and hears of a only as dead.
+	// and hears of a only as failed.
 	n.Crash("c")
 	require.NoError(t, c.Shutdown())
 	n.Restart("c")
-	c2 := startNode(t, noPushPull(t, "c", "b"))
+	c2 := startNode(t, slow(t, "c", "b"))
 	waitJoined(t, c2)
 	require.Eventually(t, func() bool {
 		c2.mu.Lock()
@@ -1053,8 +1062,9 @@ func TestRestartedDuringPartitionReconnectsToTheOtherSide(t *testing.T) {
 		_, heard := c2.heardDead["a"]
 		_, known := c2.members["a"]
 		return heard && !known
-	}, waitFor, 20*time.Millisecond, "c2 heard of a as dead through b's state, never saw it")
+	}, waitFor, 20*time.Millisecond, "c2 heard of a as failed through b's state, never saw it")
 
 	n.Heal()
-	waitView(t, c2, allAre(StateAlive, "a", "b", "c"))
+	require.Eventually(t, func() bool { return state(c2, "a") == StateAlive }, waitFor, 20*time.Millisecond,
+		"c2 re-dials a after the heal")
 }
