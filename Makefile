@@ -27,11 +27,12 @@ testdeps:
 		$$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	fi
 
-## javadeps: fetch the Maven dependencies of the Java client tests (clients/java) into ~/.m2 by
+## javadeps: fetch the Maven dependencies of the Java client tests (clients/java) into ~/.m2 and
+## build the reference Eureka server (clients/java/reference/target/reference-server.jar) by
 ## running their build once (its tests skip without the nodes); go test then runs Maven offline.
 .PHONY: javadeps
 javadeps:
-	cd clients/java && mvn -B -ntp -q test
+	cd clients/java && mvn -B -ntp -q package
 
 ## test: install the JS client packages and chromium, vet, then every test with the race detector.
 test: clientdeps testdeps javadeps vet
