@@ -35,8 +35,8 @@ func On(s Switch) bool { return (*active.Load())[s] }
 func Set(s ...Switch) error {
 	m := map[Switch]bool{}
 	for _, n := range s {
-		if !slices.Contains(All, n) {
-			return fmt.Errorf("sabotage: unknown switch %q (known: %v)", n, All)
+		if !slices.Contains(All, n) && !slices.Contains(UnitOnly, n) {
+			return fmt.Errorf("sabotage: unknown switch %q (known: %v and %v)", n, All, UnitOnly)
 		}
 		m[n] = true
 	}

@@ -41,6 +41,11 @@ const (
 	// SelfPreservationPerOwner makes each node weigh only the renewals and
 	// instances of the applications it owns (actors self-preservation).
 	SelfPreservationPerOwner Switch = "self-preservation-per-owner"
+	// LateRegistrationOutranksCancel lets a registration whose
+	// lastDirtyTimestamp is no newer than the cancelled record's outrank
+	// the cancel's tombstone, as it did before the late-registration fix
+	// (actors tryRegister and applyRecord).
+	LateRegistrationOutranksCancel Switch = "late-registration-outranks-cancel"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -49,3 +54,9 @@ var All = []Switch{
 	StaleRecordsAccepted, EvictWithoutOwnership, NoTakeoverGrace, NoAntiEntropy,
 	SelfPreservationPerOwner,
 }
+
+// UnitOnly lists the switches that only unit tests built with the sabotage
+// tag catch: the in-process simulations cannot show their bug (their
+// network never holds a request back, so no registration arrives late).
+// `make sabotage` does not try them; Set accepts them as it accepts All.
+var UnitOnly = []Switch{LateRegistrationOutranksCancel}

@@ -24,4 +24,24 @@ func TestSet(t *testing.T) {
 	if !On(TombstonesDropped) || On(NoAntiEntropy) {
 		t.Fatal("On does not follow Set")
 	}
+	for _, s := range UnitOnly {
+		if err := Set(s); err != nil || !On(s) {
+			t.Fatalf("unit-only switch %s: %v", s, err)
+		}
+	}
+}
+
+// The unit-only switches are distinct from the ones `make sabotage` tries,
+// and every switch has a distinct name.
+func TestSwitchLists(t *testing.T) {
+	seen := map[Switch]bool{}
+	for _, s := range append(append([]Switch{}, All...), UnitOnly...) {
+		if seen[s] {
+			t.Fatalf("switch %s listed twice", s)
+		}
+		seen[s] = true
+	}
+	if !seen[LateRegistrationOutranksCancel] {
+		t.Fatal("late-registration-outranks-cancel is not listed")
+	}
 }
