@@ -28,6 +28,13 @@ package cluster
 //     or SetReadDeadline passes, a blocked or later write or read fails with
 //     an error that satisfies errors.Is(err, os.ErrDeadlineExceeded) and
 //     net.Error's Timeout.
+//   - One-way faults (BlockOneWay, SetOneWayLoss) act on one direction of a
+//     link, as a stateful firewall or a bad transmit path would. A blocked
+//     direction from→to drops from's packets to to and fails from's dials to
+//     to; to's packets and dials to from still work, and the streams to
+//     dials stay open both ways (a firewall lets established connections
+//     through). One-way loss drops from's packets to to with its own
+//     probability, on top of SetLoss; streams are not affected.
 //   - A stalled node (Stall) accepts streams but never reads them: a dial to
 //     it succeeds, but the stream is never handed to its memberlist, so the
 //     dialler's writes block until their deadline. Its packets, both ways,
@@ -132,6 +139,9 @@ func (c *counters) reset() {
 	}
 }
 
+// arc is an ordered pair of node names: the direction from → to.
+type arc struct{ from, to string }
+
 // link is an unordered pair of node names.
 type link struct{ a, b string }
 
@@ -153,6 +163,8 @@ type MemNetwork struct {
 	byAddr   map[string]*memTransport // address → current transport
 	counters map[string]*counters     // node name → counters, for good
 	cut      map[link]struct{}        // partitioned pairs
+	blocked  map[arc]struct{}         // one-way blocked directions
+	arcLoss  map[arc]float64          // one-way packet loss
 	crashed  map[string]bool          // node name → crashed
 	stalled  map[string]bool          // node name → stalled
 	loss     float64                  // packet drop probability
@@ -171,6 +183,8 @@ func NewMemNetwork(seed int64) *MemNetwork {
 		byAddr:   make(map[string]*memTransport),
 		counters: make(map[string]*counters),
 		cut:      make(map[link]struct{}),
+		blocked:  make(map[arc]struct{}),
+		arcLoss:  make(map[arc]float64),
 		crashed:  make(map[string]bool),
 		stalled:  make(map[string]bool),
 		conns:    make(map[*memConn]struct{}),
@@ -255,10 +269,64 @@ func (n *MemNetwork) Partition(groupA, groupB []string) {
 	closeConns(doomed)
 }
 
-// Heal removes every partition. Crashed nodes stay crashed until Restart.
+// Heal removes every partition and every one-way block. Crashed nodes stay
+// crashed until Restart; one-way loss stays until SetOneWayLoss(…, 0).
 func (n *MemNetwork) Heal() {
 	n.mu.Lock()
 	clear(n.cut)
+	clear(n.blocked)
+	n.mu.Unlock()
+}
+
+// BlockOneWay blocks the direction from → to for every node of from and
+// every node of to: from's packets to to are dropped and from's dials to to
+// fail, while to still reaches from (an asymmetric partition: to can talk
+// to from, from cannot answer on a new connection). Streams that to dialled
+// to from stay open and work both ways; streams that from dialled to to are
+// closed. Blocks add up until Heal or UnblockOneWay.
+func (n *MemNetwork) BlockOneWay(from, to []string) {
+	n.mu.Lock()
+	for _, a := range from {
+		for _, b := range to {
+			if a != b {
+				n.blocked[arc{a, b}] = struct{}{}
+			}
+		}
+	}
+	doomed := n.collectConnsLocked(func(c *memConn) bool {
+		// Both ends of every stream a blocked side dialled.
+		if c.dialled {
+			_, b := n.blocked[arc{c.owner, c.peer}]
+			return b
+		}
+		_, b := n.blocked[arc{c.peer, c.owner}]
+		return b
+	})
+	n.mu.Unlock()
+	closeConns(doomed)
+}
+
+// UnblockOneWay lifts BlockOneWay(from, to).
+func (n *MemNetwork) UnblockOneWay(from, to []string) {
+	n.mu.Lock()
+	for _, a := range from {
+		for _, b := range to {
+			delete(n.blocked, arc{a, b})
+		}
+	}
+	n.mu.Unlock()
+}
+
+// SetOneWayLoss drops each packet that the node from sends to the node to
+// with probability p (clamped to [0, 1]), on top of SetLoss; 0 removes it.
+// The other direction and streams are not affected.
+func (n *MemNetwork) SetOneWayLoss(from, to string, p float64) {
+	n.mu.Lock()
+	if p = min(max(p, 0), 1); p == 0 {
+		delete(n.arcLoss, arc{from, to})
+	} else {
+		n.arcLoss[arc{from, to}] = p
+	}
 	n.mu.Unlock()
 }
 
@@ -422,6 +490,9 @@ func (n *MemNetwork) reachableLocked(from *memTransport, addr string) (*memTrans
 	if _, cut := n.cut[makeLink(from.name, to.name)]; cut {
 		return nil, "partitioned"
 	}
+	if _, blocked := n.blocked[arc{from.name, to.name}]; blocked {
+		return nil, "blocked one way"
+	}
 	return to, ""
 }
 
@@ -436,6 +507,11 @@ func (n *MemNetwork) sendPacket(from *memTransport, addr string, b []byte) {
 	to, why := n.reachableLocked(from, addr)
 	if why == "" && n.loss > 0 && n.rng.Float64() < n.loss {
 		why = "lost"
+	}
+	if why == "" {
+		if p := n.arcLoss[arc{from.name, to.name}]; p > 0 && n.rng.Float64() < p {
+			why = "lost one way"
+		}
 	}
 	if why != "" {
 		n.mu.Unlock()
@@ -480,7 +556,7 @@ func (n *MemNetwork) dial(from *memTransport, addr string, timeout time.Duration
 	}
 	d := n.delayLocked()
 	p1, p2 := net.Pipe()
-	near := &memConn{Conn: p1, net: n, owner: from.name, peer: to.name, local: from.addr, remote: to.addr, ctr: from.ctr}
+	near := &memConn{Conn: p1, net: n, owner: from.name, peer: to.name, local: from.addr, remote: to.addr, ctr: from.ctr, dialled: true}
 	far := &memConn{Conn: p2, net: n, owner: to.name, peer: from.name, local: to.addr, remote: from.addr, ctr: to.ctr}
 	n.conns[near] = struct{}{}
 	n.conns[far] = struct{}{}
@@ -678,6 +754,7 @@ type memConn struct {
 	ctr           *counters
 	once          sync.Once
 	unread        bool // accepted by a stalled owner, never delivered; guarded by net.mu
+	dialled       bool // this end dialled (owner is the dialler)
 }
 
 // Write writes to the stream and counts the bytes for the owner.

@@ -505,3 +505,86 @@ func TestMemNetworkCrashMidTransfer(t *testing.T) {
 		require.FailNow(t, "the write to a stalled node outlived its crash")
 	}
 }
+
+func TestMemNetworkOneWayBlock(t *testing.T) {
+	n, ts := newNet(t, "a", "b", "c")
+	a, b, c := ts["a"], ts["b"], ts["c"]
+
+	// A stream a dialled to b, and one b dialled to a, before the block.
+	fromA, err := a.DialTimeout(n.Addr("b"), time.Second)
+	require.NoError(t, err)
+	farB := acceptStream(t, b)
+	fromB, err := b.DialTimeout(n.Addr("a"), time.Second)
+	require.NoError(t, err)
+	farA := acceptStream(t, a)
+
+	n.BlockOneWay([]string{"a"}, []string{"b"})
+
+	// a → b is blocked: packets dropped, dials fail, a's stream closed.
+	_, _ = a.WriteTo([]byte("x"), n.Addr("b"))
+	requireNoPacket(t, b)
+	_, err = a.DialTimeout(n.Addr("b"), time.Second)
+	assert.ErrorIs(t, err, ErrUnreachable)
+	_, err = fromA.Write([]byte("x"))
+	assert.Error(t, err)
+	_, err = farB.Read(make([]byte, 1))
+	assert.Error(t, err)
+
+	// b → a still works: packets, new dials, and b's open stream both ways.
+	_, _ = b.WriteTo([]byte("b to a"), n.Addr("a"))
+	assert.Equal(t, "b to a", string(recvPacket(t, a).Buf))
+	go func() { _, _ = fromB.Write([]byte("q")) }()
+	buf := make([]byte, 1)
+	_, err = io.ReadFull(farA, buf)
+	require.NoError(t, err)
+	go func() { _, _ = farA.Write([]byte("r")) }()
+	_, err = io.ReadFull(fromB, buf)
+	require.NoError(t, err)
+	assert.Equal(t, "r", string(buf))
+	conn, err := b.DialTimeout(n.Addr("a"), time.Second)
+	require.NoError(t, err)
+	require.NoError(t, conn.Close())
+	require.NoError(t, acceptStream(t, a).Close())
+
+	// Other links are untouched.
+	_, _ = a.WriteTo([]byte("to c"), n.Addr("c"))
+	assert.Equal(t, "to c", string(recvPacket(t, c).Buf))
+
+	n.UnblockOneWay([]string{"a"}, []string{"b"})
+	_, _ = a.WriteTo([]byte("again"), n.Addr("b"))
+	assert.Equal(t, "again", string(recvPacket(t, b).Buf))
+
+	n.BlockOneWay([]string{"a"}, []string{"b"})
+	n.Heal()
+	_, _ = a.WriteTo([]byte("healed"), n.Addr("b"))
+	assert.Equal(t, "healed", string(recvPacket(t, b).Buf))
+}
+
+func TestMemNetworkOneWayLoss(t *testing.T) {
+	n, ts := newNet(t, "a", "b")
+	a, b := ts["a"], ts["b"]
+	n.SetOneWayLoss("a", "b", 1)
+	for range 10 {
+		_, _ = a.WriteTo([]byte("x"), n.Addr("b"))
+	}
+	requireNoPacket(t, b)
+	assert.Equal(t, uint64(10), n.Stats("a").PacketsDropped)
+	// The other direction is untouched.
+	_, _ = b.WriteTo([]byte("back"), n.Addr("a"))
+	assert.Equal(t, "back", string(recvPacket(t, a).Buf))
+
+	n.SetOneWayLoss("a", "b", 0.3)
+	got := 0
+	for range 1000 {
+		_, _ = a.WriteTo([]byte("x"), n.Addr("b"))
+		select {
+		case <-b.PacketCh():
+			got++
+		default:
+		}
+	}
+	assert.InDelta(t, 700, got, 60)
+	n.SetOneWayLoss("a", "b", 0)
+	_, _ = a.WriteTo([]byte("x"), n.Addr("b"))
+	recvPacket(t, b)
+}
