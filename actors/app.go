@@ -49,6 +49,11 @@ func (l *lease) renewedByClient(now int64) bool {
 type tombstone struct {
 	version Version
 	evicted bool // removed by eviction rather than a cancel
+	// dirty is the lastDirtyTimestamp of the record the deletion removed,
+	// as this node held it (0 when it held none). For a cancel it is what
+	// a later registration must exceed to outrank the tombstone (see
+	// cancelOutranks).
+	dirty int64
 	// received is the local receipt time (epoch ms); it ages the tombstone
 	// only under the sabotage switch TombstoneReceiptAge.
 	received int64
@@ -176,6 +181,48 @@ func (a *appState) register(in *Instance, replicated bool) Event {
 	return a.publish(l, r, ActionAdded, CauseRegister, existing == nil, now)
 }
 
+// tryRegister registers in (see register) unless the tombstone of a cancel
+// outranks it (see cancelOutranks); it reports whether it registered.
+func (a *appState) tryRegister(in *Instance, replicated bool) (Event, bool) {
+	if a.leases[in.ID()] == nil {
+		if _, ok := a.cancelOutranks(in.ID(), in.LastDirtyTimestamp, a.now()); ok {
+			return Event{}, false
+		}
+	}
+	return a.register(in, replicated), true
+}
+
+// cancelOutranks reports whether id's tombstone is a cancel's that outranks
+// a registration (or a peer's live record) carrying lastDirtyTimestamp
+// dirty, and returns the tombstone.
+//
+// Eureka's rule is that a registration older than the stored record (by
+// lastDirtyTimestamp) does not replace its data; a cancel is the client's
+// latest word, so a registration no newer than the record it cancelled
+// was sent before the cancel: it arrives late (a node frozen by SIGSTOP
+// serves a registration its kernel queued long after the client failed
+// over, registered elsewhere and cancelled) and must not bring the
+// instance back. A client that registers again afterwards in earnest
+// sends a newer lastDirtyTimestamp: the Java client stamps one whenever it
+// (re)registers after a 404 or a status change, and a new process starts
+// with a new one; clients that send none get the receipt time. Only a
+// client that cancels and re-registers the same id with the same explicit
+// lastDirtyTimestamp is refused until the tombstone expires (TombstoneTTL).
+//
+// Eviction tombstones never outrank a registration: a client that still
+// runs after an eviction re-registers on its next 404, often with the same
+// lastDirtyTimestamp, and must win.
+func (a *appState) cancelOutranks(id string, dirty, now int64) (tombstone, bool) {
+	if sabotage.On(sabotage.LateRegistrationOutranksCancel) {
+		return tombstone{}, false
+	}
+	t, ok := a.tombstones[id]
+	if !ok || t.evicted || t.dirty == 0 || dirty == 0 || dirty > t.dirty || a.tombstoneExpired(t, now) {
+		return tombstone{}, false
+	}
+	return t, true
+}
+
 // RenewOutcome is the result of a renewal.
 type RenewOutcome uint8
 
@@ -273,7 +320,8 @@ func (a *appState) remove(id string, cause Cause, replicated bool) (Event, bool)
 	inst.LeaseInfo.EvictionTimestamp = now
 	ev := a.publish(l, inst, ActionDeleted, cause, false, now)
 	if !sabotage.On(sabotage.TombstonesDropped) {
-		a.tombstones[id] = tombstone{version: ev.Version, evicted: cause == CauseEvict, received: now}
+		a.tombstones[id] = tombstone{version: ev.Version, evicted: cause == CauseEvict, received: now,
+			dirty: l.inst.LastDirtyTimestamp}
 	}
 	return ev, true
 }
@@ -437,6 +485,10 @@ const (
 	// ApplyRefused: a stale record (see applyRecord) was refused and
 	// answered with an eviction tombstone that goes to every member.
 	ApplyRefused
+	// ApplyRefusedLate: a live record that a cancel here outranks (see
+	// cancelOutranks) was refused and answered with a cancel tombstone
+	// newer than it, which goes to every member.
+	ApplyRefusedLate
 )
 
 // applyRecord installs a peer's record if it is newer than what this node
@@ -455,6 +507,16 @@ const (
 // eviction, or registers again on its next 404. initial exempts a node's
 // initial sync: it holds nothing yet, so it cannot be the side that deleted
 // the instance, and whatever it copies the others judge when they meet it.
+//
+// A live record newer than this node's cancel tombstone that the cancel
+// outranks all the same (its lastDirtyTimestamp is no newer than the
+// cancelled record's, see cancelOutranks) is refused and answered with a
+// cancel tombstone newer than it: the node that served the late
+// registration deletes it on receipt, and every node converges on the
+// deletion by plain last-writer-wins. A tombstone's record carries no
+// instance, so each node knows the cancelled record's lastDirtyTimestamp
+// from the lease it deleted (or its earlier tombstone); one that held
+// neither installs the late record, and the nodes that do know refuse it.
 //
 // A tombstone that has already expired by its HLC age is not stored (it
 // still deletes an older lease): nodes cannot re-seed each other with
@@ -477,7 +539,7 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 			l.version = r.Version
 			return a.publish(l, l.inst.Clone(), ActionAdded, CauseRegister, false, now), ApplyInstalled
 		}
-		t := tombstone{version: r.Version, evicted: r.Evicted, received: now}
+		t := tombstone{version: r.Version, evicted: r.Evicted, received: now, dirty: a.deletedDirty(r, l)}
 		if !a.tombstoneExpired(t, now) && !sabotage.On(sabotage.TombstonesDropped) {
 			a.tombstones[r.ID] = t
 		}
@@ -499,6 +561,11 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 		HLCMillis(r.Version.Clock) < now-a.opts.tombstoneTTL.Milliseconds() &&
 		now > lastRenewal+duration.Milliseconds() {
 		return a.refuseStale(r, inst, now), ApplyRefused
+	}
+	if l == nil {
+		if t, ok := a.cancelOutranks(r.ID, inst.LastDirtyTimestamp, now); ok {
+			return a.refuseLate(r, inst, t, now), ApplyRefusedLate
+		}
 	}
 	nl := &lease{registered: inst.LeaseInfo.RegistrationTimestamp, lastUpdate: lastRenewal,
 		duration: duration, serviceUp: inst.LeaseInfo.ServiceUpTimestamp, installed: now, received: now}
@@ -547,6 +614,35 @@ func (a *appState) refuseStale(r Record, inst *Instance, now int64) Event {
 	inst.ActionType = ActionDeleted
 	inst.LastUpdatedTimestamp = now
 	return Event{Action: ActionDeleted, Cause: CauseRefuseStale, Instance: inst, Version: v}
+}
+
+// deletedDirty is the lastDirtyTimestamp of what the peer's tombstone r
+// deletes here: the lease l (nil if none), else the tombstone it replaces,
+// or r's instance when it carries one.
+func (a *appState) deletedDirty(r Record, l *lease) int64 {
+	var d int64
+	if l != nil {
+		d = l.inst.LastDirtyTimestamp
+	} else if t, ok := a.tombstones[r.ID]; ok {
+		d = t.dirty
+	}
+	if r.Instance != nil {
+		d = max(d, r.Instance.LastDirtyTimestamp)
+	}
+	return d
+}
+
+// refuseLate answers a live record that the cancel tombstone t outranks
+// (see cancelOutranks) with a cancel tombstone newer than the record. The
+// event goes to every member (it is not marked replicated) but changes
+// nothing here but the tombstone.
+func (a *appState) refuseLate(r Record, inst *Instance, t tombstone, now int64) Event {
+	v := a.nextVersion(r.Version)
+	a.tombstones[r.ID] = tombstone{version: v, received: now, dirty: t.dirty}
+	inst.LeaseInfo.EvictionTimestamp = now
+	inst.ActionType = ActionDeleted
+	inst.LastUpdatedTimestamp = now
+	return Event{Action: ActionDeleted, Cause: CauseRefuseLate, Instance: inst, Version: v}
 }
 
 // currentVersion is the version of id's lease or tombstone (zero if none).

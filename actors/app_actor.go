@@ -285,11 +285,17 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 	s := a.state
 	switch m := msg.(type) {
 	case *registerCmd:
-		a.emit(s.register(m.inst, m.replicated))
-		// A registration is a client's proof of life, as a renewal is: it
-		// counts for self-preservation (Eureka counts only renewals, so a
-		// fast-churning fleet looks less alive than it is).
-		a.r.countRenewal(s.name)
+		if ev, ok := s.tryRegister(m.inst, m.replicated); ok {
+			a.emit(ev)
+			// A registration is a client's proof of life, as a renewal
+			// is: it counts for self-preservation (Eureka counts only
+			// renewals, so a fast-churning fleet looks less alive than
+			// it is).
+			a.r.countRenewal(s.name)
+		} else {
+			a.r.log.Info("refused a registration sent before the instance's cancel (lastDirtyTimestamp no newer than the cancelled record's)",
+				"app", s.name, "id", m.inst.ID(), "lastDirtyTimestamp", m.inst.LastDirtyTimestamp)
+		}
 		m.respond(reply{ok: true})
 	case *renewCmd:
 		res, evs, renewed := s.renew(m.req)
@@ -341,7 +347,7 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 		m.respond(reply{ok: ok, inst: inst, expired: expired})
 	case *applyCmd:
 		var evs []Event
-		refused := 0
+		refused, late := 0, 0
 		for _, rec := range m.recs {
 			ev, res := s.applyRecord(rec, m.initial)
 			switch res {
@@ -350,6 +356,11 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 			case ApplyRefused:
 				evs = append(evs, ev)
 				refused++
+			case ApplyRefusedLate:
+				evs = append(evs, ev)
+				late++
+				a.r.log.Info("refused a copy of a registration sent before the instance's cancel; cancelling it everywhere",
+					"app", s.name, "id", rec.ID, "from", rec.Version.Node)
 			}
 		}
 		if refused > 0 {
@@ -357,7 +368,7 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 				"app", s.name, "count", refused)
 		}
 		a.emit(evs...)
-		m.respond(reply{ok: true, applied: len(evs) - refused, refused: refused})
+		m.respond(reply{ok: true, applied: len(evs) - refused - late, refused: refused})
 	case *recordsCmd:
 		if m.theirs != nil {
 			m.respond(reply{ok: true, records: s.recordsNewerThan(m.theirs)})

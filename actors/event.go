@@ -37,9 +37,15 @@ const (
 	// stale copy it refused (see Record). It deletes nothing on the node
 	// that made it, which never held the instance.
 	CauseRefuseStale
+	// CauseRefuseLate is the cancel tombstone with which a node answers a
+	// live record that its cancel outranks (a registration sent before
+	// the cancel and served late, see appState.cancelOutranks). Like
+	// CauseRefuseStale it deletes nothing on the node that made it.
+	CauseRefuseLate
 )
 
-var causeNames = [...]string{"", "register", "cancel", "evict", "status-update", "delete-override", "metadata", "refuse-stale"}
+var causeNames = [...]string{"", "register", "cancel", "evict", "status-update", "delete-override", "metadata", "refuse-stale",
+	"refuse-late"}
 
 // String returns a short lower-case name of the cause.
 func (c Cause) String() string {

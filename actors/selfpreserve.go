@@ -316,7 +316,7 @@ func (a *selfPreservationActor) publish() {
 type spSink struct{ r *Registry }
 
 func (s spSink) Apply(ev *Event) {
-	if !(ev.NewLease || ev.Action == ActionDeleted) || ev.Cause == CauseRefuseStale {
+	if !(ev.NewLease || ev.Action == ActionDeleted) || ev.Cause == CauseRefuseStale || ev.Cause == CauseRefuseLate {
 		return
 	}
 	if sabotage.On(sabotage.SelfPreservationPerOwner) && !s.r.owns(ev.Instance.App) {
