@@ -57,6 +57,16 @@
 // tombstone (applyRecord explains why this makes resurrection impossible
 // whatever the partition length).
 //
+// A cancel is the client's latest word: its tombstone outranks a
+// registration whose lastDirtyTimestamp is no newer than the cancelled
+// record's, however late that registration arrives (a node frozen by
+// SIGSTOP serves what its kernel queued when it wakes). A node that holds
+// such a cancel refuses the registration, or a peer's copy of it, and
+// answers the copy with a newer cancel tombstone (appState.cancelOutranks).
+// A client that registers again in earnest sends a newer lastDirtyTimestamp
+// (or none, and gets the receipt time); evictions never outrank, so a
+// client still renewing after an eviction comes back on its next 404.
+//
 // # Cluster hooks
 //
 // An Ownership (the cluster's replicator) restricts eviction to the
