@@ -7,6 +7,9 @@ package bench
 //
 //	…/renew/server=trivial      …/renew/server=heureka
 //	…/register/server=trivial   …/register/server=heureka
+//	…/register-fresh/…          (a new instance id per request: the
+//	                             registry and the delta window grow)
+//	…/cancel/…                  (cancels those instances, oldest first)
 //	…/full-json/server=static   …/full-json/server=heureka   (and full-xml, full-gzip)
 //	…/app/server=static         …/app/server=heureka
 //	…/delta/server=static       …/delta/server=heureka
@@ -113,7 +116,16 @@ func BenchmarkRegistry(b *testing.B) {
 					}
 					defer stop()
 					b.Run("server="+sc.Ceiling, func(b *testing.B) { runLoad(b, ceiling) })
-					b.Run("server=heureka", func(b *testing.B) { runLoad(b, subject) })
+					b.Run("server=heureka", func(b *testing.B) {
+						if sc.Name == "cancel" {
+							// b.N instances to cancel (and one for the warm-up).
+							f.Fresh.SetBudget(-1)
+							if err := f.FillFresh(b.N + 1); err != nil {
+								b.Fatal(err)
+							}
+						}
+						runLoad(b, subject)
+					})
 				})
 			}
 			b.Run("readable", func(b *testing.B) { benchReadable(b, fixture(b)) })

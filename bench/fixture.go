@@ -58,6 +58,17 @@ func InstanceAt(i int) Instance {
 // with addresses disjoint from the loaded ones.
 func extraInstance(a, n int) Instance { return makeInstance(a, 128, n) }
 
+// freshSeq numbers the instances registered during measurements, across
+// every fixture and server of the process, so that no two are the same.
+var freshSeq atomic.Int64
+
+// NextFresh returns a new instance for application a (of apps) that no
+// measurement of this process has registered before (up to 8M of them).
+func NextFresh(apps int) Instance {
+	n := int(freshSeq.Add(1))
+	return extraInstance(n%apps, n)
+}
+
 func makeInstance(app, net, i int) Instance {
 	ip := fmt.Sprintf("10.%d.%d.%d", net+((i>>16)&127), (i>>8)&255, i&255)
 	name := AppName(app)
@@ -128,8 +139,11 @@ type Fixture struct {
 	// Base is the node's HTTP root, "http://127.0.0.1:port".
 	Base string
 
+	// Fresh holds the instances the register-fresh scenario added, oldest
+	// first: the cancel scenario cancels them again.
+	Fresh *Queue
+
 	clock *ShiftClock
-	extra atomic.Int64 // instances registered by measurements so far
 }
 
 // Start starts a node on a free loopback port with the production
@@ -144,7 +158,7 @@ func Start() (*Fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Fixture{Node: n, Base: "http://" + n.Addr(), clock: clock}, nil
+	return &Fixture{Node: n, Base: "http://" + n.Addr(), clock: clock, Fresh: NewQueue()}, nil
 }
 
 // NewFixture starts a node and loads size instances into it.
@@ -238,6 +252,22 @@ func (f *Fixture) PrepareDelta() error {
 	}
 	if n := f.Node.View().Snapshot().DeltaLen(); n != DeltaChanges {
 		return fmt.Errorf("bench: delta window holds %d entries, want %d", n, DeltaChanges)
+	}
+	return nil
+}
+
+// FillFresh registers new instances through the registry facade (not over
+// HTTP) until f.Fresh holds at least n: what the cancel benchmark cancels.
+func (f *Fixture) FillFresh(n int) error {
+	reg := f.Node.Registry()
+	var body []byte
+	for f.Fresh.Len() < n {
+		in := NextFresh(f.Apps)
+		body = AppendRegisterBody(body[:0], in)
+		if err := registerDirect(reg, body); err != nil {
+			return err
+		}
+		f.Fresh.Push(in)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -183,10 +184,14 @@ func (d Doc) Accept() string {
 func (d Doc) contentType() string { return d.Accept() }
 
 // Paths returns the request paths of d on f: every application for OneApp.
-func (d Doc) Paths(f *Fixture) []string {
+func (d Doc) Paths(f *Fixture) []string { return d.PathsFor(f.Apps) }
+
+// PathsFor returns the request paths of d on a registry of apps
+// applications: every application for OneApp.
+func (d Doc) PathsFor(apps int) []string {
 	switch d.Name {
 	case OneApp.Name:
-		paths := make([]string, f.Apps)
+		paths := make([]string, apps)
 		for a := range paths {
 			paths[a] = "/eureka/apps/" + AppName(a)
 		}
@@ -215,6 +220,35 @@ func (d Doc) Bytes(f *Fixture) []byte {
 // server: the paths are the same).
 func (d Doc) Load(f *Fixture, base string) Load {
 	return GetLoad(d.Name, base, d.Paths(f), d.Accept(), d.Gzip)
+}
+
+// LoadFor returns the load that fetches d from base, a registry of apps
+// applications.
+func (d Doc) LoadFor(apps int, base string) Load {
+	return GetLoad(d.Name, base, d.PathsFor(apps), d.Accept(), d.Gzip)
+}
+
+// Fetch returns the body base serves for d (application 0 for OneApp) as it
+// came over the wire (gzipped if d asks for gzip): what a static ceiling
+// for a server in another process writes.
+func (d Doc) Fetch(c *http.Client, base string) ([]byte, error) {
+	path := d.PathsFor(1)[0]
+	resp, err := c.Do(newRequest(http.MethodGet, hostOf(base), path, "", javaHeaders(d.Accept(), d.Gzip), nil))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: status %d", path, resp.StatusCode)
+	}
+	if d.Gzip && resp.Header.Get("Content-Encoding") != "gzip" {
+		return nil, fmt.Errorf("GET %s with Accept-Encoding gzip: not gzipped", path)
+	}
+	return b, nil
 }
 
 // Trivial is the ceiling for requests that need no answer: an empty 200.
@@ -273,18 +307,32 @@ func (s *Server) Close() {
 	<-s.done
 }
 
+// ErrExhausted ends a worker of a bounded load (cancels of a finite list,
+// a deploy of a fixed number of instances) without counting as a failure.
+var ErrExhausted = errors.New("bench: load exhausted")
+
 // Result is what a measurement counted.
 type Result struct {
 	Requests int64
 	Bytes    int64
 	Elapsed  time.Duration
-	// CPU is the CPU time the whole process (load generator and server)
-	// used meanwhile.
+	// CPU is the CPU time this whole process (load generator, and the
+	// server when it runs in this process) used meanwhile: getrusage.
 	CPU time.Duration
+	// ServerCPU is the CPU time an external server process used meanwhile
+	// (/proc/PID/stat); zero when the server runs in this process.
+	ServerCPU time.Duration
+	// External is set when ServerCPU was measured.
+	External bool
 }
 
 // Rate returns requests per second.
-func (r Result) Rate() float64 { return float64(r.Requests) / r.Elapsed.Seconds() }
+func (r Result) Rate() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Requests) / r.Elapsed.Seconds()
+}
 
 // CPUPerRequest returns the process CPU time per request, client and
 // server together. Unlike Rate it does not depend on what else the machine
@@ -296,18 +344,44 @@ func (r Result) CPUPerRequest() time.Duration {
 	return r.CPU / time.Duration(r.Requests)
 }
 
+// ServerCPUPerRequest returns an external server's CPU time per request
+// (zero for a server in this process).
+func (r Result) ServerCPUPerRequest() time.Duration {
+	if r.Requests == 0 {
+		return 0
+	}
+	return r.ServerCPU / time.Duration(r.Requests)
+}
+
 // Measure runs l with conc workers for about d and counts the completed
 // requests. It stops at the first error.
 func Measure(c *http.Client, l Load, conc int, d time.Duration) (Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return MeasureCtx(ctx, c, l, conc, 0)
+}
+
+// MeasureCtx runs l with conc workers until ctx is done, every worker's
+// load returns ErrExhausted, or a request fails (the first error is
+// returned). If serverPID is not 0 the CPU time of that process is
+// measured too (Result.ServerCPU).
+func MeasureCtx(ctx context.Context, c *http.Client, l Load, conc int, serverPID int) (Result, error) {
 	var stop atomic.Bool
 	var reqs, nbytes atomic.Int64
 	var firstErr error
 	var once sync.Once
 	var wg sync.WaitGroup
+	var srv0 time.Duration
+	if serverPID != 0 {
+		var err error
+		if srv0, err = ProcCPU(serverPID); err != nil {
+			return Result{}, err
+		}
+	}
 	cpu0 := cpuTime()
 	start := time.Now()
-	timer := time.AfterFunc(d, func() { stop.Store(true) })
-	defer timer.Stop()
+	unwatch := context.AfterFunc(ctx, func() { stop.Store(true) })
+	defer unwatch()
 	for w := 0; w < conc; w++ {
 		wg.Add(1)
 		go func() {
@@ -316,6 +390,9 @@ func Measure(c *http.Client, l Load, conc int, d time.Duration) (Result, error) 
 			var n, b int64
 			for !stop.Load() {
 				got, err := next()
+				if errors.Is(err, ErrExhausted) {
+					break
+				}
 				if err != nil {
 					once.Do(func() { firstErr = err })
 					stop.Store(true)
@@ -329,7 +406,15 @@ func Measure(c *http.Client, l Load, conc int, d time.Duration) (Result, error) 
 		}()
 	}
 	wg.Wait()
-	return Result{Requests: reqs.Load(), Bytes: nbytes.Load(), Elapsed: time.Since(start), CPU: cpuTime() - cpu0}, firstErr
+	res := Result{Requests: reqs.Load(), Bytes: nbytes.Load(), Elapsed: time.Since(start), CPU: cpuTime() - cpu0}
+	if serverPID != 0 {
+		srv1, err := ProcCPU(serverPID)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		res.ServerCPU, res.External = srv1-srv0, true
+	}
+	return res, firstErr
 }
 
 // Latencies are register-to-readable samples.
@@ -365,8 +450,7 @@ func (f *Fixture) RegisterToReadable(c *http.Client, samples int, floorBase stri
 	lat := Latencies{FromAck: make([]time.Duration, 0, samples), FromSend: make([]time.Duration, 0, samples)}
 	var body, page []byte
 	for s := 0; s < samples; s++ {
-		n := int(f.extra.Add(1))
-		in := extraInstance(n%f.Apps, n)
+		in := NextFresh(f.Apps)
 		body = AppendRegisterBody(body[:0], in)
 		appPath := "/eureka/apps/" + in.App
 		needle := []byte(`"instanceId":"` + in.ID + `"`)

@@ -3,7 +3,6 @@ package bench
 import (
 	"errors"
 	"net/http"
-	"syscall"
 	"time"
 
 	"github.com/heureka/heureka/actors/view"
@@ -16,18 +15,23 @@ type Scenario struct {
 	// Ceiling is "trivial" (an empty 200) or "static" (the same prepared
 	// bytes with the same headers).
 	Ceiling string
-	// Target is the minimum ratio of Heureka's throughput to the ceiling's.
+	// Target is the minimum ratio of Heureka's throughput to the ceiling's;
+	// 0 when the scenario has no target (it is measured to be seen).
 	Target float64
 	// Doc is the document a read scenario fetches (nil for writes).
 	Doc *Doc
 }
 
 // Scenarios are the throughput scenarios in the order they run at each
-// size. Writes come first; every read scenario starts from a quiet delta
-// window and warm caches.
+// size. Writes come first: register-fresh grows the registry (and the
+// delta window) by every request, cancel then removes those instances
+// again, oldest first. Every read scenario starts from a quiet delta window
+// and warm caches.
 var Scenarios = []Scenario{
 	{Name: "renew", Ceiling: "trivial", Target: 0.8},
 	{Name: "register", Ceiling: "trivial", Target: 0.4},
+	{Name: "register-fresh", Ceiling: "trivial"},
+	{Name: "cancel", Ceiling: "trivial"},
 	{Name: "full-json", Ceiling: "static", Target: 0.9, Doc: &FullJSON},
 	{Name: "full-xml", Ceiling: "static", Target: 0.9, Doc: &FullXML},
 	{Name: "full-gzip", Ceiling: "static", Target: 0.9, Doc: &FullGzip},
@@ -35,21 +39,21 @@ var Scenarios = []Scenario{
 	{Name: "delta", Ceiling: "static", Target: 0.8, Doc: &Delta},
 }
 
+// BeforeRound prepares round i of rounds of the scenario's subject: for
+// cancel it gives q (the instances register-fresh added) a budget of an
+// equal share of what is left, so that every round has instances to
+// cancel. Rounds end at their duration or when the budget is spent.
+func (sc Scenario) BeforeRound(q *Queue, i, rounds int) {
+	if sc.Name == "cancel" {
+		q.SetBudget(q.Len() / (rounds - i))
+	}
+}
+
 // Setup prepares f for the scenario and returns the ceiling's load, Heureka's
 // load and a function that stops the ceiling's server.
 func (sc Scenario) Setup(f *Fixture) (ceiling, subject Load, stop func(), err error) {
-	var h http.Handler
-	switch {
-	case sc.Doc == nil:
-		h = Trivial()
-		if sc.Name == "renew" {
-			subject = RenewLoad(f.Base, f.Size)
-		} else {
-			subject = RegisterLoad(f.Base, f.Size, http.StatusNoContent)
-		}
-	default:
-		d := *sc.Doc
-		if d == Delta {
+	if d := sc.Doc; d != nil {
+		if *d == Delta {
 			err = f.PrepareDelta()
 		} else {
 			// An empty window: no delta pruning replaces the snapshot
@@ -60,20 +64,41 @@ func (sc Scenario) Setup(f *Fixture) (ceiling, subject Load, stop func(), err er
 			return
 		}
 		d.Warm(f)
-		h = Static(d, d.Bytes(f))
-		subject = d.Load(f, f.Base)
+	}
+	return sc.Loads(f.Base, f.Size, f.Apps, f.Fresh, func(d Doc) ([]byte, error) { return d.Bytes(f), nil })
+}
+
+// Loads starts the scenario's ceiling server and returns the ceiling's load,
+// the subject's load against base (a registry of size instances in apps
+// applications; q collects the instances register-fresh adds and feeds
+// cancel) and a function that stops the ceiling. body returns the bytes the
+// subject serves for a document, which the static ceiling writes.
+func (sc Scenario) Loads(base string, size, apps int, q *Queue, body func(Doc) ([]byte, error)) (ceiling, subject Load, stop func(), err error) {
+	var h http.Handler
+	if sc.Doc == nil {
+		h = Trivial()
+	} else {
+		var b []byte
+		if b, err = body(*sc.Doc); err != nil {
+			return
+		}
+		h = Static(*sc.Doc, b)
 	}
 	s, err := Serve(h)
 	if err != nil {
 		return
 	}
-	switch {
-	case sc.Name == "renew":
-		ceiling = RenewLoad(s.Base, f.Size)
-	case sc.Name == "register":
-		ceiling = RegisterLoad(s.Base, f.Size, http.StatusOK)
+	switch sc.Name {
+	case "renew":
+		ceiling, subject = RenewLoad(s.Base, size), RenewLoad(base, size)
+	case "register":
+		ceiling, subject = RegisterLoad(s.Base, size, http.StatusOK), RegisterLoad(base, size, http.StatusNoContent)
+	case "register-fresh":
+		ceiling, subject = FreshRegisterLoad(s.Base, apps, nil, http.StatusOK), FreshRegisterLoad(base, apps, q, http.StatusNoContent)
+	case "cancel":
+		ceiling, subject = CancelLoad(s.Base, nil, http.StatusOK), CancelLoad(base, q, http.StatusOK)
 	default:
-		ceiling = sc.Doc.Load(f, s.Base)
+		ceiling, subject = sc.Doc.LoadFor(apps, s.Base), sc.Doc.LoadFor(apps, base)
 	}
 	return ceiling, subject, s.Close, nil
 }
@@ -89,15 +114,6 @@ func (d Doc) Warm(f *Fixture) {
 		return
 	}
 	d.Bytes(f)
-}
-
-// cpuTime returns the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // RebuildAfterChange re-registers one instance and times building the full

@@ -1,0 +1,388 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The workloads users produce beyond re-registering a fixed set: fresh
+// registrations that grow the registry and fill the delta window, cancels,
+// a deploy of many new instances at once, register+cancel churn at a fixed
+// size, and reads while that churn runs. Every load here speaks HTTP only,
+// so it runs against Heureka in this process, a Heureka process or the
+// reference Eureka server alike.
+
+// Queue is a FIFO of registered instances shared by the workers of the
+// fresh, cancel and churn loads: the oldest instance is cancelled first.
+// A budget, when set, bounds how many instances Pop hands out.
+type Queue struct {
+	mu     sync.Mutex
+	items  []Instance
+	head   int
+	budget atomic.Int64 // < 0: unlimited
+}
+
+// NewQueue returns an empty queue without a budget.
+func NewQueue() *Queue {
+	q := &Queue{}
+	q.budget.Store(-1)
+	return q
+}
+
+// Push appends in (the newest).
+func (q *Queue) Push(in Instance) {
+	q.mu.Lock()
+	q.items = append(q.items, in)
+	q.mu.Unlock()
+}
+
+// Pop removes and returns the oldest instance; false when the queue is
+// empty or its budget is spent.
+func (q *Queue) Pop() (Instance, bool) {
+	if q.budget.Load() >= 0 && q.budget.Add(-1) < 0 {
+		return Instance{}, false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.head == len(q.items) {
+		return Instance{}, false
+	}
+	in := q.items[q.head]
+	q.items[q.head] = Instance{}
+	q.head++
+	if q.head > 1024 && q.head*2 > len(q.items) {
+		q.items = append(q.items[:0], q.items[q.head:]...)
+		q.head = 0
+	}
+	return in, true
+}
+
+// Len returns the number of queued instances.
+func (q *Queue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) - q.head
+}
+
+// SetBudget lets Pop hand out at most n more instances; n < 0 removes the
+// budget.
+func (q *Queue) SetBudget(n int) { q.budget.Store(int64(n)) }
+
+// LoadedQueue returns a queue of the loaded instances 0…size-1, oldest
+// first: the churn load cancels them in that order.
+func LoadedQueue(size int) *Queue {
+	q := NewQueue()
+	q.items = make([]Instance, size)
+	for i := range q.items {
+		q.items[i] = InstanceAt(i)
+	}
+	return q
+}
+
+func registerRequest(host string, in Instance, hdr http.Header, body []byte) *http.Request {
+	return newRequest(http.MethodPost, host, "/eureka/apps/"+in.App, "", hdr, AppendRegisterBody(body, in))
+}
+
+func registerHeaders() http.Header {
+	hdr := javaHeaders("application/json", true)
+	hdr["Content-Type"] = []string{"application/json"}
+	return hdr
+}
+
+// FreshRegisterLoad registers a new instance (NextFresh, spread over apps
+// applications) with every request, so the registry and the delta window
+// grow by one per request; each registered instance is pushed onto q (nil:
+// kept nowhere). want is the expected status (204 from Eureka servers).
+func FreshRegisterLoad(base string, apps int, q *Queue, want int) Load {
+	host := hostOf(base)
+	hdr := registerHeaders()
+	return Load{Name: "register-fresh", New: func(c *http.Client, worker int) func() (int64, error) {
+		body := make([]byte, 0, 1400)
+		return func() (int64, error) {
+			in := NextFresh(apps)
+			n, err := do(c, registerRequest(host, in, hdr, body), want)
+			if err == nil && q != nil {
+				q.Push(in)
+			}
+			return n, err
+		}
+	}}
+}
+
+// CancelLoad cancels (DELETE /eureka/apps/{app}/{id}) the oldest instance of
+// q with every request and returns ErrExhausted when q is empty or its
+// budget is spent. With q nil it cycles over ids that were never
+// registered: the request stream of a ceiling.
+func CancelLoad(base string, q *Queue, want int) Load {
+	host := hostOf(base)
+	hdr := javaHeaders("application/json", true)
+	return Load{Name: "cancel", New: func(c *http.Client, worker int) func() (int64, error) {
+		i := worker * 7919
+		return func() (int64, error) {
+			var in Instance
+			if q == nil {
+				i++
+				in = extraInstance(i%100, i%(1<<20))
+			} else {
+				var ok bool
+				if in, ok = q.Pop(); !ok {
+					return 0, ErrExhausted
+				}
+			}
+			return do(c, newRequest(http.MethodDelete, host, "/eureka/apps/"+in.App+"/"+in.ID, "", hdr, nil), want)
+		}
+	}}
+}
+
+// ChurnLoad is one register+cancel pair per call: it registers a fresh
+// instance (pushed onto q) and cancels the oldest instance of q, so the
+// registry keeps its size while every id is new. wantReg and wantDel are
+// the expected statuses (204 and 200 from Eureka servers).
+func ChurnLoad(base string, apps int, q *Queue, wantReg, wantDel int) Load {
+	host := hostOf(base)
+	hdr := registerHeaders()
+	delHdr := javaHeaders("application/json", true)
+	return Load{Name: "churn", New: func(c *http.Client, worker int) func() (int64, error) {
+		body := make([]byte, 0, 1400)
+		return func() (int64, error) {
+			in := NextFresh(apps)
+			n, err := do(c, registerRequest(host, in, hdr, body), wantReg)
+			if err != nil {
+				return n, err
+			}
+			q.Push(in)
+			old, ok := q.Pop()
+			if !ok {
+				return n, fmt.Errorf("bench: churn queue empty")
+			}
+			m, err := do(c, newRequest(http.MethodDelete, host, "/eureka/apps/"+old.App+"/"+old.ID, "", delHdr, nil), wantDel)
+			return n + m, err
+		}
+	}}
+}
+
+// countedLoad returns l with every successful call also counted in n.
+func countedLoad(l Load, n *atomic.Int64) Load {
+	return Load{Name: l.Name, New: func(c *http.Client, worker int) func() (int64, error) {
+		next := l.New(c, worker)
+		return func() (int64, error) {
+			b, err := next()
+			if err == nil {
+				n.Add(1)
+			}
+			return b, err
+		}
+	}}
+}
+
+// boundedLoad returns l ending (ErrExhausted) after count calls over all
+// workers.
+func boundedLoad(l Load, count int) Load {
+	var left atomic.Int64
+	left.Store(int64(count))
+	return Load{Name: l.Name, New: func(c *http.Client, worker int) func() (int64, error) {
+		next := l.New(c, worker)
+		return func() (int64, error) {
+			if left.Add(-1) < 0 {
+				return 0, ErrExhausted
+			}
+			return next()
+		}
+	}}
+}
+
+// RegisterLoaded registers instances 0…size-1 over HTTP on conc
+// connections (how a server in another process is loaded); 204 expected.
+func RegisterLoaded(c *http.Client, base string, size, conc int) (Result, error) {
+	host := hostOf(base)
+	hdr := registerHeaders()
+	var next atomic.Int64
+	l := Load{Name: "load", New: func(c *http.Client, worker int) func() (int64, error) {
+		body := make([]byte, 0, 1400)
+		return func() (int64, error) {
+			i := int(next.Add(1)) - 1
+			if i >= size {
+				return 0, ErrExhausted
+			}
+			return do(c, registerRequest(host, InstanceAt(i), hdr, body), http.StatusNoContent)
+		}
+	}}
+	return MeasureCtx(context.Background(), c, l, conc, 0)
+}
+
+// Deploy registers count new instances (spread over apps applications) as
+// fast as conc connections allow, pushing them onto q: a deploy of a new
+// version. serverPID, if not 0, is the server process whose CPU time is
+// measured.
+func Deploy(c *http.Client, base string, apps, count, conc int, q *Queue, serverPID int) (Result, error) {
+	l := boundedLoad(FreshRegisterLoad(base, apps, q, http.StatusNoContent), count)
+	return MeasureCtx(context.Background(), c, l, conc, serverPID)
+}
+
+// Drain cancels every instance left in q over HTTP (untimed clean-up that
+// restores the registry's size).
+func Drain(c *http.Client, base string, q *Queue, conc int) error {
+	q.SetBudget(-1)
+	_, err := MeasureCtx(context.Background(), c, CancelLoad(base, q, http.StatusOK), conc, 0)
+	return err
+}
+
+// UnderChurn runs churn on churnConns connections and, meanwhile, read on
+// readConns connections for d; it returns both results. The churn starts
+// first and stops after the reads.
+func UnderChurn(c *http.Client, read, churn Load, readConns, churnConns int, d time.Duration, serverPID int) (reads, pairs Result, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var churnErr error
+	done := make(chan struct{})
+	var started atomic.Int64
+	go func() {
+		defer close(done)
+		pairs, churnErr = MeasureCtx(ctx, c, countedLoad(churn, &started), churnConns, 0)
+	}()
+	// Reads begin once the churn is under way.
+	for started.Load() < int64(churnConns) {
+		select {
+		case <-done:
+			return reads, pairs, churnErr
+		case <-time.After(time.Millisecond):
+		}
+	}
+	rctx, rcancel := context.WithTimeout(ctx, d)
+	reads, err = MeasureCtx(rctx, c, read, readConns, serverPID)
+	rcancel()
+	cancel()
+	<-done
+	if err == nil {
+		err = churnErr
+	}
+	return reads, pairs, err
+}
+
+// ChurnSample is one sample of a churn run.
+type ChurnSample struct {
+	At    time.Duration // since the start
+	Pairs int64         // register+cancel pairs completed so far
+	RSS   int64         // resident set size of the server process, bytes
+	CPU   time.Duration // CPU time of the server process (this process's if in-process) so far
+}
+
+// ChurnRun is a register+cancel churn measured over time.
+type ChurnRun struct {
+	Size    int
+	Conns   int
+	Samples []ChurnSample
+	Result  Result
+}
+
+// Churn runs ChurnLoad against base (a registry of size instances in apps
+// applications, whose loaded instances q holds oldest first) on conc
+// connections for d, sampling the pairs done, the server's RSS and CPU
+// every interval. serverPID 0 means the server runs in this process.
+func Churn(c *http.Client, base string, size, apps int, q *Queue, conc int, d, interval time.Duration, serverPID int) (ChurnRun, error) {
+	run := ChurnRun{Size: size, Conns: conc}
+	var pairs atomic.Int64
+	l := countedLoad(ChurnLoad(base, apps, q, http.StatusNoContent, http.StatusOK), &pairs)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cpu := func() time.Duration {
+		if serverPID == 0 {
+			return cpuTime()
+		}
+		t, _ := ProcCPU(serverPID)
+		return t
+	}
+	cpu0 := cpu()
+	start := time.Now()
+	sample := func() error {
+		rss, err := ProcRSS(serverPID)
+		if err != nil {
+			return err
+		}
+		run.Samples = append(run.Samples, ChurnSample{At: time.Since(start), Pairs: pairs.Load(), RSS: rss, CPU: cpu() - cpu0})
+		return nil
+	}
+	if err := sample(); err != nil {
+		return run, err
+	}
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		run.Result, err = MeasureCtx(ctx, c, l, conc, serverPID)
+	}()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			if serr := sample(); err == nil {
+				err = serr
+			}
+			return run, err
+		case <-tick.C:
+			if serr := sample(); serr != nil {
+				cancel()
+				<-done
+				return run, serr
+			}
+		}
+	}
+}
+
+// Window is the churn over one window of a run.
+type Window struct {
+	From, To time.Duration
+	Rate     float64 // pairs per second
+	MaxRSS   int64
+	CPUPer   time.Duration // server CPU per pair
+}
+
+// Windows splits the run into consecutive windows of length w (the last
+// one only if at least half full).
+func (r ChurnRun) Windows(w time.Duration) []Window {
+	var out []Window
+	if len(r.Samples) < 2 {
+		return nil
+	}
+	first := r.Samples[0]
+	for first.At < r.Samples[len(r.Samples)-1].At {
+		var last ChurnSample
+		var maxRSS int64
+		found := false
+		for _, s := range r.Samples {
+			if s.At < first.At {
+				continue
+			}
+			if s.At > first.At+w {
+				break
+			}
+			maxRSS = max(maxRSS, s.RSS)
+			last, found = s, true
+		}
+		if !found || last.At-first.At < w/2 || last.At == first.At {
+			break
+		}
+		n := last.Pairs - first.Pairs
+		win := Window{From: first.At, To: last.At, Rate: float64(n) / (last.At - first.At).Seconds(), MaxRSS: maxRSS}
+		if n > 0 {
+			win.CPUPer = (last.CPU - first.CPU) / time.Duration(n)
+		}
+		out = append(out, win)
+		first = last
+	}
+	return out
+}
+
+// MaxRSS returns the largest RSS sampled.
+func (r ChurnRun) MaxRSS() int64 {
+	var m int64
+	for _, s := range r.Samples {
+		m = max(m, s.RSS)
+	}
+	return m
+}
