@@ -1,0 +1,72 @@
+package eurekapeer
+
+import (
+	"context"
+
+	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/httpapi"
+)
+
+// Observe wraps the registry the HTTP API writes through so that every
+// successful write of one of this node's clients (replicated false) is
+// noted in s. Writes marked replicated (a Eureka peer's batch or a request
+// with the replication header) pass through unnoted: they are never echoed
+// back to Eureka peers. Reads and the other methods pass through.
+func Observe(inner httpapi.Registry, s *Sender) httpapi.Registry {
+	return &observed{Registry: inner, s: s}
+}
+
+type observed struct {
+	httpapi.Registry
+	s *Sender
+}
+
+func (o *observed) Register(ctx context.Context, inst *actors.Instance, replicated bool) error {
+	err := o.Registry.Register(ctx, inst, replicated)
+	if err == nil && !replicated {
+		o.s.Registered(inst.App, inst.ID())
+	}
+	return err
+}
+
+func (o *observed) Renew(ctx context.Context, req actors.RenewRequest) (actors.RenewResult, error) {
+	res, err := o.Registry.Renew(ctx, req)
+	if err == nil && !req.Replicated && res.Outcome == actors.RenewOK {
+		o.s.Renewed(req.App, req.ID)
+	}
+	return res, err
+}
+
+func (o *observed) Cancel(ctx context.Context, app, id string, replicated bool) (bool, error) {
+	ok, err := o.Registry.Cancel(ctx, app, id, replicated)
+	if ok && err == nil && !replicated {
+		o.s.Cancelled(app, id)
+	}
+	return ok, err
+}
+
+func (o *observed) SetStatus(ctx context.Context, app, id string, st actors.Status, lastDirty *int64, replicated bool) (bool, error) {
+	ok, err := o.Registry.SetStatus(ctx, app, id, st, lastDirty, replicated)
+	if ok && err == nil && !replicated {
+		o.s.StatusUpdated(app, id, st)
+	}
+	return ok, err
+}
+
+func (o *observed) DeleteOverride(ctx context.Context, app, id string, st actors.Status, lastDirty *int64, replicated bool) (bool, error) {
+	ok, err := o.Registry.DeleteOverride(ctx, app, id, st, lastDirty, replicated)
+	if ok && err == nil && !replicated {
+		o.s.OverrideDeleted(app, id, st)
+	}
+	return ok, err
+}
+
+// UpdateMetadata is sent as a registration carrying the new metadata (Java
+// peers replicate no metadata update of their own).
+func (o *observed) UpdateMetadata(ctx context.Context, app, id string, kv map[string]string, replicated bool) (bool, error) {
+	ok, err := o.Registry.UpdateMetadata(ctx, app, id, kv, replicated)
+	if ok && err == nil && !replicated {
+		o.s.Registered(app, id)
+	}
+	return ok, err
+}
