@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -29,6 +30,8 @@ import (
 	"github.com/knadh/koanf/providers/posflag"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
+
+	"github.com/heureka/heureka/cluster/eurekapeer"
 )
 
 // Config is everything the heureka command can be told. Every field documents
@@ -152,6 +155,13 @@ type Config struct {
 	// is ~1 GB of JSON); must be positive.
 	// --http-write-timeout, HEUREKA_HTTP_WRITE_TIMEOUT, default 2m.
 	HTTPWriteTimeout time.Duration
+	// EurekaPeers are the service URLs of legacy Eureka servers this node
+	// replicates its own clients' changes into, as a Java peer does
+	// (cluster/eurekapeer), while a team migrates; give every node the same
+	// list. http or https URLs with a host, user:password allowed.
+	// --eureka-peers (comma-separated, may be repeated), HEUREKA_EUREKA_PEERS
+	// (comma-separated), default none.
+	EurekaPeers []string
 	// LogLevel is debug, info, warn or error.
 	// --log-level, HEUREKA_LOG_LEVEL, default "info".
 	LogLevel string
@@ -337,6 +347,30 @@ var options = append([]option{
 	durationOpt("stream-timeout", "longest time one reliable send to a peer may take (a peer that stops reading holds up only its own link)", func(c *Config) *time.Duration { return &c.StreamTimeout }),
 	durationOpt("tombstone-ttl", "how long a cancelled or evicted instance's tombstone is kept against stale replicas", func(c *Config) *time.Duration { return &c.TombstoneTTL }),
 	durationOpt("http-write-timeout", "longest time to write one HTTP response", func(c *Config) *time.Duration { return &c.HTTPWriteTimeout }),
+	{
+		name: "eureka-peers", arg: "urls", list: true,
+		usage: "comma-separated service URLs of legacy Eureka servers to replicate this node's client changes into (migration); may be repeated",
+		set: func(c *Config, v string) error {
+			peers := splitList(v)
+			for _, p := range peers {
+				if _, err := eurekapeer.ParsePeerURL(p); err != nil {
+					return errors.New(strings.TrimPrefix(err.Error(), "eurekapeer: "))
+				}
+			}
+			c.EurekaPeers = peers
+			return nil
+		},
+		get: func(c Config) string {
+			shown := make([]string, len(c.EurekaPeers))
+			for i, p := range c.EurekaPeers {
+				shown[i] = p
+				if u, err := url.Parse(p); err == nil {
+					shown[i] = u.Redacted() // no password in logs
+				}
+			}
+			return strings.Join(shown, ",")
+		},
+	},
 	{
 		name: "log-level", arg: "level", quote: true,
 		usage: "debug, info, warn or error",
@@ -845,6 +879,11 @@ func (c Config) Validate() error {
 	for _, j := range c.Join {
 		if err := checkSeed(j); err != nil {
 			bad("join", j, "%v", err)
+		}
+	}
+	for _, p := range c.EurekaPeers {
+		if _, err := eurekapeer.ParsePeerURL(p); err != nil {
+			bad("eureka-peers", p, "%s", strings.TrimPrefix(err.Error(), "eurekapeer: "))
 		}
 	}
 	if _, err := decodeGossipKey(c.GossipKey); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/memberlist"
 
 	"github.com/heureka/heureka/cluster"
+	"github.com/heureka/heureka/cluster/eurekapeer"
 	"github.com/heureka/heureka/cmd/heureka/node"
 )
 
@@ -74,5 +75,9 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 	// LoadInterval stays 0: the node sets it to a quarter of the renewal
 	// window.
 	nc.Replication = rp
+	if len(c.EurekaPeers) > 0 {
+		ep := eurekapeer.DefaultConfig(c.EurekaPeers...)
+		nc.EurekaPeers = &ep
+	}
 	return nc, nil
 }

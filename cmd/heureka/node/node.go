@@ -19,6 +19,7 @@ import (
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/cluster"
+	"github.com/heureka/heureka/cluster/eurekapeer"
 	"github.com/heureka/heureka/httpapi"
 	"github.com/heureka/heureka/httpapi/dashboard"
 )
@@ -74,6 +75,10 @@ type Config struct {
 	// DefaultConfig, so that tests and simulations count only their own
 	// instances; the heureka command turns it on.
 	SelfRegister bool
+	// EurekaPeers, when set, replicates this node's client changes into
+	// legacy Eureka servers (cluster/eurekapeer; --eureka-peers). Its
+	// Registry, Logger and Metrics are filled in by the node. nil: none.
+	EurekaPeers *eurekapeer.Config
 }
 
 // DefaultConfig returns a node on ":8761" with Eureka's defaults.
@@ -106,6 +111,7 @@ type Node struct {
 	unsubscribe func()
 
 	metrics *prometheus.Registry // served at /metrics (see metrics.go)
+	eureka  *eurekapeer.Sender   // nil unless Config.EurekaPeers
 	selfReg *selfRegistration    // nil unless Config.SelfRegister
 
 	cancel   context.CancelFunc
@@ -187,8 +193,26 @@ func Start(cfg Config) (*Node, error) {
 	n.registry = reg
 	n.metrics = newMetricsRegistry()
 	n.metrics.MustRegister(events)
+	var apiReg httpapi.Registry = reg
+	if cfg.EurekaPeers != nil {
+		// The API writes through an observer that queues its clients'
+		// changes for the Eureka peers; the rest of the node (replication,
+		// self-registration, the dashboard) uses the registry directly.
+		ec := *cfg.EurekaPeers
+		ec.Registry = reg
+		ec.Logger = log
+		ec.Metrics = n.metrics
+		s, err := eurekapeer.New(ec)
+		if err != nil {
+			_ = ln.Close()
+			reg.Close()
+			return nil, fmt.Errorf("node: %w", err)
+		}
+		n.eureka = s
+		apiReg = eurekapeer.Observe(reg, s)
+	}
 	apiCfg := httpapi.Config{
-		Registry:     reg,
+		Registry:     apiReg,
 		View:         v,
 		NodeName:     cfg.Name,
 		Version:      cfg.Version,
@@ -201,6 +225,9 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.Cluster != nil {
 		if err := n.startCluster(log); err != nil {
 			_ = ln.Close()
+			if n.eureka != nil {
+				_ = n.eureka.Close(context.Background())
+			}
 			reg.Close()
 			return nil, err
 		}
@@ -266,6 +293,10 @@ func (n *Node) Scheme() string {
 	return "http"
 }
 
+// EurekaPeers returns the sender to the legacy Eureka peers, nil when the
+// node has none.
+func (n *Node) EurekaPeers() *eurekapeer.Sender { return n.eureka }
+
 // Registry returns the node's registry.
 func (n *Node) Registry() *actors.Registry { return n.registry }
 
@@ -285,6 +316,13 @@ func (n *Node) Stop(ctx context.Context) error {
 			n.selfReg.stop(ctx) // before leaving: the cancel must reach the members
 		}
 		n.stopErr = n.server.Shutdown(ctx)
+		if n.eureka != nil {
+			// No client request is left: send the last changes (the
+			// clients' cancels) to the Eureka peers within ctx.
+			if err := n.eureka.Close(ctx); err != nil {
+				n.log.Warn("stopping replication to Eureka peers", "err", err)
+			}
+		}
 		if n.members != nil {
 			n.unsubscribe()
 			if err := n.members.Leave(n.cfg.Cluster.LeaveTimeout); err != nil {
