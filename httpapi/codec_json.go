@@ -61,6 +61,28 @@ func (e jsonEncoder) AppendApplication(dst []byte, name string, instances []*act
 	return append(dst, "]}"...)
 }
 
+// AppendApplicationOpen implements view.Encoder: AppendApplication up to its
+// first instance.
+func (jsonEncoder) AppendApplicationOpen(dst []byte, name string) []byte {
+	dst = append(dst, `{"name":`...)
+	dst = appendJSONString(dst, name)
+	return append(dst, `,"instance":[`...)
+}
+
+// AppendInstance implements view.Encoder: one instance object.
+func (e jsonEncoder) AppendInstance(dst []byte, inst *actors.Instance) []byte {
+	if e.compact {
+		return appendCompactInstanceJSON(dst, inst)
+	}
+	return appendInstanceJSON(dst, inst)
+}
+
+// AppendInstanceSeparator implements view.Encoder.
+func (jsonEncoder) AppendInstanceSeparator(dst []byte) []byte { return append(dst, ',') }
+
+// AppendApplicationClose implements view.Encoder.
+func (jsonEncoder) AppendApplicationClose(dst []byte) []byte { return append(dst, "]}"...) }
+
 // AppendApplicationDocument implements view.Encoder: {"application":{…}}.
 func (e jsonEncoder) AppendApplicationDocument(dst []byte, name string, instances []*actors.Instance) []byte {
 	dst = append(dst, `{"application":`...)

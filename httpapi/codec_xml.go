@@ -62,6 +62,33 @@ func (e xmlEncoder) AppendApplication(dst []byte, name string, instances []*acto
 	return e.appendApplication(dst, name, instances, 1)
 }
 
+// AppendApplicationOpen implements view.Encoder: AppendApplication up to its
+// first instance.
+func (xmlEncoder) AppendApplicationOpen(dst []byte, name string) []byte {
+	dst = appendXMLIndent(dst, 1)
+	dst = append(dst, "<application>"...)
+	return appendXMLElem(dst, 2, "name", name)
+}
+
+// AppendInstance implements view.Encoder: one <instance> element at the
+// depth of an applications document, with the indentation before it.
+func (e xmlEncoder) AppendInstance(dst []byte, inst *actors.Instance) []byte {
+	dst = appendXMLIndent(dst, 2)
+	if e.compact {
+		return appendCompactInstanceXML(dst, inst, 2)
+	}
+	return appendInstanceXML(dst, inst, 2)
+}
+
+// AppendInstanceSeparator implements view.Encoder: XML needs none.
+func (xmlEncoder) AppendInstanceSeparator(dst []byte) []byte { return dst }
+
+// AppendApplicationClose implements view.Encoder.
+func (xmlEncoder) AppendApplicationClose(dst []byte) []byte {
+	dst = appendXMLIndent(dst, 1)
+	return append(dst, "</application>"...)
+}
+
 // AppendApplicationDocument implements view.Encoder: a root <application>
 // element.
 func (e xmlEncoder) AppendApplicationDocument(dst []byte, name string, instances []*actors.Instance) []byte {

@@ -32,79 +32,72 @@ func gzIndex(gz bool) int {
 // value other than -1 makes Java clients use deltas afterwards.
 const FullVersionDelta = "1"
 
-// parts is a document as a sequence of byte slices in order, shared with the
-// applications' caches.
-type parts struct {
-	pieces [][]byte
-	len    int
-}
-
-// bytes joins the parts into one slice.
-func (p *parts) bytes() []byte {
-	out := make([]byte, 0, p.len)
-	for _, b := range p.pieces {
-		out = append(out, b...)
-	}
-	return out
-}
-
-func (p *parts) add(b []byte) {
-	if len(b) > 0 {
-		p.pieces = append(p.pieces, b)
-		p.len += len(b)
-	}
-}
-
-// fullParts lists the pieces of the full registry document in format f,
-// gzipped if gz: the document's head and tail around each application's
-// cached bytes, so a change re-encodes one application, never the registry.
-func (s *Snapshot) fullParts(f Format, gz bool) *parts {
+// fullPlain builds the full registry document in format f from the
+// applications' cached instance bytes: one pass to size it (encoding the
+// instances that are not yet), one to copy.
+func (s *Snapshot) fullPlain(f Format) []byte {
 	enc := s.enc[f]
-	open := enc.AppendApplicationsOpen(nil, FullVersionDelta, s.HashCode())
-	sep := enc.AppendApplicationsSeparator(nil)
-	closing := enc.AppendApplicationsClose(nil)
-	p := &parts{pieces: make([][]byte, 0, 2*s.apps.Len()+4)}
-	if gz {
-		pieces := make([]gzPiece, 0, 2*s.apps.Len()+2)
-		pieces = append(pieces, compressPiece(open))
-		var sepPiece gzPiece
-		if len(sep) > 0 {
-			sepPiece = compressPiece(sep)
-		}
-		first := true
-		s.Apps(func(a *App) bool {
-			if !first && len(sep) > 0 {
-				pieces = append(pieces, sepPiece)
+	size := 256
+	s.Apps(func(a *App) bool {
+		n := a.plainLen(f)
+		if n < 0 {
+			for _, p := range a.pieces {
+				p.bytes(enc, f)
 			}
-			first = false
-			pieces = append(pieces, a.gzElement(enc, f))
-			return true
-		})
-		pieces = append(pieces, compressPiece(closing))
-		for _, b := range gzipParts(pieces) {
-			p.add(b)
+			n = a.plainLen(f)
 		}
-		return p
-	}
-	p.add(open)
+		size += n + 2*len(a.name) + 64 + len(a.pieces)
+		return true
+	})
+	out := make([]byte, 0, size)
+	out = enc.AppendApplicationsOpen(out, FullVersionDelta, s.HashCode())
 	first := true
 	s.Apps(func(a *App) bool {
 		if !first {
-			p.add(sep)
+			out = enc.AppendApplicationsSeparator(out)
 		}
 		first = false
-		p.add(a.element(enc, f))
+		out = appendElement(out, enc, f, a.name, a.pieces)
 		return true
 	})
-	p.add(closing)
-	return p
+	return enc.AppendApplicationsClose(out)
+}
+
+// fullGzip builds the gzipped full registry document in format f from the
+// applications' gzip pieces: only applications that changed since they were
+// last compressed are compressed.
+func (s *Snapshot) fullGzip(f Format) []byte {
+	enc := s.enc[f]
+	pieces := make([]gzPiece, 0, 2*s.apps.Len()+2)
+	pieces = append(pieces, compressPiece(enc.AppendApplicationsOpen(nil, FullVersionDelta, s.HashCode())))
+	var sepPiece gzPiece
+	sep := enc.AppendApplicationsSeparator(nil)
+	if len(sep) > 0 {
+		sepPiece = compressPiece(sep)
+	}
+	first := true
+	s.Apps(func(a *App) bool {
+		if !first && len(sep) > 0 {
+			pieces = append(pieces, sepPiece)
+		}
+		first = false
+		pieces = append(pieces, a.gzElement(enc, f))
+		return true
+	})
+	pieces = append(pieces, compressPiece(enc.AppendApplicationsClose(nil)))
+	return assembleGzip(pieces)
 }
 
 // Full returns the full registry document (GET apps) in format f, gzipped
-// if gz, built once per snapshot from the applications' cached bytes.
-// Applications without instances are omitted.
+// if gz, built once per snapshot (on first use) from the applications'
+// cached pieces. Applications without instances are omitted.
 func (s *Snapshot) Full(f Format, gz bool) []byte {
-	return s.docCache.full[f][gzIndex(gz)].get(func() []byte { return s.fullParts(f, gz).bytes() })
+	return s.docCache.full[f][gzIndex(gz)].get(func() []byte {
+		if gz {
+			return s.fullGzip(f)
+		}
+		return s.fullPlain(f)
+	})
 }
 
 // AppDocument returns the document of one application (GET apps/{app}) and
@@ -120,45 +113,58 @@ func (s *Snapshot) AppDocument(name string, f Format, gz bool) ([]byte, bool) {
 // Delta returns the delta document (GET apps/delta): every instance changed
 // within the retention window, once, in its latest state, grouped by
 // application; versions__delta is the snapshot version and apps__hashcode is
-// the full registry's.
+// the full registry's. It is built once per snapshot from the window's
+// pieces, which are encoded once each and shared with the applications.
 func (s *Snapshot) Delta(f Format, gz bool) []byte {
 	return s.docCache.delta[f][gzIndex(gz)].get(func() []byte {
-		type group struct {
-			name  string
-			insts []*actors.Instance
-			pos   map[string]int
-		}
-		var groups []*group
-		byApp := map[string]*group{}
-		for _, e := range s.window {
-			k := e.inst.Key()
-			g := byApp[k.App]
-			if g == nil {
-				g = &group{name: k.App, pos: map[string]int{}}
-				byApp[k.App] = g
-				groups = append(groups, g)
-			}
-			if i, ok := g.pos[k.ID]; ok {
-				g.insts[i] = e.inst
-			} else {
-				g.pos[k.ID] = len(g.insts)
-				g.insts = append(g.insts, e.inst)
-			}
-		}
-		enc := s.enc[f]
-		out := enc.AppendApplicationsOpen(nil, strconv.FormatUint(s.version, 10), s.HashCode())
-		for i, g := range groups {
-			if i > 0 {
-				out = enc.AppendApplicationsSeparator(out)
-			}
-			out = enc.AppendApplication(out, g.name, g.insts)
-		}
-		out = enc.AppendApplicationsClose(out)
 		if gz {
-			return assembleGzip([]gzPiece{compressPiece(out)})
+			return assembleGzip([]gzPiece{compressPiece(s.deltaPlain(f))})
 		}
-		return out
+		return s.deltaPlain(f)
 	})
+}
+
+// deltaPlain builds the delta document in format f.
+func (s *Snapshot) deltaPlain(f Format) []byte {
+	type group struct {
+		name   string
+		pieces []*piece
+	}
+	var groups []*group
+	byApp := map[string]*group{}
+	pos := make(map[actors.Key]int, len(s.window))
+	for _, e := range s.window {
+		k := e.p.inst.Key()
+		g := byApp[k.App]
+		if g == nil {
+			g = &group{name: k.App}
+			byApp[k.App] = g
+			groups = append(groups, g)
+		}
+		if i, ok := pos[k]; ok {
+			g.pieces[i] = e.p
+		} else {
+			pos[k] = len(g.pieces)
+			g.pieces = append(g.pieces, e.p)
+		}
+	}
+	enc := s.enc[f]
+	size := 256
+	for _, g := range groups {
+		size += 64 + 2*len(g.name) + len(g.pieces)
+		for _, p := range g.pieces {
+			size += len(p.bytes(enc, f))
+		}
+	}
+	out := make([]byte, 0, size)
+	out = enc.AppendApplicationsOpen(out, strconv.FormatUint(s.version, 10), s.HashCode())
+	for i, g := range groups {
+		if i > 0 {
+			out = enc.AppendApplicationsSeparator(out)
+		}
+		out = appendElement(out, enc, f, g.name, g.pieces)
+	}
+	return enc.AppendApplicationsClose(out)
 }
 
 // DeltaLen returns the number of entries in the delta window.
@@ -238,36 +244,42 @@ func (s *Snapshot) groupDocument(cache *sync.Map, g *Group, name string, f Forma
 	}
 	v, _ := cache.LoadOrStore(key{name, f, gz}, &lazy{})
 	return v.(*lazy).get(func() []byte {
-		enc := s.enc[f]
-		var counts [len(actors.AllStatuses)]int
-		var insts []*actors.Instance
-		if g != nil {
-			insts = make([]*actors.Instance, 0, len(g.keys))
-			for _, k := range g.keys {
-				if in := s.Instance(k.App, k.ID); in != nil {
-					insts = append(insts, in)
-					counts[statusIndex(in.Status)]++
+		if gz {
+			return assembleGzip([]gzPiece{compressPiece(s.groupPlain(g, f))})
+		}
+		return s.groupPlain(g, f)
+	})
+}
+
+// groupPlain builds the document of group g in format f.
+func (s *Snapshot) groupPlain(g *Group, f Format) []byte {
+	enc := s.enc[f]
+	var counts [len(actors.AllStatuses)]int
+	var pieces []*piece
+	if g != nil {
+		pieces = make([]*piece, 0, len(g.keys))
+		for _, k := range g.keys {
+			if a := s.App(k.App); a != nil {
+				if p := a.findPiece(k.ID); p != nil {
+					pieces = append(pieces, p)
+					counts[statusIndex(p.inst.Status)]++
 				}
 			}
 		}
-		out := enc.AppendApplicationsOpen(nil, VIPVersionDelta, hashCode(&counts))
-		for i := 0; i < len(insts); {
-			j := i
-			for j < len(insts) && insts[j].App == insts[i].App {
-				j++
-			}
-			if i > 0 {
-				out = enc.AppendApplicationsSeparator(out)
-			}
-			out = enc.AppendApplication(out, insts[i].App, insts[i:j])
-			i = j
+	}
+	out := enc.AppendApplicationsOpen(nil, VIPVersionDelta, hashCode(&counts))
+	for i := 0; i < len(pieces); {
+		j := i
+		for j < len(pieces) && pieces[j].inst.App == pieces[i].inst.App {
+			j++
 		}
-		out = enc.AppendApplicationsClose(out)
-		if gz {
-			return assembleGzip([]gzPiece{compressPiece(out)})
+		if i > 0 {
+			out = enc.AppendApplicationsSeparator(out)
 		}
-		return out
-	})
+		out = appendElement(out, enc, f, pieces[i].inst.App, pieces[i:j])
+		i = j
+	}
+	return enc.AppendApplicationsClose(out)
 }
 
 // splitAddresses splits a comma-separated VIP list. Eureka matches elements

@@ -22,9 +22,14 @@ const (
 //
 //	ApplicationsOpen + Application(a1) + ApplicationsSeparator + Application(a2) + … + ApplicationsClose
 //
-// so the view can cache each application's bytes and reassemble the document
-// without encoding any application that did not change. Implementations must
-// be safe for concurrent use and must not keep dst or the instances.
+// and one application element is
+//
+//	ApplicationOpen(name) + Instance(i1) + InstanceSeparator + Instance(i2) + … + ApplicationClose
+//
+// so the view can cache each instance's bytes once and reassemble the
+// registry, the delta and the VIP documents from them without encoding any
+// instance that did not change. Implementations must be safe for concurrent
+// use and must not keep dst or the instances.
 type Encoder interface {
 	// ContentType is the Content-Type of documents in this format.
 	ContentType() string
@@ -37,8 +42,20 @@ type Encoder interface {
 	// AppendApplicationsClose appends the end of an applications document.
 	AppendApplicationsClose(dst []byte) []byte
 	// AppendApplication appends one application element (name and
-	// instances) as it stands inside an applications document.
+	// instances) as it stands inside an applications document. It must equal
+	// the concatenation of the four piece methods below.
 	AppendApplication(dst []byte, name string, instances []*actors.Instance) []byte
+	// AppendApplicationOpen appends an application element up to its first
+	// instance.
+	AppendApplicationOpen(dst []byte, name string) []byte
+	// AppendInstance appends one instance as it stands in an application
+	// element inside an applications document. Its bytes must depend on the
+	// instance only, never on its neighbours or its application's name.
+	AppendInstance(dst []byte, inst *actors.Instance) []byte
+	// AppendInstanceSeparator appends what stands between two instances.
+	AppendInstanceSeparator(dst []byte) []byte
+	// AppendApplicationClose appends the end of an application element.
+	AppendApplicationClose(dst []byte) []byte
 	// AppendApplicationDocument appends the document served for one
 	// application (GET apps/{app}).
 	AppendApplicationDocument(dst []byte, name string, instances []*actors.Instance) []byte

@@ -31,9 +31,6 @@ package view
 
 import (
 	"context"
-	"encoding/binary"
-	"hash/fnv"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,12 +67,21 @@ func DefaultConfig(enc [NumFormats]Encoder) Config {
 }
 
 // View is the read side of the registry. It implements actors.Sink.
+//
+// Writes to different applications run in parallel up to one short critical
+// section: an event's application is rebuilt (its slices copied, a piece
+// made for the new instance state) before the lock is taken, which is safe
+// because only that application's actor writes it; under the lock the new
+// App is put into the sorted map (O(log apps)), the counts, VIP groups and
+// delta window are updated, and the snapshot is published. Nothing is
+// encoded on the write path.
 type View struct {
 	cfg Config
 
-	mu     sync.Mutex // serializes writers; readers never take it
-	cur    *Snapshot  // newest snapshot (guarded by mu)
-	window []deltaEntry
+	mu     sync.Mutex               // serializes installing snapshots; readers never take it
+	head   atomic.Pointer[Snapshot] // newest snapshot (written under mu)
+	window []deltaEntry             // the delta window, appended in place (guarded by mu)
+	gen    uint64                   // bumped when window is replaced (guarded by mu)
 	pub    atomic.Pointer[Snapshot] // what readers see
 }
 
@@ -85,7 +91,7 @@ func New(cfg Config) *View {
 		cfg.Clock = actors.SystemClock{}
 	}
 	v := &View{cfg: cfg}
-	v.cur = &Snapshot{
+	s := &Snapshot{
 		enc:      &v.cfg.Encoders,
 		apps:     immutable.NewSortedMap[string, *App](nil),
 		vips:     immutable.NewMap[string, *Group](nil),
@@ -93,7 +99,8 @@ func New(cfg Config) *View {
 		version:  1,
 		docCache: newDocCache(),
 	}
-	v.pub.Store(v.cur)
+	v.head.Store(s)
+	v.pub.Store(s)
 	return v
 }
 
@@ -103,11 +110,7 @@ func (v *View) Snapshot() *Snapshot { return v.pub.Load() }
 // Latest returns the newest snapshot, even while CacheUpdateInterval hides
 // it from readers. Live lookups (instance GETs, which Eureka serves from the
 // registry rather than its cache) use it.
-func (v *View) Latest() *Snapshot {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.cur
-}
+func (v *View) Latest() *Snapshot { return v.head.Load() }
 
 // Run prunes the delta window and, when CacheUpdateInterval is set,
 // refreshes the readers' snapshot, until ctx ends.
@@ -128,7 +131,7 @@ func (v *View) Run(ctx context.Context) {
 			v.PruneDelta()
 		case <-refresh:
 			v.mu.Lock()
-			v.pub.Store(v.cur)
+			v.pub.Store(v.head.Load())
 			v.mu.Unlock()
 		}
 	}
@@ -141,24 +144,62 @@ func positive(d, def time.Duration) time.Duration {
 	return def
 }
 
-// PruneDelta drops delta entries older than DeltaRetention.
+// PruneDelta drops delta entries older than DeltaRetention, and entries
+// superseded by a later change of the same instance (the delta shows an
+// instance once, in its latest state, so they add nothing to it but would
+// keep the instance state they refer to alive). The window is scanned
+// outside the lock; writers wait only for the survivors to be installed.
+// Nothing is re-encoded: the survivors keep their pieces.
 func (v *View) PruneDelta() {
-	v.mu.Lock()
-	defer v.mu.Unlock()
 	cutoff := v.cfg.Clock.Now().Add(-positive(v.cfg.DeltaRetention, 3*time.Minute)).UnixMilli()
+	v.mu.Lock()
+	w, gen := v.window, v.gen
+	v.mu.Unlock()
+
 	i := 0
-	for i < len(v.window) && v.window[i].at < cutoff {
+	for i < len(w) && w[i].at < cutoff {
 		i++
 	}
 	if i == 0 {
 		return
 	}
-	// Copy the survivors so that the dropped prefix can be collected;
-	// older snapshots keep the array they were built with.
-	v.window = append([]deltaEntry(nil), v.window[i:]...)
-	next := v.cur.derive()
+	// The survivors go to a new array so that the dropped ones can be
+	// collected; older snapshots keep the array they were built with.
+	kept := latestPerInstance(w[i:])
+
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.gen != gen {
+		return // cleared or pruned meanwhile; the next tick prunes
+	}
+	v.window = append(kept, v.window[len(w):]...)
+	v.gen++
+	next := v.head.Load().derive()
 	next.window = v.window[:len(v.window):len(v.window)]
 	v.install(next)
+}
+
+// latestPerInstance returns a new slice of the entries of w that are the
+// last change of their instance in w, in order.
+func latestPerInstance(w []deltaEntry) []deltaEntry {
+	seen := make(map[actors.Key]struct{}, len(w))
+	keep := make([]bool, len(w))
+	n := 0
+	for j := len(w) - 1; j >= 0; j-- {
+		k := w[j].p.inst.Key()
+		if _, dup := seen[k]; !dup {
+			seen[k] = struct{}{}
+			keep[j] = true
+			n++
+		}
+	}
+	out := make([]deltaEntry, 0, n+n/8+16)
+	for j, e := range w {
+		if keep[j] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // ClearDelta empties the delta window. A node calls it when its initial
@@ -169,30 +210,60 @@ func (v *View) ClearDelta() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.window = nil
-	next := v.cur.derive()
+	v.gen++
+	next := v.head.Load().derive()
 	next.window = nil
 	v.install(next)
 }
 
+// install publishes s as the newest snapshot. v.mu must be held.
 func (v *View) install(s *Snapshot) {
-	v.cur = s
+	v.head.Store(s)
 	if v.cfg.CacheUpdateInterval <= 0 {
 		v.pub.Store(s)
 	}
 }
 
-// deltaEntry is one change in the recently-changed window.
+// deltaEntry is one change in the recently-changed window: 16 bytes, and a
+// piece shared with the App that holds the state (for additions and
+// modifications), so a change retains no bytes of its own.
 type deltaEntry struct {
-	at   int64 // epoch ms when the change was applied
-	inst *actors.Instance
+	at int64  // epoch ms when the change was applied
+	p  *piece // the instance state after the change
+}
+
+// change is one event prepared for installing: the piece of its new state
+// and its application rebuilt from base.
+type change struct {
+	ev     *actors.Event
+	key    actors.Key
+	p      *piece
+	base   *App // the App the change was computed from (nil: none)
+	newApp *App // base with the change (nil: the application is gone)
+}
+
+func prepare(ev *actors.Event, base *App) change {
+	c := change{ev: ev, key: ev.Instance.Key(), p: newPiece(ev.Instance), base: base}
+	c.rebase(base)
+	return c
+}
+
+func (c *change) rebase(base *App) {
+	c.base = base
+	if c.ev.Action == actors.ActionDeleted {
+		c.newApp = base.without(c.key.ID)
+	} else {
+		c.newApp = base.with(c.key.App, c.p, c.ev.Version)
+	}
 }
 
 // Apply folds one event into a new snapshot. It implements actors.Sink.
 func (v *View) Apply(ev *actors.Event) {
+	c := prepare(ev, v.head.Load().App(ev.Instance.App))
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	next := v.cur.derive()
-	v.fold(next, ev, v.cfg.Clock.Now().UnixMilli())
+	next := v.head.Load().derive()
+	v.fold(next, &c, v.cfg.Clock.Now().UnixMilli())
 	next.window = v.window[:len(v.window):len(v.window)]
 	v.install(next)
 }
@@ -205,52 +276,52 @@ func (v *View) ApplyBatch(evs []actors.Event) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	next := v.cur.derive()
+	next := v.head.Load().derive()
 	now := v.cfg.Clock.Now().UnixMilli()
 	for i := range evs {
-		v.fold(next, &evs[i], now)
+		c := prepare(&evs[i], next.App(evs[i].Instance.App))
+		v.fold(next, &c, now)
 	}
 	next.window = v.window[:len(v.window):len(v.window)]
 	v.install(next)
 }
 
-// fold applies one event to next, a snapshot under construction, and
-// appends it to the delta window. v.mu must be held.
-func (v *View) fold(next *Snapshot, ev *actors.Event, now int64) {
-	inst := ev.Instance
-	key := inst.Key()
-	oldApp, _ := next.apps.Get(key.App)
+// fold applies one prepared change to next, a snapshot under construction,
+// and appends it to the delta window. v.mu must be held. If another writer
+// changed the application since c was prepared (only possible when events of
+// one application come from more than one goroutine, which the registry
+// never does), the change is recomputed here.
+func (v *View) fold(next *Snapshot, c *change, now int64) {
+	oldApp, _ := next.apps.Get(c.key.App)
+	if oldApp != c.base {
+		c.rebase(oldApp)
+	}
 	var old *actors.Instance
 	if oldApp != nil {
-		old = oldApp.find(key.ID)
+		old = oldApp.find(c.key.ID)
 	}
-	var newApp *App
-	if ev.Action == actors.ActionDeleted {
-		newApp = oldApp.without(key.ID)
-	} else {
-		newApp = oldApp.with(key.App, inst, ev.Version)
+	if c.newApp == nil {
+		if oldApp != nil {
+			next.apps = next.apps.Delete(c.key.App)
+		}
+	} else if c.newApp != oldApp {
+		next.apps = next.apps.Set(c.key.App, c.newApp)
 	}
-	if newApp == nil {
-		next.apps = next.apps.Delete(key.App)
-	} else {
-		next.apps = next.apps.Set(key.App, newApp)
-	}
+	deleted := c.ev.Action == actors.ActionDeleted
 	if old != nil {
 		next.counts[statusIndex(old.Status)]--
 		next.total--
 	}
-	if ev.Action != actors.ActionDeleted {
-		next.counts[statusIndex(inst.Status)]++
+	var cur *actors.Instance
+	if !deleted {
+		cur = c.p.inst
+		next.counts[statusIndex(cur.Status)]++
 		next.total++
 	}
-	var cur2 *actors.Instance
-	if ev.Action != actors.ActionDeleted {
-		cur2 = inst
-	}
-	next.vips = updateGroups(next.vips, key, old, cur2, func(i *actors.Instance) string { return i.VIPAddress })
-	next.svips = updateGroups(next.svips, key, old, cur2, func(i *actors.Instance) string { return i.SecureVIPAddress })
+	next.vips = updateGroups(next.vips, c.key, old, cur, func(i *actors.Instance) string { return i.VIPAddress })
+	next.svips = updateGroups(next.svips, c.key, old, cur, func(i *actors.Instance) string { return i.SecureVIPAddress })
 
-	v.window = append(v.window, deltaEntry{at: now, inst: inst})
+	v.window = append(v.window, deltaEntry{at: now, p: c.p})
 }
 
 // Snapshot is an immutable state of the registry with lazily built, cached
@@ -354,160 +425,4 @@ func (s *Snapshot) Overrides() map[string]actors.Status {
 		return true
 	})
 	return out
-}
-
-// App is one application in a snapshot. It is immutable; its encoded bytes
-// are built on first use and shared by every snapshot that holds it.
-type App struct {
-	name      string
-	instances []*actors.Instance // sorted by id
-	versions  []actors.Version   // versions[i] is the version of instances[i]
-	elem      [NumFormats]lazy   // the application element
-	gz        [NumFormats]lazyGz // the element as a gzip piece
-	doc       [NumFormats][2]lazy
-	digest    struct {
-		once sync.Once
-		v    uint64
-	}
-}
-
-// Digest summarizes the application's instance versions: two nodes holding
-// the same versions of the same instances get the same digest. It is an XOR
-// of a hash of every instance's id and version, computed once per App.
-func (a *App) Digest() uint64 {
-	a.digest.once.Do(func() {
-		var buf [8]byte
-		for i, in := range a.instances {
-			h := fnv.New64a()
-			_, _ = h.Write([]byte(in.ID()))
-			binary.LittleEndian.PutUint64(buf[:], a.versions[i].Clock)
-			_, _ = h.Write(buf[:])
-			_, _ = h.Write([]byte(a.versions[i].Node))
-			a.digest.v ^= mix64(h.Sum64())
-		}
-	})
-	return a.digest.v
-}
-
-// mix64 is a finalizer that spreads FNV's output over all bits.
-func mix64(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
-}
-
-// Name returns the application's upper-case name.
-func (a *App) Name() string { return a.name }
-
-// Instances returns the instances sorted by id. The slice must not be
-// modified.
-func (a *App) Instances() []*actors.Instance { return a.instances }
-
-// Versions returns the versions of Instances(), index for index.
-func (a *App) Versions() []actors.Version { return a.versions }
-
-func (a *App) index(id string) (int, bool) {
-	i := sort.Search(len(a.instances), func(i int) bool { return a.instances[i].ID() >= id })
-	return i, i < len(a.instances) && a.instances[i].ID() == id
-}
-
-func (a *App) find(id string) *actors.Instance {
-	if i, ok := a.index(id); ok {
-		return a.instances[i]
-	}
-	return nil
-}
-
-// with returns a copy of a (nil means a new app) with inst set.
-func (a *App) with(name string, inst *actors.Instance, v actors.Version) *App {
-	n := &App{name: name}
-	if a == nil {
-		n.instances = []*actors.Instance{inst}
-		n.versions = []actors.Version{v}
-		return n
-	}
-	i, found := a.index(inst.ID())
-	size := len(a.instances)
-	if !found {
-		size++
-	}
-	n.instances = make([]*actors.Instance, 0, size)
-	n.versions = make([]actors.Version, 0, size)
-	n.instances = append(n.instances, a.instances[:i]...)
-	n.versions = append(n.versions, a.versions[:i]...)
-	n.instances = append(n.instances, inst)
-	n.versions = append(n.versions, v)
-	if found {
-		i++
-	}
-	n.instances = append(n.instances, a.instances[i:]...)
-	n.versions = append(n.versions, a.versions[i:]...)
-	return n
-}
-
-// without returns a copy of a without id, or nil when that leaves it empty.
-func (a *App) without(id string) *App {
-	if a == nil {
-		return nil
-	}
-	i, found := a.index(id)
-	if !found {
-		return a
-	}
-	if len(a.instances) == 1 {
-		return nil
-	}
-	n := &App{name: a.name}
-	n.instances = append(append(make([]*actors.Instance, 0, len(a.instances)-1), a.instances[:i]...), a.instances[i+1:]...)
-	n.versions = append(append(make([]actors.Version, 0, len(a.versions)-1), a.versions[:i]...), a.versions[i+1:]...)
-	return n
-}
-
-// lazy is a byte slice built once on first use.
-type lazy struct {
-	once sync.Once
-	b    []byte
-}
-
-func (l *lazy) get(build func() []byte) []byte {
-	l.once.Do(func() { l.b = build() })
-	return l.b
-}
-
-// lazyGz is a gzip piece built once on first use.
-type lazyGz struct {
-	once sync.Once
-	p    gzPiece
-}
-
-func (l *lazyGz) get(build func() gzPiece) gzPiece {
-	l.once.Do(func() { l.p = build() })
-	return l.p
-}
-
-func (a *App) element(enc Encoder, f Format) []byte {
-	return a.elem[f].get(func() []byte { return enc.AppendApplication(nil, a.name, a.instances) })
-}
-
-func (a *App) gzElement(enc Encoder, f Format) gzPiece {
-	return a.gz[f].get(func() gzPiece { return compressPiece(a.element(enc, f)) })
-}
-
-// Document returns the document for GET apps/{app} in format f, gzipped if
-// gz.
-func (a *App) Document(enc Encoder, f Format, gz bool) []byte {
-	g := 0
-	if gz {
-		g = 1
-	}
-	return a.doc[f][g].get(func() []byte {
-		plain := enc.AppendApplicationDocument(nil, a.name, a.instances)
-		if gz {
-			return assembleGzip([]gzPiece{compressPiece(plain)})
-		}
-		return plain
-	})
 }

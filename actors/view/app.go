@@ -1,0 +1,276 @@
+package view
+
+// Prepared pieces.
+//
+// The unit of encoding is one instance state: a piece holds an immutable
+// *actors.Instance and its bytes per Format, each encoded on first use and
+// then kept for as long as the piece lives. A piece is made once per event
+// and shared by everything that shows that state: the App that holds the
+// instance, every snapshot that holds that App, and the delta window entry of
+// the event. So the registry document, the delta and the VIP documents are
+// concatenations of the same cached instance bytes, and a change encodes one
+// instance, once per format that is read.
+//
+// A gzip document is assembled from independently compressed pieces (see
+// gzip.go) per application: an App's gzip element is compressed once, on
+// first use, from its instances' bytes. It reuses the instances' plain bytes
+// when some plain document already encoded them, and otherwise encodes them
+// into a scratch buffer that it does not keep, so a registry that is only
+// read gzipped (what Java clients ask for) holds compressed bytes only.
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/heureka/heureka/actors"
+)
+
+// piece is one instance state with its encodings, built lazily per format.
+type piece struct {
+	inst *actors.Instance
+	enc  [NumFormats]atomic.Pointer[[]byte]
+}
+
+func newPiece(inst *actors.Instance) *piece { return &piece{inst: inst} }
+
+// scratch buffers for encodings that are copied or compressed, not kept.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// bytes returns the instance's encoding in format f, encoding it on first
+// use. Concurrent first uses may both encode; the first stored wins, so every
+// caller sees the same backing array.
+func (p *piece) bytes(enc Encoder, f Format) []byte {
+	if b := p.enc[f].Load(); b != nil {
+		return *b
+	}
+	buf := scratch.Get().(*[]byte)
+	*buf = enc.AppendInstance((*buf)[:0], p.inst)
+	b := append(make([]byte, 0, len(*buf)), *buf...) // exact size: kept for the piece's life
+	scratch.Put(buf)
+	if !p.enc[f].CompareAndSwap(nil, &b) {
+		return *p.enc[f].Load()
+	}
+	return b
+}
+
+// peek returns the cached encoding in format f, or nil.
+func (p *piece) peek(f Format) []byte {
+	if b := p.enc[f].Load(); b != nil {
+		return *b
+	}
+	return nil
+}
+
+// appendElement appends the application element named name made of pieces
+// in format f, encoding (and caching) the pieces that are not yet.
+func appendElement(dst []byte, enc Encoder, f Format, name string, pieces []*piece) []byte {
+	dst = enc.AppendApplicationOpen(dst, name)
+	for i, p := range pieces {
+		if i > 0 {
+			dst = enc.AppendInstanceSeparator(dst)
+		}
+		dst = append(dst, p.bytes(enc, f)...)
+	}
+	return enc.AppendApplicationClose(dst)
+}
+
+// App is one application in a snapshot. It is immutable; its encoded bytes
+// are built on first use and shared by every snapshot that holds it.
+type App struct {
+	name      string
+	instances []*actors.Instance // sorted by id
+	versions  []actors.Version   // versions[i] is the version of instances[i]
+	pieces    []*piece           // pieces[i].inst == instances[i]
+	gz        [NumFormats]lazyGz // the element as a gzip piece
+	doc       [NumFormats][2]lazy
+	digest    struct {
+		once sync.Once
+		v    uint64
+	}
+}
+
+// Digest summarizes the application's instance versions: two nodes holding
+// the same versions of the same instances get the same digest. It is an XOR
+// of a hash of every instance's id and version, computed once per App.
+func (a *App) Digest() uint64 {
+	a.digest.once.Do(func() {
+		var buf [8]byte
+		for i, in := range a.instances {
+			h := fnv.New64a()
+			_, _ = h.Write([]byte(in.ID()))
+			binary.LittleEndian.PutUint64(buf[:], a.versions[i].Clock)
+			_, _ = h.Write(buf[:])
+			_, _ = h.Write([]byte(a.versions[i].Node))
+			a.digest.v ^= mix64(h.Sum64())
+		}
+	})
+	return a.digest.v
+}
+
+// mix64 is a finalizer that spreads FNV's output over all bits.
+func mix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// Name returns the application's upper-case name.
+func (a *App) Name() string { return a.name }
+
+// Instances returns the instances sorted by id. The slice must not be
+// modified.
+func (a *App) Instances() []*actors.Instance { return a.instances }
+
+// Versions returns the versions of Instances(), index for index.
+func (a *App) Versions() []actors.Version { return a.versions }
+
+func (a *App) index(id string) (int, bool) {
+	i := sort.Search(len(a.instances), func(i int) bool { return a.instances[i].ID() >= id })
+	return i, i < len(a.instances) && a.instances[i].ID() == id
+}
+
+func (a *App) find(id string) *actors.Instance {
+	if i, ok := a.index(id); ok {
+		return a.instances[i]
+	}
+	return nil
+}
+
+func (a *App) findPiece(id string) *piece {
+	if i, ok := a.index(id); ok {
+		return a.pieces[i]
+	}
+	return nil
+}
+
+// with returns a copy of a (nil means a new app) with p's instance set at
+// version v. It copies three slices of the application's size and encodes
+// nothing.
+func (a *App) with(name string, p *piece, v actors.Version) *App {
+	n := &App{name: name}
+	if a == nil {
+		n.instances = []*actors.Instance{p.inst}
+		n.versions = []actors.Version{v}
+		n.pieces = []*piece{p}
+		return n
+	}
+	n.name = a.name
+	i, found := a.index(p.inst.ID())
+	j := i // first element of a after the new one
+	size := len(a.instances) + 1
+	if found {
+		j++
+		size--
+	}
+	n.instances = make([]*actors.Instance, 0, size)
+	n.instances = append(append(append(n.instances, a.instances[:i]...), p.inst), a.instances[j:]...)
+	n.versions = make([]actors.Version, 0, size)
+	n.versions = append(append(append(n.versions, a.versions[:i]...), v), a.versions[j:]...)
+	n.pieces = make([]*piece, 0, size)
+	n.pieces = append(append(append(n.pieces, a.pieces[:i]...), p), a.pieces[j:]...)
+	return n
+}
+
+// without returns a copy of a without id, or nil when that leaves it empty.
+func (a *App) without(id string) *App {
+	if a == nil {
+		return nil
+	}
+	i, found := a.index(id)
+	if !found {
+		return a
+	}
+	if len(a.instances) == 1 {
+		return nil
+	}
+	n := &App{name: a.name}
+	n.instances = append(append(make([]*actors.Instance, 0, len(a.instances)-1), a.instances[:i]...), a.instances[i+1:]...)
+	n.versions = append(append(make([]actors.Version, 0, len(a.versions)-1), a.versions[:i]...), a.versions[i+1:]...)
+	n.pieces = append(append(make([]*piece, 0, len(a.pieces)-1), a.pieces[:i]...), a.pieces[i+1:]...)
+	return n
+}
+
+// lazy is a byte slice built once on first use.
+type lazy struct {
+	once sync.Once
+	b    []byte
+}
+
+func (l *lazy) get(build func() []byte) []byte {
+	l.once.Do(func() { l.b = build() })
+	return l.b
+}
+
+// lazyGz is a gzip piece built once on first use.
+type lazyGz struct {
+	once sync.Once
+	p    gzPiece
+}
+
+func (l *lazyGz) get(build func() gzPiece) gzPiece {
+	l.once.Do(func() { l.p = build() })
+	return l.p
+}
+
+// plainLen returns the length of the application element in format f from
+// the cached instance bytes, or -1 when some instance is not encoded yet.
+func (a *App) plainLen(f Format) int {
+	n := 0
+	for _, p := range a.pieces {
+		b := p.peek(f)
+		if b == nil {
+			return -1
+		}
+		n += len(b)
+	}
+	return n
+}
+
+// gzElement returns the application element in format f as a gzip piece,
+// compressed once per App. Instance bytes already cached are reused; the
+// others are encoded into a scratch buffer and not kept.
+func (a *App) gzElement(enc Encoder, f Format) gzPiece {
+	return a.gz[f].get(func() gzPiece {
+		z := newPieceWriter()
+		buf := scratch.Get().(*[]byte)
+		defer scratch.Put(buf)
+		z.write(enc.AppendApplicationOpen((*buf)[:0], a.name))
+		for i, p := range a.pieces {
+			if i > 0 {
+				if sep := enc.AppendInstanceSeparator((*buf)[:0]); len(sep) > 0 {
+					z.write(sep)
+				}
+			}
+			if b := p.peek(f); b != nil {
+				z.write(b)
+			} else {
+				*buf = enc.AppendInstance((*buf)[:0], p.inst)
+				z.write(*buf)
+			}
+		}
+		z.write(enc.AppendApplicationClose((*buf)[:0]))
+		return z.finish()
+	})
+}
+
+// Document returns the document for GET apps/{app} in format f, gzipped if
+// gz.
+func (a *App) Document(enc Encoder, f Format, gz bool) []byte {
+	g := 0
+	if gz {
+		g = 1
+	}
+	return a.doc[f][g].get(func() []byte {
+		plain := enc.AppendApplicationDocument(nil, a.name, a.instances)
+		if gz {
+			return assembleGzip([]gzPiece{compressPiece(plain)})
+		}
+		return plain
+	})
+}
