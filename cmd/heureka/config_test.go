@@ -89,6 +89,9 @@ func TestLoadConfigFlagsAndEnv(t *testing.T) {
 		{"advertise-addr", "10.1.2.3", with(func(c *Config) { c.AdvertiseAddr = "10.1.2.3:7946" })},
 		{"advertise-addr", "fd00::1", with(func(c *Config) { c.AdvertiseAddr = "[fd00::1]:7946" })},
 		{"join", "a:7946, b.example.com ,10.0.0.1:7946", with(func(c *Config) { c.Join = []string{"a:7946", "b.example.com", "10.0.0.1:7946"} })},
+		{"eureka-peers", "http://old-1:8761/eureka/, https://u:p@old-2/eureka", with(func(c *Config) {
+			c.EurekaPeers = []string{"http://old-1:8761/eureka/", "https://u:p@old-2/eureka"}
+		})},
 		{"gossip-key", key(16), with(func(c *Config) { c.GossipKey = key(16) })},
 		{"gossip-key", key(24), with(func(c *Config) { c.GossipKey = key(24) })},
 		{"gossip-key", key(32), with(func(c *Config) { c.GossipKey = key(32) })},
@@ -470,6 +473,9 @@ func TestLoadConfigBadValues(t *testing.T) {
 		{"advertise-addr", ":7946", "host must not be empty"},
 		{"join", "a:b:c", "host:port"},
 		{"join", "host:notaport", "port must be a number"},
+		{"eureka-peers", "old:8761/eureka", "want http:// or https://"},
+		{"eureka-peers", "http:///eureka/", "has no host"},
+		{"eureka-peers", "http://a/eureka/,ftp://b/", "want http:// or https://"},
 		{"node-name", " ", "must not be empty"},
 		{"eviction-interval", "60", "not a duration"},
 		{"eviction-interval", "0s", "must be positive"},
@@ -718,4 +724,14 @@ func TestEnvNames(t *testing.T) {
 		assert.Equal(t, env, o.env())
 	}
 	assert.Len(t, options, 27+13, "one option per Config field (13 in Security)")
+}
+
+// The Eureka peers' passwords never reach the effective-configuration log.
+func TestEurekaPeersPasswordNotLogged(t *testing.T) {
+	c := DefaultConfig()
+	c.EurekaPeers = []string{"http://user:s3cret@old:8761/eureka/", "http://old-2:8761/eureka/"}
+	got := configAttr(c).String()
+	assert.NotContains(t, got, "s3cret")
+	assert.Contains(t, got, "old-2:8761")
+	assert.Contains(t, got, "user:")
 }
