@@ -1154,8 +1154,13 @@ func TestConformance(t *testing.T) {
 			map[string]any{"appName": "ORDER-SERVICE", "id": e.id(), "lastDirtyTimestamp": 5000, "status": "OUT_OF_SERVICE", "action": "StatusUpdate"},
 			map[string]any{"appName": "USER-SERVICE", "id": f.id(), "action": "Cancel"},
 			map[string]any{"appName": "USER-SERVICE", "id": f.id(), "action": "Cancel"},
-			map[string]any{"appName": "user-service", "id": f.id(), "lastDirtyTimestamp": 1754499999870, "status": "UP",
-				"instanceInfo": map[string]any(f), "action": "Register"},
+			// A registration after the cancel must be newer than the
+			// cancelled record (the Java client stamps a new
+			// lastDirtyTimestamp when it registers again); one no newer
+			// was sent before the cancel and loses to it (actors
+			// cancelOutranks).
+			map[string]any{"appName": "user-service", "id": f.id(), "lastDirtyTimestamp": 1754499999871, "status": "UP",
+				"instanceInfo": map[string]any(f.with("lastDirtyTimestamp", "1754499999871")), "action": "Register"},
 		}}
 		body := mustJSON(batch)
 		res := h.do(http.MethodPost, "/eureka/v2/peerreplication/batch/", body, "Content-Type", ctJSON, "Accept", ctJSON)

@@ -46,14 +46,15 @@ type EventMetrics struct {
 
 // causes are the actors.Cause values, in their numeric order from 1.
 var causes = [...]actors.Cause{actors.CauseRegister, actors.CauseCancel, actors.CauseEvict,
-	actors.CauseStatusUpdate, actors.CauseDeleteOverride, actors.CauseMetadata, actors.CauseRefuseStale}
+	actors.CauseStatusUpdate, actors.CauseDeleteOverride, actors.CauseMetadata, actors.CauseRefuseStale,
+	actors.CauseRefuseLate}
 
 // NewEventMetrics returns the counters, every label combination at 0.
 func NewEventMetrics() *EventMetrics {
 	m := &EventMetrics{
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "heureka_registry_changes_total",
-			Help: "Changes this node made to the registry, by cause: register, cancel, evict, status-update, delete-override, metadata, refuse-stale (copies from other members are in heureka_replicated_changes_total).",
+			Help: "Changes this node made to the registry, by cause: register, cancel, evict, status-update, delete-override, metadata, refuse-stale, refuse-late (copies from other members are in heureka_replicated_changes_total).",
 		}, []string{"cause"}),
 		registrations: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "heureka_registrations_total",
