@@ -33,42 +33,42 @@ type FaultWindow struct {
 
 // faultKinds are the timeline events that inject a fault, for both
 // harnesses (this package's Sim and simulations/netns); true marks a fault
-// per node (the detail's first word names it).
+// per node or group, named by the detail's first word.
 var faultKinds = map[string]bool{
 	"partition": false, "loss": false, "delay": false, "clients-crash": false, "clients-die": false,
-	"crash": true, "stall": true,
+	"crash": true, "stall": true, "stop": true, "block-one-way": true, "one-way-loss": true, "clock-skew": true,
 	"kill": true, "pause": true, "link-down": true, // simulations/netns
 }
 
-// liftKinds are the events that lift a fault, with the injecting kind.
+// liftKinds are the events that lift a fault, with the kinds they lift.
 var liftKinds = map[string][]string{
 	"heal":            {"partition"},
-	"restart":         {"crash", "kill"},
+	"restart":         {"crash", "stop", "kill"},
 	"unstall":         {"stall"},
+	"unblock":         {"block-one-way"},
 	"clients-recover": {"clients-crash"},
 	"resume":          {"pause"},
 	"link-up":         {"link-down"},
 	"loss-end":        {"loss"},
 }
 
-// isLift reports whether a loss or delay event lifts the fault (sets it
-// to zero) rather than injecting one.
-func isLift(ev Event) bool {
-	switch ev.Kind {
-	case "loss":
-		return strings.HasSuffix(ev.Detail, " 0%")
-	case "delay":
-		return strings.HasSuffix(ev.Detail, " 0s–0s")
-	}
-	return false
+// settingSuffix is, for the faults set by a level (a new event of the
+// kind replaces the one before), how the detail of the event that sets
+// the level back to zero ends.
+var settingSuffix = map[string]string{
+	"loss":         " 0%",
+	"delay":        " 0s–0s",
+	"one-way-loss": " 0% of the packets lost",
+	"clock-skew":   " set 0s off",
 }
 
-// FaultWindows pairs the timeline's fault events (partition … heal, crash
-// … restart, stall … unstall, loss … loss 0%, delay … delay 0s, clients
-// crash … recover, and netns's kill, pause, link-down and loss) into
-// windows, in the order they started. A fault still held at the end runs
-// to end (time since the start) and is Open. A new loss or delay replaces
-// the one before: the earlier window closes there.
+// FaultWindows pairs the timeline's fault events into windows, in the
+// order they started: partition … heal, crash or stop … restart, stall …
+// unstall, one-way block … unblock, clients crash … recover; loss, delay,
+// one-way loss and clock skew from a non-zero setting to the next setting;
+// and netns's kill … restart, pause … resume, link-down … link-up, loss …
+// loss-end. A fault still held at the end runs to end (time since the
+// start) and is Open.
 func FaultWindows(timeline []Event, end time.Duration) []FaultWindow {
 	var out []FaultWindow
 	open := map[string]int{} // kind or kind/node → index in out
@@ -79,12 +79,12 @@ func FaultWindows(timeline []Event, end time.Duration) []FaultWindow {
 		}
 	}
 	for _, ev := range timeline {
-		var node string // the node a per-node event names first
+		var node string // the node (or group) a per-node event names first
 		if f := strings.Fields(ev.Detail); len(f) > 0 {
 			node = strings.TrimSuffix(f[0], "'s")
 		}
-		if inj, ok := liftKinds[ev.Kind]; ok {
-			for _, k := range inj {
+		if kinds, ok := liftKinds[ev.Kind]; ok {
+			for _, k := range kinds {
 				closeAt(k, ev.At)
 				closeAt(k+"/"+node, ev.At)
 			}
@@ -94,17 +94,14 @@ func FaultWindows(timeline []Event, end time.Duration) []FaultWindow {
 		if !ok {
 			continue
 		}
-		if ev.Kind == "loss" || ev.Kind == "delay" {
-			closeAt(ev.Kind, ev.At)
-			if isLift(ev) {
-				continue
-			}
-		}
 		key := ev.Kind
 		if keyed {
 			key += "/" + node
 		}
 		closeAt(key, ev.At)
+		if suffix, ok := settingSuffix[ev.Kind]; ok && strings.HasSuffix(ev.Detail, suffix) {
+			continue
+		}
 		open[key] = len(out)
 		out = append(out, FaultWindow{Kind: ev.Kind, Detail: ev.Detail, From: ev.At, To: end, Open: true})
 	}
@@ -301,6 +298,10 @@ const (
 	chartHeight = 3 * vg.Inch
 )
 
+// chartExt is the charts' format, by the file extension gonum/plot knows
+// (.svg, .png, .pdf, …).
+var chartExt = ".svg"
+
 // faultShade is the fill of the fault windows, the same in every chart:
 // opaque (the bands are drawn first, under the grid and the data) so that
 // the SVG names exactly this colour.
@@ -333,7 +334,7 @@ func writeCharts(dir, prefix string, d *chartData) ([]Chart, error) {
 			}},
 	}
 	if len(d.SP) > 0 {
-		specs = append(specs, spec{"self-preservation", "Self-preservation per node (raised: engaged, evictions off)", "",
+		specs = append(specs, spec{"self-preservation", "Self-preservation per node (raised: engaged, evictions off; a node starts engaged until it has counted a window)", "",
 			func(p *plot.Plot) error { return addSPStrips(p, d.Nodes, d.SP) }})
 	}
 	specs = append(specs,
@@ -365,7 +366,8 @@ func writeCharts(dir, prefix string, d *chartData) ([]Chart, error) {
 		p.Title.Text = s.title
 		p.X.Label.Text = "seconds since the scenario started"
 		p.Y.Label.Text = s.ylabel
-		p.X.Min, p.X.Max = 0, math.Max(d.End, 1)
+		// A tenth more on the right: room for the legend.
+		p.X.Min, p.X.Max = 0, math.Max(d.End, 1)*1.1
 		p.Add(&faultShades{windows: d.Faults}, plotter.NewGrid())
 		if err := s.draw(p); err != nil {
 			return nil, fmt.Errorf("chart %s: %w", s.name, err)
@@ -373,7 +375,7 @@ func writeCharts(dir, prefix string, d *chartData) ([]Chart, error) {
 		p.Legend.Top = true
 		p.Legend.Left = false
 		p.Legend.Padding = vg.Points(2)
-		file := prefix + s.name + ".svg"
+		file := prefix + s.name + chartExt
 		if err := p.Save(chartWidth, chartHeight, filepath.Join(dir, file)); err != nil {
 			return nil, fmt.Errorf("chart %s: %w", s.name, err)
 		}

@@ -38,6 +38,15 @@ func TestFaultWindows(t *testing.T) {
 		{At: s(12), Kind: "kill", Detail: "n0 (pid 5) SIGKILLed"},
 		{At: s(13), Kind: "resume", Detail: "n2 SIGCONTed"},
 		{At: s(14), Kind: "stall", Detail: "n4 stalls"}, // never lifted
+		{At: s(15), Kind: "stop", Detail: "n1 stopped gracefully (rolling restart)"},
+		{At: s(15), Kind: "block-one-way", Detail: "{n0,n1} → {n2} blocked; {n2} → {n0,n1} still flows"},
+		{At: s(15), Kind: "clock-skew", Detail: "n2's wall clock set +5s off"},
+		{At: s(16), Kind: "restart", Detail: "n1 restarted (fresh process, same address)"},
+		{At: s(16), Kind: "unblock", Detail: "{n0,n1} → {n2} restored"},
+		{At: s(16), Kind: "one-way-loss", Detail: "n3 → {n0,n1}: 30% of the packets lost"},
+		{At: s(17), Kind: "clock-skew", Detail: "n2's wall clock set -2s off"}, // a new setting
+		{At: s(17), Kind: "one-way-loss", Detail: "n3 → {n0,n1}: 0% of the packets lost"},
+		{At: s(18), Kind: "clock-skew", Detail: "n2's wall clock set 0s off"},
 	}
 	got := FaultWindows(timeline, s(20))
 	type w struct {
@@ -58,6 +67,11 @@ func TestFaultWindows(t *testing.T) {
 		{"pause", 10, 13, false},
 		{"kill", 12, 20, true},
 		{"stall", 14, 20, true},
+		{"stop", 15, 16, false},
+		{"block-one-way", 15, 16, false},
+		{"clock-skew", 15, 17, false},
+		{"one-way-loss", 16, 17, false},
+		{"clock-skew", 17, 18, false},
 	}, short)
 }
 

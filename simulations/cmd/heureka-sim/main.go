@@ -3,14 +3,21 @@
 // Usage:
 //
 //	heureka-sim [-scenario all|name[,name…]] [-seed n | -seeds n] [-nodes n] [-duration d] [-short]
-//	            [-parallel n] [-out file] [-v level]
+//	            [-parallel n] [-out file] [-report dir] [-v level]
 //	heureka-sim -sabotage all|switch[,switch…] [-scenario …] [-parallel n] [-out file]   (built with -tags sabotage)
 //
 // Each scenario starts a cluster of in-process nodes on a seeded in-memory
 // network, drives simulated Eureka clients and faults through it, and judges
 // the run by invariants (see simulations/README.md). The Markdown report goes
-// to -out, or to standard output; a progress line per event goes to standard
-// error.
+// to -out, or to standard output. With -report DIR it also goes, with charts
+// of every run (SVG: registry size, live members and self-preservation per
+// node, replication lag, convergence, the fault windows shaded), to
+// DIR/report.md and DIR/report.html.
+//
+// On a terminal, standard error shows a status line rewritten in place (runs
+// done, passes and failures, elapsed time, the runs under way and their
+// latest event); elsewhere (a CI log) one line per finished run. With -v the
+// nodes log at that level and every timeline event gets a line instead.
 //
 // With -seeds N every chosen scenario runs with seeds 1..N, -parallel at a
 // time, and the report is a summary over the runs (simulations/RESULTS.md):
@@ -37,6 +44,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -70,7 +78,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	parallel := fs.Int("parallel", 1, "runs at a time (-seeds and -sabotage; different switches never run together)")
 	sabotageFlag := fs.String("sabotage", "", "run the sabotage harness for all switches or a comma-separated list (needs -tags sabotage)")
 	out := fs.String("out", "", "write the Markdown report to this file instead of standard output")
-	verbose := fs.String("v", "", "log the nodes at this level to standard error (debug, info, warn, error)")
+	verbose := fs.String("v", "", "log the nodes at this level to standard error (debug, info, warn, error), and print every timeline event")
+	reportDir := fs.String("report", "", "also write report.md, report.html and SVG charts of every run into this directory")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -105,6 +114,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
 	}
 	batch := *seeds > 0 || *sabotageFlag != ""
+	if *reportDir != "" && *sabotageFlag != "" {
+		fmt.Fprintf(stderr, "heureka-sim: -report does not apply to -sabotage\n")
+		return 2
+	}
+	// prog shows the runs' progress (set before any run starts) unless -v
+	// prints every event.
+	var prog *simulations.Progress
 	configFor := func(sc simulations.Scenario, seed int64, short bool) simulations.Config {
 		cfg := simulations.DefaultConfig()
 		if short {
@@ -117,9 +133,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if logger != nil {
 			cfg.Logger = logger
 		}
-		if !batch {
+		switch {
+		case *verbose != "" && !batch:
 			cfg.Progress = func(name string, ev simulations.Event) {
 				fmt.Fprintf(stderr, "%-24s +%5.1fs  %-16s %s\n", name, ev.At.Seconds(), ev.Kind, ev.Detail)
+			}
+		case *verbose == "":
+			cfg.Progress = func(name string, ev simulations.Event) {
+				if prog != nil {
+					prog.Event(name, seed, ev)
+				}
 			}
 		}
 		return cfg
@@ -137,6 +160,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	started := time.Now()
 
 	var write func(w io.Writer) error
+	var reported []*simulations.Result // what -report draws
 	ok := true
 	switch {
 	case *sabotageFlag != "":
@@ -182,9 +206,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 				jobs = append(jobs, simulations.Job{Scenario: sc, Config: configFor(sc, sd, *short)})
 			}
 		}
-		results := simulations.RunAll(ctx, jobs, *parallel, func(_ int, r *simulations.Result) {
-			fmt.Fprintf(stderr, "%-24s seed %-3d %6.1fs  %s\n", r.Scenario, r.Seed, r.Wall.Seconds(), simulations.VerdictLine(r))
-		})
+		prog = simulations.NewProgress(stderr, len(jobs))
+		results := simulations.RunAll(ctx, jobs, *parallel, func(_ int, r *simulations.Result) { prog.Finished(r) })
+		prog.Close()
+		reported = results
 		for _, r := range results {
 			ok = ok && r.Pass
 		}
@@ -210,9 +235,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for _, sc := range chosen {
 			jobs = append(jobs, simulations.Job{Scenario: sc, Config: configFor(sc, *seed, *short)})
 		}
-		results := simulations.RunAll(ctx, jobs, *parallel, func(_ int, r *simulations.Result) {
-			fmt.Fprintf(stderr, "%-24s %s\n", r.Scenario, simulations.VerdictLine(r))
-		})
+		prog = simulations.NewProgress(stderr, len(jobs))
+		results := simulations.RunAll(ctx, jobs, *parallel, func(_ int, r *simulations.Result) { prog.Finished(r) })
+		prog.Close()
+		reported = results
 		for _, r := range results {
 			ok = ok && r.Pass
 		}
@@ -236,6 +262,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := write(w); err != nil {
 		fmt.Fprintf(stderr, "heureka-sim: write report: %v\n", err)
 		return 1
+	}
+	if *reportDir != "" {
+		if err := simulations.WriteReportDir(*reportDir, hdr, reported); err != nil {
+			fmt.Fprintf(stderr, "heureka-sim: -report: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "heureka-sim: report and charts in %s\n", filepath.Join(*reportDir, "report.html"))
 	}
 	if !ok {
 		return 1
