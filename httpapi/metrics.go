@@ -20,10 +20,15 @@ package httpapi
 // per application and status present: see metrics_instances.go.
 
 import (
+	"bufio"
+	"net"
 	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // httpDurationBuckets are the latency buckets of
@@ -61,19 +66,133 @@ func newMetrics(reg *prometheus.Registry, registry Registry, snaps Snapshots) *m
 	return m
 }
 
-// instrument wraps h so that every request is counted and timed under
-// route. promhttp's wrapper keeps the optional interfaces of the
-// ResponseWriter (http.Flusher for streamed answers, http.Hijacker), and
-// records the status code h wrote (200 when it wrote none).
-func (m *metrics) instrument(route string, h http.HandlerFunc) http.Handler {
-	count := m.requests.WithLabelValues(route)
-	timed := promhttp.InstrumentHandlerDuration(
-		m.duration.MustCurryWith(prometheus.Labels{"route": route}), h)
-	return promhttp.InstrumentHandlerInFlight(m.inFlight, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		count.Inc()
-		timed.ServeHTTP(w, r)
-	}))
+// routeMetrics are one route's request instruments, resolved when the
+// route is registered so that a request costs no label lookup: the
+// counter, and one histogram observer per status code, created on the
+// code's first use (so /metrics lists only the codes a route answered, as
+// promhttp's instrumentation did) and then read with one atomic load.
+type routeMetrics struct {
+	count    prometheus.Counter
+	inFlight prometheus.Gauge
+	duration prometheus.ObserverVec // curried with the route
+	byCode   [maxCode - minCode]atomic.Pointer[prometheus.Observer]
 }
+
+// The status codes whose observers routeMetrics caches: every valid code.
+const (
+	minCode = 100
+	maxCode = 600
+)
+
+// route returns the instruments of route; each call makes a new set over
+// the same series.
+func (m *metrics) route(route string) *routeMetrics {
+	return &routeMetrics{
+		count:    m.requests.WithLabelValues(route),
+		inFlight: m.inFlight,
+		duration: m.duration.MustCurryWith(prometheus.Labels{"route": route}),
+	}
+}
+
+// observe times one request answered with code (0: nothing written,
+// which net/http sends as 200) after d.
+func (rm *routeMetrics) observe(code int, d time.Duration) {
+	if code == 0 {
+		code = http.StatusOK
+	}
+	if code < minCode || code >= maxCode {
+		rm.duration.WithLabelValues(strconv.Itoa(code)).Observe(d.Seconds())
+		return
+	}
+	slot := &rm.byCode[code-minCode]
+	o := slot.Load()
+	if o == nil {
+		obs := rm.duration.WithLabelValues(strconv.Itoa(code))
+		o = &obs
+		slot.Store(o) // a racing store holds the same series
+	}
+	(*o).Observe(d.Seconds())
+}
+
+// instrument wraps h so that every request is counted and timed under
+// route: http.Handler's face of routeMetrics, for the handlers the mux
+// serves directly.
+func (m *metrics) instrument(route string, h http.HandlerFunc) http.Handler {
+	rm := m.route(route)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rm.inFlight.Inc()
+		defer rm.inFlight.Dec()
+		sw, start := rm.begin(w)
+		h(sw, r)
+		rm.end(sw, start)
+	})
+}
+
+// begin starts timing a request: it returns a ResponseWriter over w that
+// records the status code, which end observes and recycles (a request
+// allocates nothing here). The caller counts the request in flight, with
+// a deferred decrement so that a panicking handler leaves the gauge; like
+// promhttp's, a panicking request is not observed.
+func (rm *routeMetrics) begin(w http.ResponseWriter) (*statusWriter, time.Time) {
+	rm.count.Inc()
+	sw := statusWriters.Get().(*statusWriter)
+	sw.ResponseWriter, sw.code = w, 0
+	return sw, time.Now()
+}
+
+// end observes the request begin started and recycles its writer.
+func (rm *routeMetrics) end(sw *statusWriter, start time.Time) {
+	rm.observe(sw.code, time.Since(start))
+	sw.ResponseWriter = nil
+	statusWriters.Put(sw)
+}
+
+// statusWriter records the status code a handler writes. It keeps the
+// optional interfaces net/http's writer has that a handler may use
+// (http.Flusher, http.Hijacker, and Unwrap for http.ResponseController).
+type statusWriter struct {
+	http.ResponseWriter
+	code int // 0 until the handler writes
+}
+
+var statusWriters = sync.Pool{New: func() any { return &statusWriter{} }}
+
+// WriteHeader implements http.ResponseWriter; the first final code counts.
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 && code >= 200 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Write implements http.ResponseWriter.
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush implements http.Flusher when the underlying writer does.
+func (w *statusWriter) Flush() {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Hijack implements http.Hijacker when the underlying writer does.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if h, ok := w.ResponseWriter.(http.Hijacker); ok {
+		return h.Hijack()
+	}
+	return nil, nil, http.ErrNotSupported
+}
+
+// Unwrap returns the underlying writer (for http.ResponseController).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // selfPreservationCollector reports the self-preservation reading. It loads
 // the reading once per scrape, so the figures of one scrape agree.

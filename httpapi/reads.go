@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/heureka/heureka/actors/view"
 )
@@ -14,8 +15,8 @@ import (
 // compact iff X-Eureka-Accept is "compact"; gzip iff Accept-Encoding
 // contains "gzip".
 func negotiate(r *http.Request) (f view.Format, gz bool) {
-	json := strings.Contains(r.Header.Get("Accept"), "json")
-	compact := strings.EqualFold(r.Header.Get("X-Eureka-Accept"), "compact")
+	json := strings.Contains(headerValue(r.Header, "Accept"), "json")
+	compact := strings.EqualFold(headerValue(r.Header, "X-Eureka-Accept"), "compact")
 	switch {
 	case json && compact:
 		f = view.FormatCompactJSON
@@ -26,7 +27,7 @@ func negotiate(r *http.Request) (f view.Format, gz bool) {
 	default:
 		f = view.FormatXML
 	}
-	return f, strings.Contains(r.Header.Get("Accept-Encoding"), "gzip")
+	return f, strings.Contains(headerValue(r.Header, "Accept-Encoding"), "gzip")
 }
 
 // contentTypes maps formats to their Content-Type header values, allocated
@@ -43,6 +44,30 @@ var (
 	varyValue = []string{"Accept, Accept-Encoding, X-Eureka-Accept"}
 )
 
+// contentLengths caches Content-Length header values by length, direct
+// mapped: a cached document is served many times at the same length, and
+// its header value is then shared instead of formatted and allocated per
+// request. Like contentTypes, the values are never modified (net/http only
+// reads response headers).
+var contentLengths [1024]atomic.Pointer[contentLengthEntry]
+
+// contentLengthEntry is one cached Content-Length value.
+type contentLengthEntry struct {
+	n     int
+	value []string
+}
+
+// contentLength returns the Content-Length header value for n bytes.
+func contentLength(n int) []string {
+	slot := &contentLengths[uint(n)%uint(len(contentLengths))]
+	if e := slot.Load(); e != nil && e.n == n {
+		return e.value
+	}
+	e := &contentLengthEntry{n: n, value: []string{strconv.Itoa(n)}}
+	slot.Store(e)
+	return e.value
+}
+
 // writeDoc writes prepared bytes with their headers.
 func writeDoc(w http.ResponseWriter, f view.Format, gz bool, body []byte) {
 	writeHeaders(w, f, gz, len(body))
@@ -57,7 +82,7 @@ func writeHeaders(w http.ResponseWriter, f view.Format, gz bool, length int) {
 	if gz {
 		h["Content-Encoding"] = gzipValue
 	}
-	h["Content-Length"] = []string{strconv.Itoa(length)}
+	h["Content-Length"] = contentLength(length)
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -76,9 +101,9 @@ func (s *Server) getDelta(w http.ResponseWriter, r *http.Request) {
 	writeDoc(w, f, gz, s.cfg.View.Snapshot().Delta(f, gz))
 }
 
-func (s *Server) getApp(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getApp(w http.ResponseWriter, r *http.Request, p params) {
 	f, gz := negotiate(r)
-	doc, ok := s.cfg.View.Snapshot().AppDocument(appName(r), f, gz)
+	doc, ok := s.cfg.View.Snapshot().AppDocument(p.appName(), f, gz)
 	if !ok {
 		w.WriteHeader(http.StatusNotFound) // Eureka answers an empty 404
 		return
@@ -99,14 +124,14 @@ func (s *Server) getSVIP(w http.ResponseWriter, r *http.Request) {
 // entityFormat picks JSON or XML for a non-cached entity (instance GET, 409
 // body): JSON iff Accept mentions json, else XML (Eureka's first @Produces).
 func entityFormat(r *http.Request) view.Format {
-	if strings.Contains(r.Header.Get("Accept"), "json") {
+	if strings.Contains(headerValue(r.Header, "Accept"), "json") {
 		return view.FormatJSON
 	}
 	return view.FormatXML
 }
 
-func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) {
-	s.writeLiveInstance(w, r, appName(r), r.PathValue("id"))
+func (s *Server) getInstance(w http.ResponseWriter, r *http.Request, p params) {
+	s.writeLiveInstance(w, r, p.appName(), p.id)
 }
 
 func (s *Server) getInstanceByID(w http.ResponseWriter, r *http.Request) {
@@ -138,7 +163,7 @@ func (s *Server) writeLiveInstance(w http.ResponseWriter, r *http.Request, app, 
 func writeEntity(w http.ResponseWriter, code int, f view.Format, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = contentTypes[f]
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["Content-Length"] = contentLength(len(body))
 	w.WriteHeader(code)
 	_, _ = w.Write(body)
 }

@@ -109,12 +109,13 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	mux     *http.ServeMux
+	router  *router // the fast path for the hot routes, then mux
 	log     *slog.Logger
 	started time.Time
 	metrics *metrics
 	auth    *authenticator // nil: auth off
 	limiter *rateLimiter   // nil: no rate limit
-	handler http.Handler   // mux behind auth and the rate limiter
+	handler http.Handler   // router behind auth and the rate limiter
 }
 
 // BasePaths are the prefixes the Eureka API is served under: Spring Cloud's
@@ -133,6 +134,7 @@ func New(cfg Config) *Server {
 		cfg.Metrics = prometheus.NewRegistry()
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger.With("component", "http"), started: time.Now()}
+	s.router = &router{mux: s.mux}
 	s.metrics = newMetrics(cfg.Metrics, cfg.Registry, cfg.View)
 	s.routes()
 	var err error
@@ -144,7 +146,7 @@ func New(cfg Config) *Server {
 	}
 	// Authentication first: a client without credentials gets 401 and
 	// takes no fetch tokens.
-	s.handler = s.protect(s.limit(s.mux))
+	s.handler = s.protect(s.limit(s.router))
 	return s
 }
 
@@ -152,23 +154,33 @@ func New(cfg Config) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func (s *Server) routes() {
+	// The hot paths: served by the fast path of router.go and by the mux
+	// alike, through the same endpoints.
+	f := &s.router.fast
+	f.apps = s.endpoint("apps", s.gate(plain(s.getApps)))
+	f.delta = s.endpoint("delta", s.gate(plain(s.getDelta)))
+	f.app = s.endpoint("app", s.gate(s.getApp))
+	f.register = s.endpoint("register", s.register)
+	f.instance = s.endpoint("instance", s.gate(s.getInstance))
+	f.renew = s.endpoint("renew", s.renew)
+	f.cancel = s.endpoint("cancel", s.cancel)
 	for _, base := range BasePaths {
 		// Registry reads are gated on readiness; writes are not.
-		s.handle("GET "+base+"/apps", "apps", s.gate(s.getApps))
-		s.handle("GET "+base+"/apps/{$}", "apps", s.gate(s.getApps))
-		s.handle("GET "+base+"/apps/delta", "delta", s.gate(s.getDelta))
-		s.handle("GET "+base+"/apps/delta/{$}", "delta", s.gate(s.getDelta))
-		s.handle("GET "+base+"/apps/{app}", "app", s.gate(s.getApp))
-		s.handle("POST "+base+"/apps/{app}", "register", s.register)
-		s.handle("GET "+base+"/apps/{app}/{id}", "instance", s.gate(s.getInstance))
-		s.handle("PUT "+base+"/apps/{app}/{id}", "renew", s.renew)
-		s.handle("DELETE "+base+"/apps/{app}/{id}", "cancel", s.cancel)
+		s.mux.Handle("GET "+base+"/apps", f.apps)
+		s.mux.Handle("GET "+base+"/apps/{$}", f.apps)
+		s.mux.Handle("GET "+base+"/apps/delta", f.delta)
+		s.mux.Handle("GET "+base+"/apps/delta/{$}", f.delta)
+		s.mux.Handle("GET "+base+"/apps/{app}", f.app)
+		s.mux.Handle("POST "+base+"/apps/{app}", f.register)
+		s.mux.Handle("GET "+base+"/apps/{app}/{id}", f.instance)
+		s.mux.Handle("PUT "+base+"/apps/{app}/{id}", f.renew)
+		s.mux.Handle("DELETE "+base+"/apps/{app}/{id}", f.cancel)
 		s.handle("PUT "+base+"/apps/{app}/{id}/status", "statusoverride", s.setStatus)
 		s.handle("DELETE "+base+"/apps/{app}/{id}/status", "statusoverride", s.deleteStatus)
 		s.handle("PUT "+base+"/apps/{app}/{id}/metadata", "metadata", s.metadata)
-		s.handle("GET "+base+"/instances/{id}", "instance", s.gate(s.getInstanceByID))
-		s.handle("GET "+base+"/vips/{vip}", "vip", s.gate(s.getVIP))
-		s.handle("GET "+base+"/svips/{svip}", "vip", s.gate(s.getSVIP))
+		s.mux.Handle("GET "+base+"/instances/{id}", s.endpoint("instance", s.gate(plain(s.getInstanceByID))))
+		s.mux.Handle("GET "+base+"/vips/{vip}", s.endpoint("vip", s.gate(plain(s.getVIP))))
+		s.mux.Handle("GET "+base+"/svips/{svip}", s.endpoint("vip", s.gate(plain(s.getSVIP))))
 		s.handle("POST "+base+"/peerreplication/batch", "batch", s.batch)
 		s.handle("POST "+base+"/peerreplication/batch/{$}", "batch", s.batch)
 		s.handle("PUT "+base+"/asg/{asg}/status", "asg", s.asgStatus)
@@ -191,17 +203,23 @@ func (s *Server) routes() {
 	}
 }
 
-// handle registers h for pattern, counting and timing requests under route
-// (see metrics.instrument; one route label per operation). The {app} and
-// {id} path values are checked before h runs (see checkPathValues).
+// endpoint returns the endpoint of h, counted and timed under route (see
+// routeMetrics; one route label per operation).
+func (s *Server) endpoint(route string, h paramHandler) *endpoint {
+	return &endpoint{s: s, metrics: s.metrics.route(route), h: h}
+}
+
+// handle registers h for pattern on the mux, counted and timed under route.
+// The {app} and {id} path values are checked before h runs (see
+// checkParams).
 func (s *Server) handle(pattern, route string, h http.HandlerFunc) {
-	s.mux.Handle(pattern, s.metrics.instrument(route, func(w http.ResponseWriter, r *http.Request) {
-		if err := checkPathValues(r); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		h(w, r)
-	}))
+	s.mux.Handle(pattern, s.endpoint(route, plain(h)))
+}
+
+// plain adapts a handler that reads no params (or reads them from the
+// request's path values) to a paramHandler.
+func plain(h http.HandlerFunc) paramHandler {
+	return func(w http.ResponseWriter, r *http.Request, _ params) { h(w, r) }
 }
 
 // errNotReady is the answer to a registry read while the node is not ready.
@@ -215,30 +233,29 @@ var errNotReady = &httpError{code: http.StatusForbidden,
 // a partial registry would be believed (and a 404 on an instance taken as
 // "gone"). Netflix gates apps, delta, one app and the VIPs; Heureka gates
 // the instance GETs as well, for the same reason.
-func (s *Server) gate(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) gate(h paramHandler) paramHandler {
+	return func(w http.ResponseWriter, r *http.Request, p params) {
 		if s.cfg.Ready != nil && !s.cfg.Ready() {
 			s.fail(w, r, errNotReady)
 			return
 		}
-		h(w, r)
+		h(w, r, p)
 	}
 }
 
-// checkPathValues rejects an {app} or {id} path value that no registry
-// entry can have: one holding '/' (sent as %2F; net/http's mux matches it
-// within one segment and unescapes it) or bytes that are not UTF-8 (sent
-// as, e.g., %FF). Such a name could be registered but never addressed by a
-// client that builds paths from it, and Tomcat (Eureka's container) refuses
+// checkParams rejects an {app} or {id} path value that no registry entry
+// can have: one holding '/' (sent as %2F; net/http's mux matches it within
+// one segment and unescapes it) or bytes that are not UTF-8 (sent as, e.g.,
+// %FF). Such a name could be registered but never addressed by a client
+// that builds paths from it, and Tomcat (Eureka's container) refuses
 // encoded slashes with 400 too.
-func checkPathValues(r *http.Request) error {
-	for _, p := range [...]struct{ key, what string }{{"app", "app name"}, {"id", "instance id"}} {
-		v := r.PathValue(p.key)
+func checkParams(p params) error {
+	for _, v := range [...]struct{ val, what string }{{p.app, "app name"}, {p.id, "instance id"}} {
 		switch {
-		case strings.Contains(v, "/"):
-			return badRequest(fmt.Sprintf("%s %s must not contain '/' (sent as %%2F)", p.what, jsonString(v)))
-		case !utf8.ValidString(v):
-			return badRequest(fmt.Sprintf("%s %s is not valid UTF-8", p.what, jsonString(v)))
+		case strings.IndexByte(v.val, '/') >= 0:
+			return badRequest(fmt.Sprintf("%s %s must not contain '/' (sent as %%2F)", v.what, jsonString(v.val)))
+		case !utf8.ValidString(v.val):
+			return badRequest(fmt.Sprintf("%s %s is not valid UTF-8", v.what, jsonString(v.val)))
 		}
 	}
 	return nil
@@ -246,12 +263,25 @@ func checkPathValues(r *http.Request) error {
 
 // replicated reports whether a request comes from a Eureka peer.
 func replicated(r *http.Request) bool {
-	return r.Header.Get("x-netflix-discovery-replication") == "true"
+	return headerValue(r.Header, "X-Netflix-Discovery-Replication") == "true"
+}
+
+// headerValue is h.Get(key) for a key already in canonical form, without
+// canonicalizing it again (net/http stores canonical keys; Get of a
+// lower-case key allocates its canonical form on every call).
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // appName is the upper-cased {app} path value: app names match
 // case-insensitively.
 func appName(r *http.Request) string { return strings.ToUpper(r.PathValue("app")) }
+
+// appName is the upper-cased app name of p (see appName).
+func (p params) appName() string { return strings.ToUpper(p.app) }
 
 func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	if s.cfg.Ready != nil && !s.cfg.Ready() {

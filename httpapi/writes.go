@@ -78,19 +78,19 @@ func validateRegistration(inst *actors.Instance, pathApp string) error {
 	return nil
 }
 
-func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) {
 	body, err := s.readBody(w, r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	inst, err := DecodeInstance(r.Header.Get("Content-Type"), body)
+	inst, err := DecodeInstance(headerValue(r.Header, "Content-Type"), body)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	inst.Normalize()
-	if err := validateRegistration(inst, appName(r)); err != nil {
+	if err := validateRegistration(inst, p.appName()); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -103,7 +103,12 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 
 // optionalTimestamp parses an optional epoch-millisecond query parameter.
 func optionalTimestamp(q url.Values, name string) (*int64, error) {
-	v := q.Get(name)
+	return parseTimestamp(name, q.Get(name))
+}
+
+// parseTimestamp parses v, the value of the epoch-millisecond query
+// parameter name; "" is absent (nil).
+func parseTimestamp(name, v string) (*int64, error) {
 	if v == "" {
 		return nil, nil
 	}
@@ -114,17 +119,17 @@ func optionalTimestamp(q url.Values, name string) (*int64, error) {
 	return &ts, nil
 }
 
-func (s *Server) renew(w http.ResponseWriter, r *http.Request) {
-	req := actors.RenewRequest{App: appName(r), ID: r.PathValue("id"), Replicated: replicated(r)}
+func (s *Server) renew(w http.ResponseWriter, r *http.Request, p params) {
+	req := actors.RenewRequest{App: p.appName(), ID: p.id, Replicated: replicated(r)}
 	if r.URL.RawQuery != "" {
-		q := r.URL.Query()
+		dirty, overridden := renewQuery(r.URL.RawQuery)
 		var err error
-		if req.LastDirtyTimestamp, err = optionalTimestamp(q, "lastDirtyTimestamp"); err != nil {
+		if req.LastDirtyTimestamp, err = parseTimestamp("lastDirtyTimestamp", dirty); err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		if o := q.Get("overriddenstatus"); o != "" {
-			req.OverriddenStatus = actors.LenientStatus(o)
+		if overridden != "" {
+			req.OverriddenStatus = actors.LenientStatus(overridden)
 		}
 	}
 	res, err := s.cfg.Registry.Renew(r.Context(), req)
@@ -143,8 +148,33 @@ func (s *Server) renew(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
-	ok, err := s.cfg.Registry.Cancel(r.Context(), appName(r), r.PathValue("id"), replicated(r))
+// renewQuery returns the lastDirtyTimestamp and overriddenstatus
+// parameters of a renewal's query, as url.ParseQuery and Values.Get read
+// them (the first occurrence of each, "" when absent). A query with nothing
+// to unescape (no '%' or '+') and no ';' (which ParseQuery refuses) is
+// split in place; the Java client's "status=UP&lastDirtyTimestamp=…" is.
+func renewQuery(raw string) (lastDirty, overridden string) {
+	if strings.ContainsAny(raw, "%+;") {
+		q, _ := url.ParseQuery(raw)
+		return q.Get("lastDirtyTimestamp"), q.Get("overriddenstatus")
+	}
+	var seenDirty, seenOverridden bool
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		key, value, _ := strings.Cut(pair, "=")
+		switch {
+		case key == "lastDirtyTimestamp" && !seenDirty:
+			lastDirty, seenDirty = value, true
+		case key == "overriddenstatus" && !seenOverridden:
+			overridden, seenOverridden = value, true
+		}
+	}
+	return lastDirty, overridden
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request, p params) {
+	ok, err := s.cfg.Registry.Cancel(r.Context(), p.appName(), p.id, replicated(r))
 	s.answer(w, r, ok, err)
 }
 
