@@ -102,7 +102,7 @@ func TestNetns(t *testing.T) {
 	logf("netns: run %s; node logs in %s", run, logDir)
 	linksBefore := rootLinks()
 	loadBefore, _ := os.ReadFile("/proc/loadavg")
-	cfg := Config{Run: run, Bin: bin, LogDir: logDir, Progress: progress}
+	cfg := Config{Run: run, Bin: bin, LogDir: logDir, Progress: progress, PanicAt: os.Getenv("HK_NETNS_PANIC_AT")}
 	if s := os.Getenv("HK_NETNS_SEED"); s != "" {
 		if cfg.Seed, err = strconv.ParseInt(s, 10, 64); err != nil {
 			t.Fatalf("HK_NETNS_SEED: %v", err)
@@ -177,6 +177,24 @@ func TestNetns(t *testing.T) {
 			strings.Join(strings.Fields(string(loadBefore))[:min(3, len(strings.Fields(string(loadBefore))))], " ")),
 		Run:     run,
 		Cleanup: cleanup,
+	}
+	// The charts go to charts/ beside the report, which links them.
+	chartDir := filepath.Join(filepath.Dir(out), "charts")
+	if err := os.RemoveAll(chartDir); err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range results {
+		if res.Observations == nil {
+			continue
+		}
+		charts, err := simulations.WriteCharts(chartDir, res.Scenario+"-", res.Observations)
+		if err != nil {
+			t.Fatalf("%s: charts: %v", res.Scenario, err)
+		}
+		for _, c := range charts {
+			c.File = "charts/" + c.File
+			res.Charts = append(res.Charts, c)
+		}
 	}
 	f, err := os.Create(out)
 	if err != nil {

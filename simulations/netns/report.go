@@ -106,6 +106,13 @@ func WriteReport(w io.Writer, h ReportHeader, results []*Result) error {
 				}
 			}
 		}
+		if len(r.Charts) > 0 {
+			b.WriteString("\nCharts (the fault windows shaded):")
+			for _, c := range r.Charts {
+				fmt.Fprintf(&b, " [%s](%s)", c.Name, c.File)
+			}
+			b.WriteString(".\n")
+		}
 		b.WriteString("\nTimeline:\n\n")
 		for _, ev := range r.Timeline {
 			fmt.Fprintf(&b, "- +%.1fs %s: %s\n", ev.At.Seconds(), ev.Kind, ev.Detail)

@@ -59,6 +59,11 @@ type Config struct {
 	SettleTail time.Duration
 	// Progress receives every timeline event as it happens.
 	Progress func(scenario string, ev simulations.Event)
+	// PanicAt, if set, makes the run panic right after its first timeline
+	// event of this kind (e.g. "partition": in the middle of the faults),
+	// to check the cleanup end to end (HK_NETNS_PANIC_AT for make
+	// chaos-netns). Off by default.
+	PanicAt string
 }
 
 func (c *Config) defaults() {
@@ -118,6 +123,9 @@ type Result struct {
 	Pids         []int
 	Logs         []string
 	Observations *simulations.Observations
+	// Charts are the run's charts (simulations.WriteCharts), if drawn,
+	// their files relative to the report.
+	Charts []simulations.Chart
 }
 
 // Run is one scenario in progress; Drive uses its methods.
@@ -544,7 +552,12 @@ func (r *Run) editTopo(edit func(t *simulations.Topology)) {
 func (r *Run) Nodes() []string { return slices.Clone(r.lab.Nodes) }
 
 // Event puts an entry on the timeline.
-func (r *Run) Event(kind, format string, args ...any) { r.rec.event(kind, format, args...) }
+func (r *Run) Event(kind, format string, args ...any) {
+	r.rec.event(kind, format, args...)
+	if r.cfg.PanicAt != "" && kind == r.cfg.PanicAt {
+		panic(fmt.Sprintf("netns: forced panic at %s in %s (PanicAt)", kind, r.sc.Name))
+	}
+}
 
 // Sleep waits d, or returns an error when the run is cancelled.
 func (r *Run) Sleep(d time.Duration) error {

@@ -9,10 +9,10 @@
 // Each scenario starts a cluster of in-process nodes on a seeded in-memory
 // network, drives simulated Eureka clients and faults through it, and judges
 // the run by invariants (see simulations/README.md). The Markdown report goes
-// to -out, or to standard output. With -report DIR it also goes, with charts
-// of every run (SVG: registry size, live members and self-preservation per
+// to -out, or to standard output. With -report DIR it goes, with charts of
+// every run (SVG: registry size, live members and self-preservation per
 // node, replication lag, convergence, the fault windows shaded), to
-// DIR/report.md and DIR/report.html.
+// DIR/report.md and DIR/report.html instead of standard output.
 //
 // On a terminal, standard error shows a status line rewritten in place (runs
 // done, passes and failures, elapsed time, the runs under way and their
@@ -79,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	sabotageFlag := fs.String("sabotage", "", "run the sabotage harness for all switches or a comma-separated list (needs -tags sabotage)")
 	out := fs.String("out", "", "write the Markdown report to this file instead of standard output")
 	verbose := fs.String("v", "", "log the nodes at this level to standard error (debug, info, warn, error), and print every timeline event")
-	reportDir := fs.String("report", "", "also write report.md, report.html and SVG charts of every run into this directory")
+	reportDir := fs.String("report", "", "write report.md, report.html and SVG charts of every run into this directory (instead of the Markdown on standard output; -out still writes it)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -250,6 +250,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "heureka-sim: done in %v\n", time.Since(started).Round(time.Second))
 
 	w := stdout
+	if *reportDir != "" && *out == "" {
+		w = io.Discard // the report is in the directory
+	}
 	if *out != "" {
 		f, err := os.Create(*out)
 		if err != nil {
