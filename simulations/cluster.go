@@ -85,6 +85,8 @@ type Cluster struct {
 	nodes    map[string]*node.Node    // running nodes
 	stopping map[string]chan struct{} // crashed nodes: closed when stopped
 	incarn   map[string]int           // starts per name
+	clocks   map[string]*SkewClock    // wall clock per name, kept across restarts
+	retired  cluster.WireStats        // what stopped processes sent
 	closed   bool
 }
 
@@ -108,6 +110,7 @@ func NewCluster(ctx context.Context, cfg Config) (*Cluster, error) {
 		nodes:    map[string]*node.Node{},
 		stopping: map[string]chan struct{}{},
 		incarn:   map[string]int{},
+		clocks:   map[string]*SkewClock{},
 	}
 	c.topo.Store(&Topology{Down: map[string]bool{}})
 	for i := 0; i < cfg.Nodes; i++ {
@@ -138,6 +141,10 @@ func (c *Cluster) nodeConfig(name string, join []string) node.Config {
 	cfg.Registry.TombstoneTTL = t.TombstoneTTL
 	cfg.Registry.RenewalThresholdUpdateInterval = t.RecountInterval
 	cfg.Registry.Seed = seed
+	if c.clocks[name] == nil {
+		c.clocks[name] = &SkewClock{}
+	}
+	cfg.Registry.Clock = c.clocks[name]
 	cc := cluster.DefaultLocalConfig()
 	cc.Join = join
 	cc.Transport = c.net.NewTransport(name)
@@ -321,6 +328,7 @@ func (c *Cluster) Crash(name string) error {
 	}
 	c.net.Crash(name)
 	c.editTopo(func(t *Topology) { t.Down[name] = true })
+	c.retireLocked(nd)
 	delete(c.nodes, name)
 	done := make(chan struct{})
 	c.stopping[name] = done

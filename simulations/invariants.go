@@ -679,6 +679,13 @@ func (o *Observations) republications(l *InstanceLog) []string {
 					continue
 				}
 				stamp := hlcTime(clock)
+				if stamp.After(p.At) {
+					// Stamped in the future of the probe that saw it: the
+					// author's wall clock runs ahead (clock-skew), so the
+					// stamp does not say when the version was made; the
+					// first probe that saw it bounds that from above.
+					stamp = o.firstSeen(l.App, l.ID, clock, author, p.At)
+				}
 				if !stamp.After(lf.End) || (!next.IsZero() && !stamp.Before(next)) {
 					continue
 				}
@@ -699,6 +706,23 @@ func (o *Observations) republications(l *InstanceLog) []string {
 		}
 	}
 	return out
+}
+
+// firstSeen returns when a probe first listed the version (clock, author)
+// of app/id on any node, or by if none did before.
+func (o *Observations) firstSeen(app, id string, clock uint64, author string, by time.Time) time.Time {
+	for i := range o.Probes {
+		p := &o.Probes[i]
+		if !p.At.Before(by) {
+			break
+		}
+		for _, n := range p.Up {
+			if c, a, ok := versionIn(p.Fingerprint[n], app, id); ok && c == clock && a == author {
+				return p.At
+			}
+		}
+	}
+	return by
 }
 
 // overrules reports whether a version of lf's instance that author made at

@@ -108,6 +108,7 @@ func WriteResults(w io.Writer, h ReportHeader, results []*Result, replay func(*R
 			fmt.Fprintf(&b, "| %s | %d/%d | %s | %s | %s | %s |\n", inv, pass, runs, name,
 				fmtFigure(quantile(vals, 0.5), key.Unit), fmtFigure(quantile(vals, 0.99), key.Unit), fmtFigure(quantile(vals, 1), key.Unit))
 		}
+		writeFigures(&b, rs)
 		var failing []*Result
 		for _, r := range rs {
 			if !r.Pass {
@@ -189,4 +190,67 @@ func seedList(rs []*Result) string {
 		parts[i] = fmt.Sprint(s)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// runFigure is one figure the many-seeds summary reports for every
+// scenario, whatever its invariants: its name, unit, and how to read it off
+// a run (ok false when the run gave none).
+type runFigure struct {
+	name, unit string
+	of         func(r *Result) (float64, bool)
+}
+
+// verdictKey reads the key figure of the verdict inv.
+func verdictKey(inv string) func(r *Result) (float64, bool) {
+	return func(r *Result) (float64, bool) {
+		for _, v := range r.Verdicts {
+			if v.Invariant == inv && v.Key.Name != "" && !math.IsNaN(v.Key.Value) {
+				return v.Key.Value, true
+			}
+		}
+		return 0, false
+	}
+}
+
+// runFigures are the figures of writeFigures.
+var runFigures = []runFigure{
+	{"convergence time (s after the faults)", "s", verdictKey(InvConvergence)},
+	{"longest miss of a renewing client", "s", verdictKey(InvNoMissingRenewer)},
+	{"eviction delay of silently dead clients (worst)", "s", func(r *Result) (float64, bool) {
+		if r.Silent.Evicted == 0 {
+			return 0, false
+		}
+		return r.Silent.MaxLatency.Seconds(), true
+	}},
+	{"dead clients not evicted by the teardown", "", func(r *Result) (float64, bool) {
+		return float64(r.Silent.Died - r.Silent.Evicted), r.Silent.Died > 0
+	}},
+	{"self-preservation engaged share", "%", func(r *Result) (float64, bool) { return 100 * r.SP.EngagedShare, true }},
+	{"records moved per heal (anti-entropy)", "", func(r *Result) (float64, bool) {
+		if r.Heals == 0 {
+			return 0, false
+		}
+		return math.Round(float64(r.Wire.TransferRecords) / float64(r.Heals)), true
+	}},
+	{"replication messages per client renewal", "", func(r *Result) (float64, bool) {
+		if r.Clients.Renewals == 0 {
+			return 0, false
+		}
+		return math.Round(100*float64(r.Wire.RenewalMessages)/float64(r.Clients.Renewals)) / 100, true
+	}},
+}
+
+// writeFigures writes the distribution over rs of every runFigure.
+func writeFigures(b *strings.Builder, rs []*Result) {
+	b.WriteString("\n| figure (over runs) | runs | p50 | p99 | max |\n|---|---|---|---|---|\n")
+	for _, f := range runFigures {
+		var vals []float64
+		for _, r := range rs {
+			if v, ok := f.of(r); ok {
+				vals = append(vals, v)
+			}
+		}
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s |\n", f.name, len(vals),
+			fmtFigure(quantile(vals, 0.5), f.unit), fmtFigure(quantile(vals, 0.99), f.unit), fmtFigure(quantile(vals, 1), f.unit))
+	}
 }

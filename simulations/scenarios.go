@@ -114,6 +114,50 @@ var Scenarios = []Scenario{
 		ShortDuration:   12 * time.Second,
 		Drive:           driveSlowPeer,
 	},
+	{
+		Name: "rolling-restart",
+		Summary: "Every node in turn stops gracefully and comes back as a fresh process while steady clients renew and a new one registers " +
+			"during each restart: no renewing client may go missing, and the cluster must agree again after each restart.",
+		Invariants:      with(unpartitioned, InvRestartConvergence),
+		DefaultDuration: 20 * time.Second,
+		ShortDuration:   10 * time.Second,
+		Drive:           driveRollingRestart,
+	},
+	{
+		Name: "flapping-node",
+		Summary: "One node's links go down and up every few seconds (its process runs on; while it is cut off, only the clients next to it reach it) " +
+			"while clients churn.",
+		Invariants:      allInvariants,
+		DefaultDuration: 20 * time.Second,
+		ShortDuration:   12 * time.Second,
+		Drive:           driveFlapping,
+	},
+	{
+		Name: "asymmetric-partition",
+		Summary: "2 of 5 nodes can no longer send to the other 3 (packets dropped, dials refused) while the 3 still reach them, " +
+			"under churn; clients reach every node.",
+		Invariants:      unpartitioned,
+		DefaultDuration: 20 * time.Second,
+		ShortDuration:   12 * time.Second,
+		Drive:           driveAsymmetric,
+	},
+	{
+		Name:            "one-way-loss",
+		Summary:         "40% of the packets one node sends to the others are lost (what it receives and every stream are not) while clients churn.",
+		Invariants:      unpartitioned,
+		DefaultDuration: 20 * time.Second,
+		ShortDuration:   8 * time.Second,
+		Drive:           driveOneWayLoss,
+	},
+	{
+		Name: "clock-skew",
+		Summary: "One node's wall clock runs 3 minutes ahead, then 3 minutes behind, then right again (beyond the HLC's one-minute tolerance) " +
+			"while clients churn.",
+		Invariants:      unpartitioned,
+		DefaultDuration: 20 * time.Second,
+		ShortDuration:   12 * time.Second,
+		Drive:           driveClockSkew,
+	},
 }
 
 // ScenarioByName returns the scenario called name.

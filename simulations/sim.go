@@ -65,6 +65,11 @@ type Result struct {
 	Instances, Samples, Probes int
 	// Net is what the nodes sent over the MemNetwork.
 	Net cluster.NetStats
+	// Wire is what the nodes' replicators sent (every process, stopped ones
+	// included), and Heals the faults lifted (heals, restarts, unstalls,
+	// unblocks, clocks set right) that anti-entropy had to repair.
+	Wire  cluster.WireStats
+	Heals int
 	// Silent is what became of the instances of clients that died without
 	// cancelling (and did not come back).
 	Silent SilentFigures
@@ -177,6 +182,13 @@ func Run(ctx context.Context, sc Scenario, cfg Config) (*Result, error) {
 	res.Samples = len(obs.Samples)
 	res.Probes = len(obs.Probes)
 	res.Net = c.Net().TotalStats()
+	res.Wire = c.WireStats()
+	for _, ev := range obs.Timeline {
+		switch ev.Kind {
+		case "heal", "restart", "unstall", "unblock":
+			res.Heals++
+		}
+	}
 	res.Silent = silentFigures(obs)
 	res.SP = spFigures(obs)
 	res.Pass = driveErr == nil

@@ -80,6 +80,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "write the Markdown report to this file instead of standard output")
 	verbose := fs.String("v", "", "log the nodes at this level to standard error (debug, info, warn, error), and print every timeline event")
 	reportDir := fs.String("report", "", "write report.md, report.html and SVG charts of every run into this directory (instead of the Markdown on standard output; -out still writes it)")
+	wireCost := fs.String("wire-cost", "", "instead of scenarios, count replication messages per renewal and per registration at these cluster sizes (e.g. 5,10,20,50)")
+	joinLoaded := fs.Int("join-loaded", 0, "instead of scenarios, join a node to a 3-node cluster holding this many instances under churn (e.g. 100000)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -163,6 +165,52 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var reported []*simulations.Result // what -report draws
 	ok := true
 	switch {
+	case *wireCost != "":
+		var costs []simulations.WireCost
+		for _, f := range strings.Split(*wireCost, ",") {
+			var n int
+			if _, err := fmt.Sscan(strings.TrimSpace(f), &n); err != nil || n < 3 || n > 50 {
+				fmt.Fprintf(stderr, "heureka-sim: -wire-cost: %q is not a cluster size from 3 to 50\n", f)
+				return 2
+			}
+			cfg := simulations.DefaultConfig()
+			cfg.Seed, cfg.Nodes = *seed, n
+			if logger != nil {
+				cfg.Logger = logger
+			}
+			w, err := simulations.MeasureWireCost(ctx, cfg, 2, 10, 5*time.Second)
+			if err != nil {
+				fmt.Fprintf(stderr, "heureka-sim: %v\n", err)
+				return 1
+			}
+			fmt.Fprintf(stderr, "%3d nodes: %.2f messages per renewal, %.2f record messages per registration per peer, %.1f messages per node per second\n",
+				n, w.PerRenewal(), w.PerRegistrationPerPeer(), w.MessagesPerNodeSecond())
+			costs = append(costs, w)
+		}
+		write = func(w io.Writer) error {
+			hdr.Generated = time.Now()
+			return simulations.WriteWireCost(w, hdr, costs)
+		}
+	case *joinLoaded > 0:
+		cfg := simulations.DefaultConfig()
+		cfg.Seed = *seed
+		if logger != nil {
+			cfg.Logger = logger
+		}
+		cfg.Progress = func(name string, ev simulations.Event) {
+			fmt.Fprintf(stderr, "%-24s +%5.1fs  %-16s %s\n", name, ev.At.Seconds(), ev.Kind, ev.Detail)
+		}
+		res, err := simulations.RunJoinLoaded(ctx, cfg, *joinLoaded)
+		if err != nil {
+			fmt.Fprintf(stderr, "heureka-sim: %v\n", err)
+			return 1
+		}
+		ok = res.Pass
+		fmt.Fprintf(stderr, "%-24s %s\n", res.Scenario, simulations.VerdictLine(res))
+		write = func(w io.Writer) error {
+			hdr.Generated = time.Now()
+			return simulations.WriteReport(w, hdr, []*simulations.Result{res})
+		}
 	case *sabotageFlag != "":
 		var switches []sabotage.Switch
 		if *sabotageFlag == "all" {

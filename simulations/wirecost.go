@@ -1,0 +1,185 @@
+package simulations
+
+// The wire cost of replication by cluster size: messages per client
+// renewal and per registration, counted from the replicators' own
+// counters (cluster.Replicator.Stats), not timed.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// WireCost is what the nodes of one cluster sent while steady clients
+// renewed (the renewal window) and while new clients registered.
+type WireCost struct {
+	// Nodes and Clients are the cluster size and the steady clients.
+	Nodes, Clients int
+	// Window is how long the renewals were counted.
+	Window time.Duration
+	// Renewals counts the client renewals the nodes accepted in the window.
+	Renewals uint64
+	// RenewalMessages counts the renewal-forwarding messages all nodes sent
+	// in the window; Messages every replication message (renewals, load
+	// reports, digests, records).
+	RenewalMessages, Messages uint64
+	// Registrations counts the new clients registered in the second phase,
+	// RecordMessages the record messages all nodes sent meanwhile.
+	Registrations  int
+	RecordMessages uint64
+}
+
+// PerRenewal is the renewal-forwarding messages per client renewal, all
+// nodes together: at most 1 (each renewal is forwarded at most once, to its
+// application's owner, and renewals to the same owner share a message).
+func (w WireCost) PerRenewal() float64 {
+	if w.Renewals == 0 {
+		return 0
+	}
+	return float64(w.RenewalMessages) / float64(w.Renewals)
+}
+
+// PerRegistrationPerPeer is the record messages per registration and per
+// other node: a registration is sent once to every other member.
+func (w WireCost) PerRegistrationPerPeer() float64 {
+	if w.Registrations == 0 || w.Nodes < 2 {
+		return 0
+	}
+	return float64(w.RecordMessages) / float64(w.Registrations*(w.Nodes-1))
+}
+
+// MessagesPerNodeSecond is every replication message a node sent per
+// second in the renewal window, on average.
+func (w WireCost) MessagesPerNodeSecond() float64 {
+	if w.Window <= 0 || w.Nodes == 0 {
+		return 0
+	}
+	return float64(w.Messages) / float64(w.Nodes) / w.Window.Seconds()
+}
+
+// wireCostConfig is cfg made fit for counting: the sampler and the prober
+// slowed down (at 50 nodes they would read 1500 applications a second),
+// and a one-second settle tail.
+func wireCostConfig(cfg Config) Config {
+	cfg.Timers.SampleInterval = 2 * time.Second
+	cfg.Timers.ProbeInterval = time.Second
+	cfg.SettleTail = time.Second
+	return cfg
+}
+
+// MeasureWireCost starts a cluster of cfg.Nodes nodes with perNode steady
+// clients next to every node, waits two renewal windows, counts for window
+// what the nodes sent against the renewals they accepted, then registers
+// registrations new clients and counts the record messages until every node
+// holds them (or ten seconds passed).
+func MeasureWireCost(ctx context.Context, cfg Config, perNode, registrations int, window time.Duration) (WireCost, error) {
+	cfg = wireCostConfig(cfg)
+	if perNode < 1 || registrations < 1 || window <= 0 {
+		return WireCost{}, fmt.Errorf("%w: wire cost: perNode %d, registrations %d and window %v must be positive",
+			ErrInvalidConfig, perNode, registrations, window)
+	}
+	var w WireCost
+	sc := Scenario{
+		Name:    "wire-cost",
+		Summary: "Steady clients renew; then new clients register. Counts the replication messages.",
+		Drive: func(s *Sim) error {
+			t := s.Timers()
+			steady := s.NewClients(perNode, Apps)
+			if err := s.WaitRegistered(steady, registerWithin+time.Duration(len(steady))*10*time.Millisecond); err != nil {
+				return err
+			}
+			if err := s.Sleep(2 * t.RenewalWindow); err != nil {
+				return err
+			}
+			w.Nodes, w.Clients, w.Window = len(s.c.Names()), len(steady), window
+			wire0, cl0 := s.c.WireStats(), s.stats.snapshot()
+			if err := s.Sleep(window); err != nil {
+				return err
+			}
+			wire1, cl1 := s.c.WireStats(), s.stats.snapshot()
+			w.Renewals = cl1.Renewals - cl0.Renewals
+			w.RenewalMessages = wire1.RenewalMessages - wire0.RenewalMessages
+			w.Messages = wire1.Messages - wire0.Messages
+			s.Event("renewals", "%d renewals, %d renewal messages, %d messages in %v", w.Renewals, w.RenewalMessages, w.Messages, window)
+
+			names := s.c.Names()
+			var fresh []*Client
+			for i := range registrations {
+				fresh = append(fresh, s.NewClient(Apps[i%len(Apps)], names[s.IntN(len(names))]))
+			}
+			if err := s.WaitRegistered(fresh, registerWithin); err != nil {
+				return err
+			}
+			// Until every node lists every new instance.
+			limit := time.Now().Add(10 * time.Second)
+			for time.Now().Before(limit) {
+				all := true
+				for _, n := range names {
+					nd := s.c.Node(n)
+					if nd == nil {
+						all = false
+						break
+					}
+					fp := Fingerprint(nd)
+					for _, cl := range fresh {
+						if !strings.Contains(fp, "|"+cl.App+"/"+cl.ID+"@") {
+							all = false
+							break
+						}
+					}
+				}
+				if all {
+					break
+				}
+				if err := s.Sleep(50 * time.Millisecond); err != nil {
+					return err
+				}
+			}
+			wire2 := s.c.WireStats()
+			w.Registrations = len(fresh)
+			w.RecordMessages = wire2.RecordMessages - wire1.RecordMessages
+			s.Event("registrations", "%d registrations, %d record messages", w.Registrations, w.RecordMessages)
+			return nil
+		},
+	}
+	res, err := Run(ctx, sc, cfg)
+	if err != nil {
+		return WireCost{}, err
+	}
+	if res.Err != "" {
+		return w, fmt.Errorf("simulations: wire cost at %d nodes: %s", cfg.Nodes, res.Err)
+	}
+	return w, nil
+}
+
+// WriteWireCost renders costs as a Markdown table with a header naming the
+// command and revision.
+func WriteWireCost(wr io.Writer, h ReportHeader, costs []WireCost) error {
+	var b strings.Builder
+	b.WriteString("# Replication wire cost by cluster size\n\n")
+	if h.Command != "" {
+		fmt.Fprintf(&b, "Produced by `%s`", h.Command)
+		if h.Revision != "" {
+			fmt.Fprintf(&b, " at revision %s", h.Revision)
+		}
+		if !h.Generated.IsZero() {
+			fmt.Fprintf(&b, " on %s", h.Generated.UTC().Format("2006-01-02 15:04 MST"))
+		}
+		b.WriteString(".\n")
+	}
+	b.WriteString("All nodes in one process on the MemNetwork with the simulation timers; counts are the replicators' own " +
+		"(`cluster.Replicator.Stats`). Renewal messages are the forwards of client renewals to the application's owner; " +
+		"record messages are what the nodes sent while new clients registered; all messages include the load reports " +
+		"(every member to every member, every 500 ms) and anti-entropy digests.\n\n")
+	b.WriteString("| nodes | steady clients | window | client renewals | renewal messages | **messages per renewal** | registrations | record messages | **record messages per registration per peer** | all messages per node per second |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, w := range costs {
+		fmt.Fprintf(&b, "| %d | %d | %v | %d | %d | **%.2f** | %d | %d | **%.2f** | %.1f |\n", w.Nodes, w.Clients, w.Window,
+			w.Renewals, w.RenewalMessages, w.PerRenewal(), w.Registrations, w.RecordMessages, w.PerRegistrationPerPeer(),
+			w.MessagesPerNodeSecond())
+	}
+	_, err := io.WriteString(wr, b.String())
+	return err
+}
