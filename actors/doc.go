@@ -46,7 +46,10 @@
 // instance of the registry is expected to renew, and the renewals counted
 // here are added to those the other members report (RenewalPeers). Its
 // window slides every quarter, and it releases by itself after one
-// RenewalThresholdUpdateInterval engaged.
+// RenewalThresholdUpdateInterval engaged, expecting the lowest count of the
+// last window. For one such interval after a release it engages again only
+// once the count has stayed at or below the threshold for a whole window:
+// the summed count is noisy, and one low close must not undo a release.
 //
 // # Deletes
 //

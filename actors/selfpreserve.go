@@ -84,6 +84,20 @@ type RenewalPeers interface {
 // expectation: protection lasts at most one recount interval, the expected
 // transient (a network fault) is over by then, and what is still silent is
 // gone and may be evicted.
+//
+// Why hysteresis after a release: the cluster-wide count is noisy (every
+// member's window closes out of step with the others', so a window's sum
+// swings by a quarter with a few clients), and a release that takes one
+// high reading as the expectation re-engages on the next, lower one (seen
+// in the scale-down simulation: released on 20 renewals, engaged again on
+// 15 half a second later). So the release takes the lowest count of the
+// closes within the last window, the rate the live fleet reliably
+// reaches; and for one recount interval after a release (while the
+// expectation comes from a measurement, not from the registry)
+// self-preservation engages again only once every close for a whole
+// window has been at or below the threshold. A real new fault still
+// engages it, one window later than otherwise; outside that interval the
+// rule is Eureka's.
 type selfPreservation struct {
 	enabled          bool
 	percent          float64
@@ -96,6 +110,21 @@ type selfPreservation struct {
 	members          int
 	engagedSince     time.Time
 	released         time.Time // when the release rule last fired
+	// recent holds the closes of the last window (oldest first): the
+	// release takes the lowest count among them.
+	recent []spClose
+	// lowSince is the first close of the current run of closes at or
+	// below the threshold (zero when the last close was above it).
+	lowSince time.Time
+	// holding is true when the count is at or below the threshold but
+	// the hysteresis after a release keeps self-preservation off.
+	holding bool
+}
+
+// spClose is one window close: when, and the cluster-wide count.
+type spClose struct {
+	at     time.Time
+	renews int64
 }
 
 // threshold is int(expected × (window / expectedInterval) × percent),
@@ -108,8 +137,29 @@ func (s *selfPreservation) expirationEnabled() bool {
 	if !s.enabled {
 		return true
 	}
+	return !s.low() || s.holding
+}
+
+// low reports whether the renewals are at or below the threshold (or none
+// are expected): Eureka's condition for keeping expired leases.
+func (s *selfPreservation) low() bool {
 	t := s.threshold()
-	return t > 0 && s.renewsLastWindow > int64(t)
+	return !(t > 0 && s.renewsLastWindow > int64(t))
+}
+
+// settling reports whether now is within one recount interval of a
+// release, when re-engaging needs a whole window of low closes.
+func (s *selfPreservation) settling(now time.Time) bool {
+	return !s.released.IsZero() && s.releaseAfter > 0 && now.Sub(s.released) < s.releaseAfter
+}
+
+// lowestRecent is the lowest count among the closes of the last window.
+func (s *selfPreservation) lowestRecent() int64 {
+	low := s.renewsLastWindow
+	for _, c := range s.recent {
+		low = min(low, c.renews)
+	}
+	return low
 }
 
 // engaged reports whether self-preservation holds leases now: it is on,
@@ -137,6 +187,8 @@ func (s *selfPreservation) onEvent(ev *Event) {
 func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, members int) {
 	s.local, s.peers, s.members = local, peers, members+1
 	s.renewsLastWindow = local + peers
+	s.remember(now)
+	s.hold(now)
 	if !s.engaged() {
 		s.engagedSince = time.Time{}
 		return
@@ -149,12 +201,47 @@ func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, member
 		// The low rate has lasted a whole recount interval: it is the new
 		// normal. Expect as many clients as renew now.
 		perClient := s.window.Seconds() / s.expectedInterval.Seconds()
-		s.expected = int(math.Ceil(float64(s.renewsLastWindow) / perClient))
+		measured := s.renewsLastWindow
+		if !sabotage.On(sabotage.ReleaseWithoutHysteresis) {
+			measured = s.lowestRecent()
+		}
+		s.expected = int(math.Ceil(float64(measured) / perClient))
 		s.engagedSince = time.Time{}
 		s.released = now
+		s.lowSince = time.Time{}
+		s.hold(now)
 		if s.engaged() {
 			s.engagedSince = now
 		}
+	}
+}
+
+// remember adds the close at now to recent and forgets the closes older
+// than one window.
+func (s *selfPreservation) remember(now time.Time) {
+	s.recent = append(s.recent, spClose{at: now, renews: s.renewsLastWindow})
+	drop := 0
+	for drop < len(s.recent) && !s.recent[drop].at.After(now.Add(-s.window)) {
+		drop++
+	}
+	s.recent = append(s.recent[:0], s.recent[drop:]...)
+}
+
+// hold updates the run of low closes and the hysteresis after a release
+// (see selfPreservation): while settling, a low count holds
+// self-preservation off until the closes have been low for a whole
+// window.
+func (s *selfPreservation) hold(now time.Time) {
+	s.holding = false
+	if !s.enabled || s.expected == 0 || !s.low() {
+		s.lowSince = time.Time{}
+		return
+	}
+	if s.lowSince.IsZero() {
+		s.lowSince = now
+	}
+	if s.settling(now) && now.Sub(s.lowSince) < s.window && !sabotage.On(sabotage.ReleaseWithoutHysteresis) {
+		s.holding = true
 	}
 }
 
@@ -189,12 +276,34 @@ func (s *selfPreservation) reason() string {
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network",
 			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected)
+	case s.holding:
+		return fmt.Sprintf("holding: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
+			"(%.0f%% of %d expected clients) since %v ago, but self-preservation released %v ago: it engages again only "+
+			"after a whole window this low; expired leases are evicted",
+			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected,
+			s.recentSpan(), s.sinceRelease())
 	case !s.released.IsZero() && s.renewsLastWindow <= int64(t)+int64(s.expected):
 		return fmt.Sprintf("released: renewals stayed low for %v, so %d renewing clients are now expected; expired leases are evicted",
 			s.releaseAfter, s.expected)
 	}
 	return fmt.Sprintf("not engaged: %d renewals in the last %v across %d member(s), above the threshold of %d; expired leases are evicted",
 		s.renewsLastWindow, s.window, max(1, s.members), t)
+}
+
+// recentSpan is how long the closes have been low, as of the last close.
+func (s *selfPreservation) recentSpan() time.Duration {
+	if s.lowSince.IsZero() || len(s.recent) == 0 {
+		return 0
+	}
+	return s.recent[len(s.recent)-1].at.Sub(s.lowSince)
+}
+
+// sinceRelease is the time from the last release to the last close.
+func (s *selfPreservation) sinceRelease() time.Duration {
+	if s.released.IsZero() || len(s.recent) == 0 {
+		return 0
+	}
+	return s.recent[len(s.recent)-1].at.Sub(s.released)
 }
 
 func (s *selfPreservation) status() *SelfPreservationStatus {
