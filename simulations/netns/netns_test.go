@@ -14,6 +14,7 @@ package netns
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -348,7 +349,50 @@ func cleanupChecks(t *testing.T, cfg Config) []string {
 			"`ip netns del`, what make chaos-netns runs after the test) removed them; left: %s.",
 			survivors, len(pids), len(stale), orNone(left)))
 	}
+
+	// 5. An unrecovered panic in a harness process (HK_NETNS_PANIC_AT, as
+	// `HK_NETNS_PANIC_AT=partition make chaos-netns` does to a real run):
+	// the process dies, RunScenario's deferred cleanup runs on the way.
+	childRun := cfg.Run + "-panic"
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNetnsHelper$", "-test.v")
+	cmd.Env = append(os.Environ(), "HK_NETNS_HELPER_RUN="+childRun, "HK_NETNS_BIN="+cfg.Bin, "HK_NETNS_LOGDIR="+cfg.LogDir,
+		"HK_NETNS_PANIC_AT=pause")
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer // the panic and its stack
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var panicPids []int
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "HELPER-PIDS "); ok {
+			for _, f := range strings.Fields(rest) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					panicPids = append(panicPids, pid)
+				}
+			}
+		}
+	}
+	err = cmd.Wait()
+	if err == nil || len(panicPids) == 0 || !strings.Contains(stderr.String(), "forced panic at pause") {
+		t.Errorf("forced unrecovered panic: exit %v, %d pids reported, stderr ends %q", err, len(panicPids),
+			stderr.String()[max(0, stderr.Len()-400):])
+	}
+	left = check("unrecovered panic", childRun, panicPids)
+	_ = CleanupRun(childRun)
+	lines = append(lines, fmt.Sprintf("An unrecovered panic in a harness process in the same state (HK_NETNS_PANIC_AT=pause, "+
+		"right after SIGSTOP; the process exited: %v): %d heureka processes ended, namespaces deleted; left: %s.",
+		err, len(panicPids), orNone(left)))
 	return lines
+}
+
+func pidStrings(pids []int) []string {
+	var ps []string
+	for _, p := range pids {
+		ps = append(ps, strconv.Itoa(p))
+	}
+	return ps
 }
 
 func orNone(s []string) string {
@@ -367,7 +411,8 @@ func TestNetnsHelper(t *testing.T) {
 	}
 	stop := HandleSignals(run, logf)
 	defer stop()
-	cfg := Config{Run: run, Bin: os.Getenv("HK_NETNS_BIN"), LogDir: os.Getenv("HK_NETNS_LOGDIR"), Nodes: 3, Progress: progress}
+	cfg := Config{Run: run, Bin: os.Getenv("HK_NETNS_BIN"), LogDir: os.Getenv("HK_NETNS_LOGDIR"), Nodes: 3, Progress: progress,
+		PanicAt: os.Getenv("HK_NETNS_PANIC_AT")}
 	_, err := RunScenario(context.Background(), Scenario{Name: "held", Drive: func(r *Run) error {
 		r.NewClients(2, Apps)
 		if _, err := split(r); err != nil {
@@ -376,14 +421,11 @@ func TestNetnsHelper(t *testing.T) {
 		if err := r.SetLoss(10); err != nil {
 			return err
 		}
+		fmt.Printf("HELPER-PIDS %s\n", strings.Join(pidStrings(r.Pids()), " "))
 		if err := r.Pause("n1"); err != nil {
 			return err
 		}
-		var ps []string
-		for _, p := range r.Pids() {
-			ps = append(ps, strconv.Itoa(p))
-		}
-		fmt.Printf("HELPER-READY %s\n", strings.Join(ps, " "))
+		fmt.Printf("HELPER-READY %s\n", strings.Join(pidStrings(r.Pids()), " "))
 		return r.Sleep(2 * time.Minute)
 	}}, cfg)
 	t.Fatalf("the helper was not signalled: %v", err)
