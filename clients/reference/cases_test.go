@@ -1,0 +1,308 @@
+package reference_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// step is one request sent to both servers.
+type step struct {
+	// kind names the kind of request (the test counts distinct kinds).
+	kind   string
+	method string
+	// path is relative to the servers' /eureka base, or absolute (from the
+	// host) when it starts with "//".
+	path   string
+	header map[string]string
+	body   string
+	// scratch sends the request to a scratch Heureka node instead of the
+	// compared one: for input the reference rejects and Heureka accepts
+	// on purpose (README row lenient-json), which would otherwise leave
+	// an instance in one registry only.
+	scratch bool
+}
+
+// Header presets.
+var (
+	jsonAccept    = map[string]string{"Accept": "application/json"}
+	xmlAccept     = map[string]string{"Accept": "application/xml"}
+	noAccept      = map[string]string{}
+	compactJSON   = map[string]string{"Accept": "application/json", "X-Eureka-Accept": "compact"}
+	compactXML    = map[string]string{"Accept": "application/xml", "X-Eureka-Accept": "compact"}
+	fullExplicit  = map[string]string{"Accept": "application/json", "X-Eureka-Accept": "full"}
+	gzipJSON      = map[string]string{"Accept": "application/json", "Accept-Encoding": "gzip"}
+	gzipXML       = map[string]string{"Accept": "application/xml", "Accept-Encoding": "gzip"}
+	jsonBody      = map[string]string{"Content-Type": "application/json", "Accept": "application/json"}
+	xmlBody       = map[string]string{"Content-Type": "application/xml", "Accept": "application/xml"}
+	replicaHeader = map[string]string{"x-netflix-discovery-replication": "true", "Accept": "application/json"}
+)
+
+// The instances the cases use.
+var (
+	order1 = base("ORDER-SERVICE", "10.0.0.1:order-service:8080", 1).with(func(i *inst) {
+		i.metadata = map[string]string{"zone": "zone-a", "management.port": "8081", "under_score": "x"}
+		i.securePort, i.secureEnabled = 8443, true
+	})
+	order2 = base("ORDER-SERVICE", "10.0.0.2:order-service:8080", 2).with(func(i *inst) {
+		i.metadata = map[string]string{"zone": "zone-b", "under_score": "y"}
+	})
+	user1 = base("USER-SERVICE", "i-0abc", 3).with(func(i *inst) {
+		i.dc = "Amazon"
+		i.amazon = map[string]string{"instance-id": "i-0abc", "availability-zone": "us-east-1a",
+			"public-ipv4": "1.2.3.4", "local-ipv4": "10.0.0.3", "ami-id": "ami-1"}
+		i.vip = "user-service,shared-vip"
+	})
+	user2 = base("USER-SERVICE", "10.0.0.4:user-service:9090", 4).with(func(i *inst) {
+		i.dc, i.port, i.status = "Netflix", 9090, "STARTING"
+		i.vip = "shared-vip"
+	})
+	// noID has no instanceId: the id is its hostName.
+	noID = base("PAY-SERVICE", "", 5).with(func(i *inst) {
+		i.host = "pay-host-5"
+		i.securePort = 443
+	})
+	loose = base("LOOSE-SERVICE", "10.0.0.6:loose:8080", 6).with(func(i *inst) {
+		i.noWrapper = true
+	})
+	noClass = base("NOCLASS-SERVICE", "10.0.0.7:noclass:8080", 7).with(func(i *inst) {
+		i.noClass = true
+	})
+	xmlNoSecure = base("XML-SERVICE", "10.0.0.8:xml:8080", 8).with(func(i *inst) {
+		i.metadata = map[string]string{"k": "v & w"}
+	})
+	noLease = base("NOLEASE-SERVICE", "10.0.0.9:nolease:8080", 9).with(func(i *inst) {
+		i.duration = 0
+		i.dirty = 0
+	})
+)
+
+func get(kind, path string, h map[string]string) step {
+	return step{kind: kind, method: http.MethodGet, path: path, header: h}
+}
+
+func put(kind, path string) step {
+	return step{kind: kind, method: http.MethodPut, path: path, header: noAccept}
+}
+
+func del(kind, path string) step {
+	return step{kind: kind, method: http.MethodDelete, path: path, header: noAccept}
+}
+
+func registerJSON(kind string, i inst) step {
+	return step{kind: kind, method: http.MethodPost, path: "/apps/" + i.app, header: jsonBody, body: i.json()}
+}
+
+func registerXML(kind string, i inst) step {
+	return step{kind: kind, method: http.MethodPost, path: "/apps/" + i.app, header: xmlBody, body: i.xml()}
+}
+
+// instPath is the path of an instance.
+func instPath(i inst) string {
+	id := i.id
+	if id == "" {
+		id = i.host
+	}
+	return "/apps/" + i.app + "/" + id
+}
+
+// readsOf is every read of the registry, in each format and encoding.
+func readsOf() []step {
+	var s []step
+	for _, f := range []struct {
+		name string
+		h    map[string]string
+	}{
+		{"JSON", jsonAccept}, {"XML", xmlAccept}, {"no Accept", noAccept}, {"compact JSON", compactJSON},
+		{"compact XML", compactXML}, {"explicit full JSON", fullExplicit}, {"gzip JSON", gzipJSON}, {"gzip XML", gzipXML},
+	} {
+		s = append(s,
+			get("GET apps "+f.name, "/apps", f.h),
+			get("GET apps/delta "+f.name, "/apps/delta", f.h),
+			get("GET apps/{app} "+f.name, "/apps/ORDER-SERVICE", f.h),
+			get("GET vips "+f.name, "/vips/shared-vip", f.h),
+			get("GET svips "+f.name, "/svips/order-service-secure", f.h),
+		)
+	}
+	for _, f := range []struct {
+		name string
+		h    map[string]string
+	}{{"JSON", jsonAccept}, {"XML", xmlAccept}, {"no Accept", noAccept}, {"gzip JSON", gzipJSON}} {
+		s = append(s,
+			get("GET apps/{app}/{id} "+f.name, instPath(order1), f.h),
+			get("GET instances/{id} "+f.name, "/instances/"+order1.id, f.h),
+		)
+	}
+	return append(s,
+		get("GET apps/ (trailing slash)", "/apps/", jsonAccept),
+		get("GET apps/delta/ (trailing slash)", "/apps/delta/", jsonAccept),
+		get("GET v2/apps", "/v2/apps", jsonAccept),
+		get("GET apps?regions=", "/apps?regions=us-west-2,eu-west-1", jsonAccept),
+		get("GET apps/delta?regions=", "/apps/delta?regions=us-west-2", jsonAccept),
+		get("GET apps/{app} lower-case", "/apps/order-service", jsonAccept),
+		get("GET apps/{app} amazon", "/apps/USER-SERVICE", jsonAccept),
+		get("GET apps/{app} amazon XML", "/apps/USER-SERVICE", xmlAccept),
+		get("GET apps/{app} unknown", "/apps/NO-SUCH-APP", jsonAccept),
+		get("GET apps/{app}/{id} unknown id", "/apps/ORDER-SERVICE/no-such-id", jsonAccept),
+		get("GET apps/{app}/{id} unknown app", "/apps/NO-SUCH-APP/"+order1.id, jsonAccept),
+		get("GET apps/{app}/{id} wrong app", "/apps/USER-SERVICE/"+order1.id, jsonAccept),
+		get("GET apps/{app}/{id} lower-case app", "/apps/order-service/"+order1.id, jsonAccept),
+		get("GET instances/{id} unknown", "/instances/no-such-id", jsonAccept),
+		get("GET instances/{id} amazon", "/instances/"+user1.id, jsonAccept),
+		get("GET vips unknown", "/vips/no-such-vip", jsonAccept),
+		get("GET vips single of a list", "/vips/user-service", jsonAccept),
+		get("GET svips unknown", "/svips/no-such-vip", xmlAccept),
+	)
+}
+
+// afterWrite is what the test reads after every write, to see its effect.
+func afterWrite() []step {
+	return []step{
+		get("GET apps/delta JSON", "/apps/delta", jsonAccept),
+		get("GET apps JSON", "/apps", jsonAccept),
+	}
+}
+
+// catalogue is the request sequence. Reads after writes are added by the
+// runner (afterWrite).
+func catalogue() []step {
+	s := []step{
+		get("GET apps JSON", "/apps", jsonAccept),
+		get("GET apps XML", "/apps", xmlAccept),
+		get("GET apps/delta JSON", "/apps/delta", jsonAccept),
+		get("GET apps/delta XML", "/apps/delta", xmlAccept),
+		get("GET vips unknown", "/vips/no-such-vip", jsonAccept),
+
+		// Registrations, in both formats and with the variants clients send.
+		registerJSON("register JSON (metadata, securePort enabled, MyOwn)", order1),
+		registerXML("register XML (metadata, no securePort)", order2),
+		registerJSON("register JSON (Amazon dataCenterInfo, VIP list)", user1),
+		registerXML("register XML (Netflix dataCenterInfo, STARTING)", user2),
+		registerJSON("register JSON (no instanceId)", noID),
+		registerJSON("register JSON (no instance wrapper)", loose).onScratch(),
+		registerJSON("register JSON (dataCenterInfo without @class)", noClass).onScratch(),
+		{kind: "register JSON (Amazon metadata before name)", method: http.MethodPost, path: "/apps/USER-SERVICE",
+			header: jsonBody, scratch: true, body: strings.Replace(user1.json(),
+				`"name":"Amazon","metadata":{"ami-id":"ami-1","availability-zone":"us-east-1a","instance-id":"i-0abc","local-ipv4":"10.0.0.3","public-ipv4":"1.2.3.4"}`,
+				`"metadata":{"ami-id":"ami-1","availability-zone":"us-east-1a","instance-id":"i-0abc","local-ipv4":"10.0.0.3","public-ipv4":"1.2.3.4"},"name":"Amazon"`, 1)},
+		registerXML("register XML (escaped metadata value)", xmlNoSecure),
+		registerJSON("register JSON (no leaseInfo, no lastDirtyTimestamp)", noLease),
+		{kind: "register JSON lower-case app in path", method: http.MethodPost, path: "/apps/order-service",
+			header: jsonBody, body: order1.json()},
+	}
+	s = append(s, readsOf()...)
+	s = append(s,
+		// Validation, each of Eureka's messages.
+		registerJSON("register mismatched app", order1.with(func(i *inst) { i.app = "OTHER" })).at("/apps/ORDER-SERVICE"),
+		registerJSON("register missing hostName", order1.with(func(i *inst) { i.host = "" })),
+		registerJSON("register missing ipAddr", order1.with(func(i *inst) { i.ip = "" })),
+		registerJSON("register missing app", order1.with(func(i *inst) { i.app = "" })).at("/apps/ORDER-SERVICE"),
+		registerJSON("register missing instanceId and hostName", order1.with(func(i *inst) { i.id, i.host = "", "" })),
+		registerJSON("register missing dataCenterInfo", order1.with(func(i *inst) { i.dc = "" })),
+		registerJSON("register missing dataCenterInfo name", order1.with(func(i *inst) { i.dc = "-" })),
+		registerXML("register XML missing hostName", order2.with(func(i *inst) { i.host = "" })),
+		step{kind: "register malformed JSON", method: http.MethodPost, path: "/apps/ORDER-SERVICE", header: jsonBody,
+			body: `{"instance":{"hostName":`},
+		step{kind: "register malformed XML", method: http.MethodPost, path: "/apps/ORDER-SERVICE", header: xmlBody,
+			body: `<instance><hostName>h</instance>`},
+		step{kind: "register empty JSON object", method: http.MethodPost, path: "/apps/ORDER-SERVICE", header: jsonBody,
+			body: `{}`},
+		step{kind: "register text/plain body", method: http.MethodPost, path: "/apps/ORDER-SERVICE",
+			header: map[string]string{"Content-Type": "text/plain"}, body: order1.json()},
+
+		// Renewals.
+		put("renew", instPath(order1)),
+		put("renew lastDirtyTimestamp equal", instPath(order1)+fmt.Sprintf("?status=UP&lastDirtyTimestamp=%d", order1.dirty)),
+		put("renew lastDirtyTimestamp older", instPath(order1)+fmt.Sprintf("?status=UP&lastDirtyTimestamp=%d", order1.dirty-1000)),
+		put("renew lastDirtyTimestamp newer", instPath(order2)+fmt.Sprintf("?status=UP&lastDirtyTimestamp=%d", order2.dirty+1000)),
+		step{kind: "renew replica older (409)", method: http.MethodPut, header: replicaHeader,
+			path: instPath(order1) + fmt.Sprintf("?status=UP&lastDirtyTimestamp=%d", order1.dirty-5)},
+		step{kind: "renew with {} JSON body", method: http.MethodPut, path: instPath(order1), header: jsonBody, body: `{}`},
+		put("renew unknown instance", "/apps/ORDER-SERVICE/no-such-id"),
+		put("renew unknown app", "/apps/NO-SUCH-APP/"+order1.id),
+		put("renew bad lastDirtyTimestamp", instPath(order1)+"?lastDirtyTimestamp=yesterday"),
+
+		// Status overrides.
+		put("status override OUT_OF_SERVICE", instPath(order1)+"/status?value=OUT_OF_SERVICE"),
+		put("status override same value again", instPath(order1)+"/status?value=OUT_OF_SERVICE"),
+		get("GET serverinfo/statusoverrides", "/serverinfo/statusoverrides", jsonAccept),
+		put("renew under override", instPath(order1)),
+		registerJSON("re-register under override", order1),
+		put("status override missing value", instPath(order1)+"/status"),
+		put("status override lower-case value", instPath(order1)+"/status?value=up"),
+		put("status override unknown instance", "/apps/ORDER-SERVICE/no-such-id/status?value=OUT_OF_SERVICE"),
+		put("status override with lastDirtyTimestamp", instPath(order2)+fmt.Sprintf("/status?value=DOWN&lastDirtyTimestamp=%d", order2.dirty+7)),
+		del("delete override with value=UP", instPath(order1)+"/status?value=UP"),
+		del("delete override, none set", instPath(order1)+"/status"),
+		del("delete override bad value", instPath(order1)+"/status?value=SIDEWAYS"),
+		del("delete override unknown instance", "/apps/ORDER-SERVICE/no-such-id/status"),
+		put("status override OUT_OF_SERVICE on amazon", instPath(user1)+"/status?value=OUT_OF_SERVICE"),
+		del("delete override without value", instPath(user1)+"/status"),
+		put("renew after override removed (UNKNOWN)", instPath(user1)),
+		registerJSON("re-register after override removed", user1),
+
+		// Metadata.
+		put("metadata one key", instPath(order2)+"/metadata?zone=zone-c"),
+		put("metadata several keys", instPath(order2)+"/metadata?a=1&b=2&under_score=z"),
+		put("metadata unknown instance", "/apps/ORDER-SERVICE/no-such-id/metadata?a=1"),
+		put("metadata no keys", instPath(order2)+"/metadata"),
+
+		// Re-registration with an older lastDirtyTimestamp keeps the stored data.
+		registerJSON("re-register older lastDirtyTimestamp", order2.with(func(i *inst) {
+			i.dirty -= 100
+			i.metadata = map[string]string{"stale": "true"}
+		})),
+
+		// Peer replication batch.
+		step{kind: "peerreplication/batch", method: http.MethodPost, path: "/peerreplication/batch/", header: jsonBody,
+			body: batchBody()},
+		step{kind: "peerreplication/batch malformed", method: http.MethodPost, path: "/peerreplication/batch",
+			header: jsonBody, body: `{"replicationList":[`},
+		step{kind: "peerreplication/batch empty list", method: http.MethodPost, path: "/peerreplication/batch",
+			header: jsonBody, body: `{"replicationList":[]}`},
+
+		// Odd paths and methods.
+		step{kind: "HEAD apps", method: http.MethodHead, path: "/apps", header: jsonAccept},
+		get("GET unknown path", "/no-such-resource", jsonAccept),
+		get("GET unknown path below apps", "/apps/ORDER-SERVICE/"+order1.id+"/nothing", jsonAccept),
+		put("PUT asg status", "/asg/my-asg/status?value=ENABLED"),
+
+		// Cancels.
+		del("cancel", instPath(order2)),
+		del("cancel again", instPath(order2)),
+		del("cancel unknown app", "/apps/NO-SUCH-APP/x"),
+		del("cancel no-instanceId instance", instPath(noID)),
+	)
+	s = append(s, readsOf()...)
+	return s
+}
+
+// onScratch returns the step sent to the scratch node.
+func (s step) onScratch() step {
+	s.scratch = true
+	return s
+}
+
+// at returns the step with another path.
+func (s step) at(path string) step {
+	s.path = path
+	return s
+}
+
+// batchBody is a peer batch with every action, in the shape Eureka peers
+// send.
+func batchBody() string {
+	peer := base("PEER-SERVICE", "10.0.0.20:peer:8080", 20)
+	body := peer.json()
+	// The batch carries the instance unwrapped.
+	unwrapped := strings.TrimSuffix(strings.TrimPrefix(body, `{"instance":`), "}")
+	return fmt.Sprintf(`{"replicationList":[`+
+		`{"appName":"PEER-SERVICE","id":%[1]q,"lastDirtyTimestamp":%[2]d,"status":"UP","instanceInfo":%[3]s,"action":"Register"},`+
+		`{"appName":"PEER-SERVICE","id":%[1]q,"lastDirtyTimestamp":%[2]d,"status":"UP","action":"Heartbeat"},`+
+		`{"appName":"PEER-SERVICE","id":%[1]q,"lastDirtyTimestamp":%[4]d,"status":"UP","action":"Heartbeat"},`+
+		`{"appName":"PEER-SERVICE","id":"nobody","lastDirtyTimestamp":%[2]d,"status":"UP","action":"Heartbeat"},`+
+		`{"appName":"PEER-SERVICE","id":%[1]q,"lastDirtyTimestamp":%[2]d,"status":"OUT_OF_SERVICE","action":"StatusUpdate"},`+
+		`{"appName":"PEER-SERVICE","id":%[1]q,"lastDirtyTimestamp":%[2]d,"status":"UP","action":"DeleteStatusOverride"},`+
+		`{"appName":"PEER-SERVICE","id":"nobody","action":"Cancel"}`+
+		`]}`, peer.id, peer.dirty, unwrapped, peer.dirty-10)
+}
