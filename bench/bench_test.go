@@ -24,7 +24,8 @@ package bench
 // included, insensitive to other load on the machine) within a scenario.
 // Sizes run one after another, so only one registry is in memory at a time.
 // BenchmarkHeap reports the live heap per instance. The ratio table is
-// printed by `go run ./bench/cmd/report`. Nothing here runs without -bench.
+// printed by `go run ./bench/cmd/report`. Nothing here runs without -bench
+// (workloads_test.go holds the package's tests).
 
 import (
 	"context"

@@ -1,9 +1,14 @@
-// Package bench measures a Heureka node over real HTTP on loopback against
-// this machine's ceiling: the same load sent to a trivial net/http handler
-// (an empty 200) and to a handler that writes the same prepared bytes the
-// registry returns. The Go benchmarks live in bench_test.go; the ratio table
-// of BENCHMARKS.md is printed by the report program in cmd/report. Both use
-// the fixtures, load generator and baseline servers of this package.
+// Package bench owns the measurement of Heureka over real HTTP on loopback
+// against this machine's ceiling: the same load sent to a trivial net/http
+// handler (an empty 200) and to a handler that writes the same prepared
+// bytes the registry returns. It holds the fixtures (a node in this process
+// loaded with generated instances, or a server process: a heureka binary or
+// the reference Eureka server), the workloads (renew, re-register, fresh
+// registrations, cancels, deploys, churn, reads), the load generator, the
+// baseline servers and the process accounting (getrusage, /proc). The Go
+// benchmarks live in bench_test.go, the tests of the workloads in
+// workloads_test.go; the tables of BENCHMARKS.md are printed by the report
+// program in cmd/report.
 package bench
 
 import (

@@ -52,20 +52,30 @@ func (sc Scenario) BeforeRound(q *Queue, i, rounds int) {
 // Setup prepares f for the scenario and returns the ceiling's load, Heureka's
 // load and a function that stops the ceiling's server.
 func (sc Scenario) Setup(f *Fixture) (ceiling, subject Load, stop func(), err error) {
-	if d := sc.Doc; d != nil {
-		if *d == Delta {
-			err = f.PrepareDelta()
-		} else {
-			// An empty window: no delta pruning replaces the snapshot
-			// (and its cached documents) during the measurement.
-			f.ForgetDelta()
-		}
-		if err != nil {
-			return
-		}
-		d.Warm(f)
+	if err = sc.Prepare(f); err != nil {
+		return
 	}
 	return sc.Loads(f.Base, f.Size, f.Apps, f.Fresh, func(d Doc) ([]byte, error) { return d.Bytes(f), nil })
+}
+
+// Prepare readies f for a read scenario: exactly DeltaChanges changes in
+// the delta window for delta, an empty window otherwise (so no delta
+// pruning replaces the snapshot and its cached documents during the
+// measurement), and the document's caches warm.
+func (sc Scenario) Prepare(f *Fixture) error {
+	d := sc.Doc
+	if d == nil {
+		return nil
+	}
+	if *d == Delta {
+		if err := f.PrepareDelta(); err != nil {
+			return err
+		}
+	} else {
+		f.ForgetDelta()
+	}
+	d.Warm(f)
+	return nil
 }
 
 // Loads starts the scenario's ceiling server and returns the ceiling's load,

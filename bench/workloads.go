@@ -23,14 +23,13 @@ type Queue struct {
 	mu     sync.Mutex
 	items  []Instance
 	head   int
-	budget atomic.Int64 // < 0: unlimited
+	budget  atomic.Int64
+	limited atomic.Bool // whether budget applies
 }
 
 // NewQueue returns an empty queue without a budget.
 func NewQueue() *Queue {
-	q := &Queue{}
-	q.budget.Store(-1)
-	return q
+	return &Queue{}
 }
 
 // Push appends in (the newest).
@@ -43,7 +42,7 @@ func (q *Queue) Push(in Instance) {
 // Pop removes and returns the oldest instance; false when the queue is
 // empty or its budget is spent.
 func (q *Queue) Pop() (Instance, bool) {
-	if q.budget.Load() >= 0 && q.budget.Add(-1) < 0 {
+	if q.limited.Load() && q.budget.Add(-1) < 0 {
 		return Instance{}, false
 	}
 	q.mu.Lock()
@@ -70,12 +69,15 @@ func (q *Queue) Len() int {
 
 // SetBudget lets Pop hand out at most n more instances; n < 0 removes the
 // budget.
-func (q *Queue) SetBudget(n int) { q.budget.Store(int64(n)) }
+func (q *Queue) SetBudget(n int) {
+	q.budget.Store(int64(n))
+	q.limited.Store(n >= 0)
+}
 
 // LoadedQueue returns a queue of the loaded instances 0…size-1, oldest
 // first: the churn load cancels them in that order.
 func LoadedQueue(size int) *Queue {
-	q := NewQueue()
+	q := &Queue{}
 	q.items = make([]Instance, size)
 	for i := range q.items {
 		q.items[i] = InstanceAt(i)

@@ -1,27 +1,45 @@
-// Command report measures a Heureka node against this machine's ceiling and
-// prints the Markdown tables of BENCHMARKS.md.
+// Command report measures Heureka against this machine's ceiling and prints
+// the Markdown tables of BENCHMARKS.md.
 //
 //	go run ./bench/cmd/report [-round 2s] [-rounds 3] [-sizes 1000,10000,100000] [-samples 1000]
+//	    [-target heureka|reference] [-deploy 1000] [-under-churn 3s]
+//	    [-churn 10m -churn-size 20000 -churn-window 1m]
 //
-// For each registry size it starts one node, loads it once (measuring the
-// live heap before any read, then with every cache warm), runs every
-// scenario of bench.Scenarios in alternating rounds against its ceiling and
-// against Heureka, and measures register-to-readable latency. Only one
-// registry is in memory at a time. Progress goes to stderr, the report to
-// stdout.
+// For each registry size it loads a registry once, runs every scenario of
+// bench.Scenarios in alternating rounds against its ceiling (an empty 200,
+// or the same bytes written by a static server, in this process) and
+// against the server, then deploys -deploy new instances at once and
+// cancels them again, and reads (full gzip, delta, one application) first
+// quietly and then while register+cancel churn runs. With -target heureka
+// (the default) the server is a node in this process (loaded through the
+// registry, the live heap measured, register-to-readable timed); with
+// -target reference the same workloads run, in one run, against a heureka
+// process and the reference Eureka server (clients/java/reference, built by
+// make javadeps) with its read-only response cache at the Spring default
+// and turned off, each loaded over HTTP and warmed up first. -churn runs,
+// after the sizes, the churn workload alone at -churn-size for that long,
+// sampling the pair rate and the server's RSS.
+//
+// Every ratio a table prints is the quotient (or difference) of two
+// figures printed in the same row; the column header names them ("ratio =
+// A ÷ B"), and report_test.go recomputes each one from the output. Figures
+// over rounds are medians. CPU time per request is getrusage of this
+// process (load generator and, in-process, the server) plus, for a server
+// process, its /proc/PID/stat utime+stime. The 1-minute load average is
+// printed beside every row and at the start and end of the run. Progress
+// goes to stderr, the report to stdout.
 //
 // With -cpuprofile FILE -profile SCENARIO@SIZE (e.g. register@100000) one
-// extra Heureka run of that scenario (twice -round) is CPU-profiled (load generator and
-// server share the process, so both appear).
+// extra run of that scenario (twice -round) is CPU-profiled.
 package main
 
 import (
+	"bytes"
+	"context"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -31,42 +49,46 @@ import (
 	"github.com/heureka/heureka/bench"
 )
 
-type row struct {
-	sc                       bench.Scenario
-	size                     int
-	subject, ceiling         []bench.Result
-	ratioWall, ratioCPU      float64
-	rateSubject, rateCeiling float64
-	cpuSubject, cpuCeiling   time.Duration
-	bytesPerResp             float64
-	wallPass, cpuPass        bool
+// options are the command line's settings.
+type options struct {
+	round, warmup, underChurn time.Duration
+	rounds, samples, deploy   int
+	sizes                     []int
+	target, jar               string
+	cpuprofile, profile       string
+	churn, churnWindow        time.Duration
+	churnSample               time.Duration
+	churnSize, churnConns     int
 }
 
-type sizeReport struct {
-	size            int
-	load            time.Duration
-	heap            bench.Heap
-	rows            []*row
-	lat             bench.Latencies
-	rebuildPlain    time.Duration
-	rebuildGzip     time.Duration
-	p50, p99, max   time.Duration
-	p99Send         time.Duration
-	floorP50        time.Duration
-	floorP99        time.Duration
-	floorMax        time.Duration
-	readableSamples int
-}
-
-func main() {
-	round := flag.Duration("round", 2*time.Second, "duration of one measurement (one side of one round)")
-	rounds := flag.Int("rounds", 3, "alternating rounds (ceiling, Heureka) per scenario")
-	sizesFlag := flag.String("sizes", "1000,10000,100000", "registry sizes")
-	samples := flag.Int("samples", 1000, "register-to-readable samples per size")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the Heureka rounds of -profile to this file")
-	profile := flag.String("profile", "register@100000", "scenario@size to profile with -cpuprofile")
-	only := flag.String("only", "", "comma-separated scenarios to run (default all, and the heap and latency measurements)")
+func parseFlags() options {
+	var o options
+	flag.DurationVar(&o.round, "round", 2*time.Second, "duration of one measurement (one side of one round)")
+	flag.IntVar(&o.rounds, "rounds", 3, "alternating rounds (ceiling, server) per scenario")
+	sizesFlag := flag.String("sizes", "1000,10000,100000", "registry sizes (1000000 needs ~7 GB and minutes per size)")
+	flag.IntVar(&o.samples, "samples", 1000, "register-to-readable samples per size (in-process target only)")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the server rounds of -profile to this file")
+	flag.StringVar(&o.profile, "profile", "register@100000", "scenario@size to profile with -cpuprofile")
+	only := flag.String("only", "", "comma-separated scenarios to run (default all, and the heap, deploy, churn and latency measurements)")
+	flag.StringVar(&o.target, "target", "heureka", `"heureka": a node in this process; "reference": a heureka process and the reference Eureka server, cache on and off`)
+	flag.StringVar(&o.jar, "jar", bench.ReferenceJar, "the reference Eureka server's jar (-target reference)")
+	flag.DurationVar(&o.warmup, "warmup", 5*time.Second, "warm-up per scenario of a server process before it is measured (JVM)")
+	flag.IntVar(&o.deploy, "deploy", 1000, "instances of the deploy workload per size (0: skip)")
+	flag.DurationVar(&o.underChurn, "under-churn", 3*time.Second, "duration of each read measurement, quiet and under churn (0: skip)")
+	flag.DurationVar(&o.churn, "churn", 0, "duration of the register+cancel churn run at -churn-size (0: skip; the issue's run is 10m)")
+	flag.IntVar(&o.churnSize, "churn-size", 20000, "registry size of the churn run")
+	flag.IntVar(&o.churnConns, "churn-conns", 16, "connections of the churn run")
+	flag.DurationVar(&o.churnWindow, "churn-window", time.Minute, "window over which the churn run's pair rate is compared with its first")
+	flag.DurationVar(&o.churnSample, "churn-sample", time.Second, "sampling interval of the churn run (pairs, RSS, CPU)")
 	flag.Parse()
+	switch {
+	case o.round <= 0, o.rounds < 1, o.samples < 1, o.deploy < 0, o.underChurn < 0, o.churn < 0, o.warmup < 0:
+		fatalf("-round, -rounds and -samples must be positive; -deploy, -under-churn, -churn and -warmup not negative")
+	case o.target != "heureka" && o.target != "reference":
+		fatalf(`-target must be "heureka" or "reference", not %q`, o.target)
+	case o.churn > 0 && (o.churnSize < bench.InstancesPerApp || o.churnConns < 1 || o.churnWindow <= 0 || o.churnSample <= 0 || o.churnSample > o.churnWindow):
+		fatalf("-churn-size must be at least %d, -churn-conns positive, 0 < -churn-sample ≤ -churn-window", bench.InstancesPerApp)
+	}
 	if *only != "" {
 		keep := map[string]bool{}
 		for _, name := range strings.Split(*only, ",") {
@@ -82,34 +104,50 @@ func main() {
 		partial = true
 		readableOnly = keep["readable"]
 	}
-
-	var sizes []int
 	for _, s := range strings.Split(*sizesFlag, ",") {
+		if strings.TrimSpace(s) == "" && o.churn > 0 {
+			continue
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < bench.InstancesPerApp {
-			fatalf("bad size %q", s)
+			fatalf("bad size %q (at least %d)", s, bench.InstancesPerApp)
 		}
-		sizes = append(sizes, n)
+		o.sizes = append(o.sizes, n)
 	}
-	start := time.Now()
-	load0 := loadavg()
-	var reports []*sizeReport
-	for _, size := range sizes {
-		r, err := measureSize(size, *round, *rounds, *samples, *cpuprofile, *profile)
-		if err != nil {
-			fatalf("instances=%d: %v", size, err)
-		}
-		reports = append(reports, r)
-	}
-	writeReport(os.Stdout, reports, *round, *rounds, *samples, time.Since(start), load0, loadavg())
+	return o
 }
 
-// partial is set by -only: the heap, size and latency measurements are
-// skipped.
+// partial is set by -only: the heap, size, deploy, churn and latency
+// measurements are skipped.
 var partial bool
 
 // readableOnly is set by -only …,readable: register-to-readable is measured.
 var readableOnly bool
+
+func main() {
+	o := parseFlags()
+	start := time.Now()
+	load0 := bench.LoadAvg()
+	var reports []*sizeReport
+	var churns []*churnReport
+	var err error
+	if o.target == "reference" {
+		reports, churns, err = runReference(o)
+	} else {
+		reports, churns, err = runInProcess(o)
+	}
+	if err != nil {
+		fatalf("%v", err)
+	}
+	var out bytes.Buffer
+	writeReport(&out, &run{opts: o, reports: reports, churns: churns, took: time.Since(start),
+		load0: load0, load1: bench.LoadAvg(), at: time.Now()})
+	_, _ = os.Stdout.Write(out.Bytes())
+	// Every printed ratio must follow from the figures printed beside it.
+	if chk := checkRatios(out.String()); len(chk.Mismatch) > 0 {
+		fatalf("the report's ratios do not follow from its figures:\n%s", strings.Join(chk.Mismatch, "\n"))
+	}
+}
 
 func fatalf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "report: "+format+"\n", args...)
@@ -120,8 +158,52 @@ func progress(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
 }
 
-func measureSize(size int, round time.Duration, rounds, samples int, cpuprofile, profile string) (*sizeReport, error) {
-	r := &sizeReport{size: size}
+// inProcess is the server label of a node in this process.
+const inProcess = "heureka (in-process)"
+
+// subject is one server under measurement, loaded with size instances.
+type subject struct {
+	server string
+	base   string
+	size   int
+	apps   int
+	pid    int // 0: in this process
+	fresh  *bench.Queue
+	// prepare readies the server for a scenario (nil: nothing to do).
+	prepare func(sc bench.Scenario) error
+	// body returns the bytes the server serves for d.
+	body func(d bench.Doc) ([]byte, error)
+	// forgetDelta empties the delta window before the deploy (nil: cannot).
+	forgetDelta func()
+}
+
+func runInProcess(o options) ([]*sizeReport, []*churnReport, error) {
+	var reports []*sizeReport
+	for _, size := range o.sizes {
+		r, err := measureInProcess(o, size)
+		if err != nil {
+			return nil, nil, fmt.Errorf("instances=%d: %w", size, err)
+		}
+		reports = append(reports, r)
+	}
+	var churns []*churnReport
+	if o.churn > 0 && !partial {
+		f, err := bench.NewFixture(o.churnSize)
+		if err != nil {
+			return nil, nil, err
+		}
+		cr, err := churnRun(o, &subject{server: inProcess, base: f.Base, size: f.Size, apps: f.Apps})
+		f.Stop()
+		if err != nil {
+			return nil, nil, err
+		}
+		churns = append(churns, cr)
+	}
+	return reports, churns, nil
+}
+
+func measureInProcess(o options, size int) (*sizeReport, error) {
+	r := &sizeReport{size: size, server: inProcess}
 	f, err := bench.Start()
 	if err != nil {
 		return nil, err
@@ -137,85 +219,232 @@ func measureSize(size int, round time.Duration, rounds, samples int, cpuprofile,
 	if err != nil {
 		return nil, err
 	}
-	r.load = time.Since(t0)
-	progress("instances=%d: loaded and measured in %v", size, r.load.Round(time.Millisecond))
+	r.loadTime = time.Since(t0)
+	progress("instances=%d: loaded in %v", size, r.loadTime.Round(time.Millisecond))
 	if !partial {
 		if r.rebuildPlain, r.rebuildGzip, err = f.RebuildAfterChange(); err != nil {
 			return nil, err
 		}
 	}
-
-	conc := bench.Concurrency()
-	c := bench.NewClient(conc)
+	s := &subject{server: inProcess, base: f.Base, size: f.Size, apps: f.Apps, fresh: f.Fresh,
+		prepare:     func(sc bench.Scenario) error { return sc.Prepare(f) },
+		body:        func(d bench.Doc) ([]byte, error) { return d.Bytes(f), nil },
+		forgetDelta: f.ForgetDelta}
+	c := bench.NewClient(bench.Concurrency())
 	defer c.CloseIdleConnections()
-	for _, sc := range bench.Scenarios {
-		ceiling, subject, stop, err := sc.Setup(f)
-		if err != nil {
+	if r.rows, err = runScenarios(o, s, c); err != nil {
+		return nil, err
+	}
+	if !partial || readableOnly {
+		if err := measureReadable(o, f, r); err != nil {
 			return nil, err
 		}
-		rw := &row{sc: sc, size: size}
-		prof := cpuprofile != "" && profile == fmt.Sprintf("%s@%d", sc.Name, size)
-		// One untimed request each: connections and caches.
-		for _, l := range []bench.Load{ceiling, subject} {
-			if _, err := l.New(c, 0)(); err != nil {
-				stop()
-				return nil, fmt.Errorf("%s: %w", sc.Name, err)
-			}
-		}
-		for i := 0; i < rounds; i++ {
-			res, err := bench.Measure(c, ceiling, conc, round)
-			if err != nil {
-				stop()
-				return nil, fmt.Errorf("%s ceiling: %w", sc.Name, err)
-			}
-			rw.ceiling = append(rw.ceiling, res)
-			if res, err = bench.Measure(c, subject, conc, round); err != nil {
-				stop()
-				return nil, fmt.Errorf("%s: %w", sc.Name, err)
-			}
-			rw.subject = append(rw.subject, res)
-		}
-		if prof {
-			if err := profileRun(cpuprofile, c, subject, conc, 2*round); err != nil {
-				stop()
-				return nil, err
-			}
-		}
-		stop()
-		summarize(rw)
-		r.rows = append(r.rows, rw)
-		progress("instances=%d %-10s %10.1f req/s  %s %10.1f req/s  ratio %.2f (cpu %.2f)", size, sc.Name,
-			rw.rateSubject, sc.Ceiling, rw.rateCeiling, rw.ratioWall, rw.ratioCPU)
 	}
-
-	if partial && !readableOnly {
+	if partial {
 		return r, nil
 	}
 	f.ForgetDelta()
-	rc := bench.NewClient(1)
-	defer rc.CloseIdleConnections()
-	// The floor: one GET of an application document from the static
-	// server, interleaved with the samples.
-	st, err := bench.Serve(bench.Static(bench.OneApp, bench.OneApp.Bytes(f)))
+	if err := measureDeployAndChurnReads(o, s, c, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// runReference measures, per size, a heureka process and the reference
+// server with its read-only cache on and off, one after another (one
+// server at a time), then the churn run for each.
+func runReference(o options) ([]*sizeReport, []*churnReport, error) {
+	dir, err := os.MkdirTemp("", "heureka-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	progress("building cmd/heureka; server logs in %s", dir)
+	bin, err := bench.BuildHeureka(context.Background(), dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	starters := []func() (*bench.Process, error){
+		func() (*bench.Process, error) { return bench.StartHeurekaProcess(bin, dir) },
+		func() (*bench.Process, error) { return bench.StartReference(o.jar, dir, true) },
+		func() (*bench.Process, error) { return bench.StartReference(o.jar, dir, false) },
+	}
+	var reports []*sizeReport
+	for _, size := range o.sizes {
+		for _, start := range starters {
+			r, err := measureProcess(o, start, size)
+			if err != nil {
+				return nil, nil, fmt.Errorf("instances=%d: %w", size, err)
+			}
+			reports = append(reports, r)
+		}
+	}
+	var churns []*churnReport
+	if o.churn > 0 && !partial {
+		for _, start := range starters {
+			p, err := start()
+			if err != nil {
+				return nil, nil, err
+			}
+			cr, err := func() (*churnReport, error) {
+				defer p.Stop()
+				c := bench.NewClient(o.churnConns)
+				defer c.CloseIdleConnections()
+				if _, err := bench.RegisterLoaded(c, p.Base, o.churnSize, o.churnConns); err != nil {
+					return nil, err
+				}
+				return churnRun(o, &subject{server: p.Name, base: p.Base, size: o.churnSize,
+					apps: appsOf(o.churnSize), pid: p.PID})
+			}()
+			if err != nil {
+				return nil, nil, err
+			}
+			churns = append(churns, cr)
+		}
+	}
+	return reports, churns, nil
+}
+
+func appsOf(size int) int { return (size + bench.InstancesPerApp - 1) / bench.InstancesPerApp }
+
+func measureProcess(o options, start func() (*bench.Process, error), size int) (*sizeReport, error) {
+	p, err := start()
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
-	if _, err := f.RegisterToReadable(rc, 10, st.Base); err != nil {
+	defer p.Stop()
+	r := &sizeReport{size: size, server: p.Name}
+	conc := bench.Concurrency()
+	c := bench.NewClient(conc)
+	defer c.CloseIdleConnections()
+	progress("%s instances=%d: loading over HTTP", p.Name, size)
+	t0 := time.Now()
+	if _, err := bench.RegisterLoaded(c, p.Base, size, conc); err != nil {
 		return nil, err
 	}
-	if r.lat, err = f.RegisterToReadable(rc, samples, st.Base); err != nil {
-		return nil, err
+	r.loadTime = time.Since(t0)
+	s := &subject{server: p.Name, base: p.Base, size: size, apps: appsOf(size), pid: p.PID, fresh: bench.NewQueue(),
+		body: func(d bench.Doc) ([]byte, error) { return d.Fetch(c, p.Base) }}
+	if o.warmup > 0 {
+		progress("%s instances=%d: warming up (%v per scenario)", p.Name, size, o.warmup)
+		if err := warmUp(o, s, c); err != nil {
+			return nil, fmt.Errorf("%s warm-up: %w", p.Name, err)
+		}
 	}
-	r.readableSamples = len(r.lat.FromAck)
-	r.p50 = bench.Percentile(r.lat.FromAck, 50)
-	r.p99 = bench.Percentile(r.lat.FromAck, 99)
-	r.max = bench.Percentile(r.lat.FromAck, 100)
-	r.p99Send = bench.Percentile(r.lat.FromSend, 99)
-	r.floorP50, r.floorP99 = bench.Percentile(r.lat.Floor, 50), bench.Percentile(r.lat.Floor, 99)
-	r.floorMax = bench.Percentile(r.lat.Floor, 100)
-	progress("instances=%d readable p50 %v p99 %v (static GET p50 %v p99 %v)", size, r.p50, r.p99, r.floorP50, r.floorP99)
+	if r.rows, err = runScenarios(o, s, c); err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Name, err)
+	}
+	if rss, err := bench.ProcRSS(p.PID); err == nil {
+		r.rss = rss
+	}
+	if !partial {
+		if err := measureDeployAndChurnReads(o, s, c, r); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Name, err)
+		}
+	}
 	return r, nil
+}
+
+// warmUp runs every scenario's load against s for o.warmup, untimed (the
+// fresh registrations go to a scratch queue and are cancelled again).
+func warmUp(o options, s *subject, c *http.Client) error {
+	conc := bench.Concurrency()
+	scratch := *s
+	scratch.fresh = bench.NewQueue()
+	for _, sc := range bench.Scenarios {
+		if sc.Name == "cancel" {
+			continue
+		}
+		_, l, stop, err := sc.Loads(scratch.base, scratch.size, scratch.apps, scratch.fresh, scratch.body)
+		if err != nil {
+			return err
+		}
+		_, err = bench.Measure(c, l, conc, o.warmup)
+		stop()
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.Name, err)
+		}
+	}
+	return bench.Drain(c, s.base, scratch.fresh, conc)
+}
+
+// row is one scenario at one size on one server.
+type row struct {
+	sc                       bench.Scenario
+	size                     int
+	server                   string
+	subject, ceiling         []bench.Result
+	rateSubject, rateCeiling float64 // medians over the rounds
+	// cpuSubject and cpuCeiling are the medians of CPU per request: this
+	// process (load generator, and the server when in-process) plus a
+	// server process's own.
+	cpuSubject, cpuCeiling time.Duration
+	// srvSubject is the median of a server process's own CPU per request
+	// (0 in-process).
+	srvSubject          time.Duration
+	ratioWall, ratioCPU float64
+	bytesPerResp        float64
+	load                float64 // 1-minute load average after the rounds
+}
+
+func runScenarios(o options, s *subject, c *http.Client) ([]*row, error) {
+	conc := bench.Concurrency()
+	var rows []*row
+	for _, sc := range bench.Scenarios {
+		if s.prepare != nil {
+			if err := s.prepare(sc); err != nil {
+				return nil, err
+			}
+		}
+		ceiling, subj, stop, err := sc.Loads(s.base, s.size, s.apps, s.fresh, s.body)
+		if err != nil {
+			return nil, err
+		}
+		rw := &row{sc: sc, size: s.size, server: s.server}
+		err = func() error {
+			defer stop()
+			// One untimed request each: connections and caches.
+			for _, l := range []bench.Load{ceiling, subj} {
+				if _, err := l.New(c, 0)(); err != nil && err != bench.ErrExhausted {
+					return err
+				}
+			}
+			for i := 0; i < o.rounds; i++ {
+				res, err := bench.Measure(c, ceiling, conc, o.round)
+				if err != nil {
+					return fmt.Errorf("ceiling: %w", err)
+				}
+				rw.ceiling = append(rw.ceiling, res)
+				sc.BeforeRound(s.fresh, i, o.rounds)
+				ctx, cancel := context.WithTimeout(context.Background(), o.round)
+				res, err = bench.MeasureCtx(ctx, c, subj, conc, s.pid)
+				cancel()
+				if err != nil {
+					return err
+				}
+				rw.subject = append(rw.subject, res)
+			}
+			if o.cpuprofile != "" && o.profile == fmt.Sprintf("%s@%d", sc.Name, s.size) {
+				return profileRun(o.cpuprofile, c, subj, conc, 2*o.round)
+			}
+			return nil
+		}()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", sc.Name, err)
+		}
+		if sc.Name == "cancel" {
+			// What the rounds did not cancel: the registry gets its size back.
+			if err := bench.Drain(c, s.base, s.fresh, conc); err != nil {
+				return nil, err
+			}
+		}
+		rw.load = bench.Load1()
+		summarize(rw)
+		rows = append(rows, rw)
+		progress("%s instances=%d %-14s %10.1f req/s  %s %10.1f req/s  ratio %.2f = %.1f ÷ %.1f (cpu %.1f vs %.1f µs/req)",
+			s.server, s.size, sc.Name, rw.rateSubject, sc.Ceiling, rw.rateCeiling, rw.ratioWall, rw.rateSubject, rw.rateCeiling,
+			us(rw.cpuSubject), us(rw.cpuCeiling))
+	}
+	return rows, nil
 }
 
 // profileRun runs l once more for d under the CPU profiler.
@@ -246,34 +475,61 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// summarize takes medians over the rounds. The wall ratio is the median of
-// per-round ratios (each round's ceiling and Heureka runs are adjacent); the
-// CPU ratio is ceiling CPU per request over Heureka's, from the medians.
+// totalCPU is the CPU per request of a round: this process plus a server
+// process.
+func totalCPU(r bench.Result) float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64(r.CPU+r.ServerCPU) / float64(r.Requests)
+}
+
+// wallRatio and cpuRatio compute a row's ratios from its medians: the
+// figures printed beside them. They are variables so that the test can put
+// back the old computation (the median of per-round ratios, which the
+// printed medians do not give) and see the check fail.
+var (
+	wallRatio = func(rw *row) float64 { return safeDiv(rw.rateSubject, rw.rateCeiling) }
+	cpuRatio  = func(rw *row) float64 { return safeDiv(float64(rw.cpuCeiling), float64(rw.cpuSubject)) }
+)
+
+func safeDiv(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// summarize takes medians over the rounds and the ratios of the medians.
 func summarize(rw *row) {
-	var ratios, rs, rc, cs, cc, bs []float64
+	var rs, rc, cs, cc, ss, bs []float64
 	for i := range rw.subject {
 		s, c := rw.subject[i], rw.ceiling[i]
-		ratios = append(ratios, s.Rate()/c.Rate())
 		rs = append(rs, s.Rate())
 		rc = append(rc, c.Rate())
-		cs = append(cs, float64(s.CPUPerRequest()))
-		cc = append(cc, float64(c.CPUPerRequest()))
+		cs = append(cs, totalCPU(s))
+		cc = append(cc, totalCPU(c))
+		ss = append(ss, float64(s.ServerCPUPerRequest()))
 		if s.Requests > 0 {
 			bs = append(bs, float64(s.Bytes)/float64(s.Requests))
 		}
 	}
-	rw.ratioWall = median(ratios)
 	rw.rateSubject, rw.rateCeiling = median(rs), median(rc)
 	rw.cpuSubject, rw.cpuCeiling = time.Duration(median(cs)), time.Duration(median(cc))
-	if rw.cpuSubject > 0 {
-		rw.ratioCPU = float64(rw.cpuCeiling) / float64(rw.cpuSubject)
-	}
+	rw.srvSubject = time.Duration(median(ss))
 	rw.bytesPerResp = median(bs)
-	rw.wallPass = rw.ratioWall >= rw.sc.Target
-	rw.cpuPass = rw.ratioCPU >= rw.sc.Target
+	rw.ratioWall = wallRatio(rw)
+	rw.ratioCPU = cpuRatio(rw)
 }
 
-func verdict(wall, cpu bool) string {
+// pass reports whether a ratio meets the row's target (rounded as printed).
+func (rw *row) pass(ratio float64) bool { return ratio+0.005 >= rw.sc.Target }
+
+func (rw *row) verdict() string {
+	if rw.sc.Target == 0 {
+		return "(no target)"
+	}
+	wall, cpu := rw.pass(rw.ratioWall), rw.pass(rw.ratioCPU)
 	switch {
 	case wall && cpu:
 		return "pass"
@@ -283,160 +539,4 @@ func verdict(wall, cpu bool) string {
 		return "borderline (wall pass, CPU miss)"
 	}
 	return "borderline (wall miss, CPU pass)"
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	fields := strings.Fields(string(b))
-	if len(fields) < 3 {
-		return "?"
-	}
-	return strings.Join(fields[:3], " ")
-}
-
-func us(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Microsecond)) }
-
-func msf(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/float64(time.Millisecond)) }
-
-func rate(r float64) string {
-	if r < 100 {
-		return fmt.Sprintf("%.2f", r)
-	}
-	return fmt.Sprintf("%.0f", r)
-}
-
-func writeReport(w io.Writer, reports []*sizeReport, round time.Duration, rounds, samples int, took time.Duration, load0, load1 string) {
-	host, _ := os.Hostname()
-	fmt.Fprintf(w, "Measured %s on %s: GOMAXPROCS=%d, NumCPU=%d, %s %s/%s; %d connections; %d rounds × %v per side; took %v; load average %s at start, %s at end.\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), host, runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version(),
-		runtime.GOOS, runtime.GOARCH, bench.Concurrency(), rounds, round, took.Round(time.Second), load0, load1)
-
-	fmt.Fprintln(w, "### Throughput against the ceiling")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| scenario | instances | Heureka req/s | ceiling | ceiling req/s | ratio (wall) | Heureka CPU µs/req | ceiling CPU µs/req | ratio (CPU) | target | result |")
-	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|")
-	for _, sc := range bench.Scenarios {
-		for _, r := range reports {
-			for _, rw := range r.rows {
-				if rw.sc.Name != sc.Name {
-					continue
-				}
-				fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %.2f | %s | %s | %.2f | ≥ %.1f | %s |\n",
-					sc.Name, r.size, rate(rw.rateSubject), sc.Ceiling, rate(rw.rateCeiling), rw.ratioWall,
-					us(rw.cpuSubject), us(rw.cpuCeiling), rw.ratioCPU, sc.Target, verdict(rw.wallPass, rw.cpuPass))
-			}
-		}
-	}
-	fmt.Fprintln(w)
-
-	if partial && !readableOnly {
-		return
-	}
-	if !partial {
-		writeFlat(w, reports)
-	}
-	writeReadable(w, reports, samples)
-	if partial {
-		return
-	}
-	writeSizes(w, reports)
-}
-
-func writeFlat(w io.Writer, reports []*sizeReport) {
-	fmt.Fprintln(w, "### Flat in registry size")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Heureka's ratio to its ceiling (wall / CPU) and CPU per request at each size. The sizes run minutes apart, so absolute CPU per request moves with the machine's load; the ratios are measured against a ceiling run seconds apart. Flat means the ratio at the largest size is at least 0.8× the ratio at the smallest.")
-	fmt.Fprintln(w)
-	fmt.Fprint(w, "| scenario |")
-	for _, r := range reports {
-		fmt.Fprintf(w, " @%d ratio wall / CPU | @%d µs/req |", r.size, r.size)
-	}
-	fmt.Fprintln(w, " largest ÷ smallest ratio, wall / CPU | result |")
-	fmt.Fprint(w, "|---|")
-	for range reports {
-		fmt.Fprint(w, "---:|---:|")
-	}
-	fmt.Fprintln(w, "---:|---|")
-	for _, name := range []string{"renew", "register", "app", "delta"} {
-		fmt.Fprintf(w, "| %s |", name)
-		var first, last *row
-		for _, r := range reports {
-			for _, rw := range r.rows {
-				if rw.sc.Name == name {
-					fmt.Fprintf(w, " %.2f / %.2f | %s |", rw.ratioWall, rw.ratioCPU, us(rw.cpuSubject))
-					if first == nil {
-						first = rw
-					}
-					last = rw
-				}
-			}
-		}
-		if first == nil {
-			fmt.Fprintln(w, " | |")
-			continue
-		}
-		gw, gc := last.ratioWall/first.ratioWall, last.ratioCPU/first.ratioCPU
-		res := verdict(gw >= 0.8, gc >= 0.8)
-		res = strings.NewReplacer("pass", "flat", "**miss**", "**not flat**").Replace(res)
-		if name == "renew" || name == "app" {
-			res += " (not a target)"
-		}
-		fmt.Fprintf(w, " %.2f / %.2f | %s |\n", gw, gc, res)
-	}
-	fmt.Fprintln(w)
-}
-
-func writeReadable(w io.Writer, reports []*sizeReport, samples int) {
-	fmt.Fprintln(w, "### Register to readable")
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "One registration at a time (a new instance each, cancelled afterwards, untimed), then GET /eureka/apps/{app} (JSON, the cached read path) until the body holds the instance; %d samples per size. The floor is one GET of an application document from the static server after each sample: a single round trip under the same conditions.\n\n", samples)
-	fmt.Fprintln(w, "| instances | samples | p50 ms | p99 ms | max ms | p99 from sending the register, ms | GETs that missed | floor p50 ms | floor p99 ms | floor max ms | target | result |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
-	for _, r := range reports {
-		res := "pass"
-		if r.p99 > 5*time.Millisecond {
-			res = "**miss**"
-		}
-		fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %s | %d | %s | %s | %s | p99 ≤ 5 ms | %s |\n", r.size, r.readableSamples,
-			msf(r.p50), msf(r.p99), msf(r.max), msf(r.p99Send), r.lat.Polls, msf(r.floorP50), msf(r.floorP99), msf(r.floorMax), res)
-	}
-	fmt.Fprintln(w)
-}
-
-func writeSizes(w io.Writer, reports []*sizeReport) {
-	fmt.Fprintln(w, "### Response sizes (full registry)")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| instances | JSON bytes | XML bytes | gzip JSON bytes | JSON / gzip | target | result | first full fetch after a change: plain JSON ms | gzip JSON ms |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---|---|---:|---:|")
-	for _, r := range reports {
-		h := r.heap
-		ratio := float64(h.FullJSON) / float64(h.FullGzip)
-		res := "pass"
-		if ratio < 10 {
-			res = "**miss**"
-		}
-		fmt.Fprintf(w, "| %d | %d | %d | %d | %.1f× | ≥ 10× | %s | %s | %s |\n", r.size, h.FullJSON, h.FullXML, h.FullGzip,
-			ratio, res, msf(r.rebuildPlain), msf(r.rebuildGzip))
-	}
-	fmt.Fprintln(w)
-
-	fmt.Fprintln(w, "### Heap per instance")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Live heap after runtime.GC, as the difference before/after loading (registry state, no read yet, delta window aged out), then after warming the full document in all four formats plain and gzip (per-application encoded elements and gzip pieces plus the eight assembled documents), then after warming every application's document in all formats plain and gzip.")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| instances | load time | registry state B/inst | full-document caches B/inst | app-document caches B/inst | total warm B/inst | target (state) | result |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---|---|")
-	for _, r := range reports {
-		h := r.heap
-		res := "pass"
-		if h.PerInstance(h.State) > 2048 {
-			res = "**miss**"
-		}
-		fmt.Fprintf(w, "| %d | %.1f s | %.0f | %.0f | %.0f | %.0f | ≤ 2048 at 100k | %s |\n", r.size, r.load.Seconds(),
-			h.PerInstance(h.State), h.PerInstance(h.FullCaches), h.PerInstance(h.AppCaches),
-			h.PerInstance(h.State+h.FullCaches+h.AppCaches), res)
-	}
 }

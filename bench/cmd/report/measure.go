@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/heureka/heureka/bench"
+)
+
+// sizeReport is everything measured on one server at one size.
+type sizeReport struct {
+	size     int
+	server   string
+	loadTime time.Duration
+	heap     bench.Heap // in-process only
+	rss      int64      // a server process's RSS after the scenarios
+	rows     []*row
+
+	lat             bench.Latencies
+	rebuildPlain    time.Duration
+	rebuildGzip     time.Duration
+	p50, p99, max   time.Duration
+	p99Send         time.Duration
+	floorP50        time.Duration
+	floorP99        time.Duration
+	floorMax        time.Duration
+	readableSamples int
+
+	deploy *deployReport
+	reads  []*churnRead
+}
+
+// deployReport is a deploy of many new instances at once and their cancel.
+type deployReport struct {
+	count            int
+	deploy, undeploy bench.Result
+	// deltaBytes is the gzipped JSON delta right after the deploy.
+	deltaBytes int
+	load       float64
+}
+
+// churnRead is one document read quietly and then while churn runs, on the
+// same number of connections for the same time.
+type churnRead struct {
+	doc          string
+	quiet, reads bench.Result
+	pairs        bench.Result
+	load         float64
+}
+
+func measureReadable(o options, f *bench.Fixture, r *sizeReport) error {
+	f.ForgetDelta()
+	rc := bench.NewClient(1)
+	defer rc.CloseIdleConnections()
+	// The floor: one GET of an application document from the static
+	// server, interleaved with the samples.
+	st, err := bench.Serve(bench.Static(bench.OneApp, bench.OneApp.Bytes(f)))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := f.RegisterToReadable(rc, 10, st.Base); err != nil {
+		return err
+	}
+	if r.lat, err = f.RegisterToReadable(rc, o.samples, st.Base); err != nil {
+		return err
+	}
+	r.readableSamples = len(r.lat.FromAck)
+	r.p50 = bench.Percentile(r.lat.FromAck, 50)
+	r.p99 = bench.Percentile(r.lat.FromAck, 99)
+	r.max = bench.Percentile(r.lat.FromAck, 100)
+	r.p99Send = bench.Percentile(r.lat.FromSend, 99)
+	r.floorP50, r.floorP99 = bench.Percentile(r.lat.Floor, 50), bench.Percentile(r.lat.Floor, 99)
+	r.floorMax = bench.Percentile(r.lat.Floor, 100)
+	progress("instances=%d readable p50 %v p99 %v (static GET p50 %v p99 %v)", r.size, r.p50, r.p99, r.floorP50, r.floorP99)
+	return nil
+}
+
+// measureDeployAndChurnReads runs the deploy (and its cancel) and then the
+// reads quiet and under churn. The churn replaces the loaded instances, so
+// it comes last.
+func measureDeployAndChurnReads(o options, s *subject, c *http.Client, r *sizeReport) error {
+	conc := bench.Concurrency()
+	if o.deploy > 0 {
+		if s.forgetDelta != nil {
+			s.forgetDelta()
+		}
+		q := bench.NewQueue()
+		d := &deployReport{count: o.deploy}
+		var err error
+		if d.deploy, err = bench.Deploy(c, s.base, s.apps, o.deploy, conc, q, s.pid); err != nil {
+			return fmt.Errorf("deploy: %w", err)
+		}
+		delta, err := bench.Delta.Fetch(c, s.base)
+		if err != nil {
+			return err
+		}
+		d.deltaBytes = len(delta)
+		if d.undeploy, err = bench.MeasureCtx(context.Background(), c, bench.CancelLoad(s.base, q, http.StatusOK), conc, s.pid); err != nil {
+			return fmt.Errorf("undeploy: %w", err)
+		}
+		d.load = bench.Load1()
+		r.deploy = d
+		progress("%s instances=%d deploy of %d: %v (%.1f µs CPU/op), cancel: %v", s.server, s.size, o.deploy,
+			d.deploy.Elapsed.Round(time.Millisecond), cpuPerOp(d.deploy), d.undeploy.Elapsed.Round(time.Millisecond))
+	}
+	if o.underChurn <= 0 {
+		return nil
+	}
+	if s.forgetDelta != nil {
+		s.forgetDelta()
+	}
+	q := bench.LoadedQueue(s.size)
+	readConns, churnConns := max(1, conc/2), max(1, conc/2)
+	churn := bench.ChurnLoad(s.base, s.apps, q, http.StatusNoContent, http.StatusOK)
+	for _, d := range []bench.Doc{bench.FullGzip, bench.Delta, bench.OneApp} {
+		cr := &churnRead{doc: d.Name}
+		l := d.LoadFor(s.apps, s.base)
+		if _, err := l.New(c, 0)(); err != nil {
+			return err
+		}
+		var err error
+		if cr.quiet, err = bench.Measure(c, l, readConns, o.underChurn); err != nil {
+			return fmt.Errorf("%s quiet: %w", d.Name, err)
+		}
+		if cr.reads, cr.pairs, err = bench.UnderChurn(c, l, churn, readConns, churnConns, o.underChurn, s.pid); err != nil {
+			return fmt.Errorf("%s under churn: %w", d.Name, err)
+		}
+		cr.load = bench.Load1()
+		r.reads = append(r.reads, cr)
+		progress("%s instances=%d %s: %.1f req/s quiet, %.1f req/s under churn (%.1f pairs/s)", s.server, s.size, d.Name,
+			cr.quiet.Rate(), cr.reads.Rate(), cr.pairs.Rate())
+	}
+	return nil
+}
+
+// cpuPerOp is the CPU per operation of r in µs: this process plus a
+// server process.
+func cpuPerOp(r bench.Result) float64 { return totalCPU(r) / float64(time.Microsecond) }
+
+// churnReport is the register+cancel churn run on one server.
+type churnReport struct {
+	server string
+	run    bench.ChurnRun
+	window time.Duration
+	load0  string
+	load1  string
+}
+
+func churnRun(o options, s *subject) (*churnReport, error) {
+	cr := &churnReport{server: s.server, window: o.churnWindow, load0: bench.LoadAvg()}
+	c := bench.NewClient(o.churnConns)
+	defer c.CloseIdleConnections()
+	progress("%s: churn at %d instances on %d connections for %v", s.server, s.size, o.churnConns, o.churn)
+	var err error
+	cr.run, err = bench.Churn(c, s.base, s.size, s.apps, bench.LoadedQueue(s.size), o.churnConns, o.churn, o.churnSample, s.pid)
+	cr.load1 = bench.LoadAvg()
+	if err != nil {
+		return nil, fmt.Errorf("%s churn: %w", s.server, err)
+	}
+	return cr, nil
+}
