@@ -20,9 +20,9 @@ import (
 // fresh, cancel and churn loads: the oldest instance is cancelled first.
 // A budget, when set, bounds how many instances Pop hands out.
 type Queue struct {
-	mu     sync.Mutex
-	items  []Instance
-	head   int
+	mu      sync.Mutex
+	items   []Instance
+	head    int
 	budget  atomic.Int64
 	limited atomic.Bool // whether budget applies
 }
