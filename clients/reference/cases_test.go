@@ -21,6 +21,9 @@ type step struct {
 	// on purpose (README row lenient-json), which would otherwise leave
 	// an instance in one registry only.
 	scratch bool
+	// refBefore is set by the runner: the reference's previous answer to
+	// the same request, if any (compact-vip-stale compares with it).
+	refBefore *answer
 }
 
 // Header presets.
