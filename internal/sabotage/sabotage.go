@@ -50,6 +50,14 @@ const (
 	// last window's count as the expectation and re-engage on the next low
 	// close, as it did before the hysteresis (actors selfPreservation).
 	ReleaseWithoutHysteresis Switch = "release-without-hysteresis"
+	// FastRenewNotApplied leaves the renewals answered by the renewal fast
+	// path unapplied: the application actor never moves those leases' last
+	// renewal (actors applyFastRenewals).
+	FastRenewNotApplied Switch = "fast-renew-not-applied"
+	// FastRouteDeltaAsApp lets httpapi's fast router take GET
+	// /eureka/apps/delta for the application named "delta", unlike the mux
+	// (httpapi router.match).
+	FastRouteDeltaAsApp Switch = "fast-route-delta-as-app"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -66,4 +74,4 @@ var All = []Switch{
 //
 // ReleaseWithoutHysteresis is here because the scale-down simulation shows
 // its bug in about one run in twenty only: too rare for `make sabotage`.
-var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis}
+var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp}
