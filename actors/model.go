@@ -1,7 +1,11 @@
 package actors
 
 import (
+	"sort"
+	"strconv"
 	"strings"
+	"sync"
+	"unique"
 )
 
 // Status is an instance's Eureka status.
@@ -23,9 +27,19 @@ var AllStatuses = [...]Status{StatusDown, StatusOutOfService, StatusStarting, St
 // ParseStatus returns the status named exactly by s (upper case) and whether s
 // named one. Eureka's status endpoints accept only exact names.
 func ParseStatus(s string) (Status, bool) {
+	// The constants are returned rather than s, so that instances share
+	// them instead of holding the decoder's copies.
 	switch Status(s) {
-	case StatusUp, StatusDown, StatusStarting, StatusOutOfService, StatusUnknown:
-		return Status(s), true
+	case StatusUp:
+		return StatusUp, true
+	case StatusDown:
+		return StatusDown, true
+	case StatusStarting:
+		return StatusStarting, true
+	case StatusOutOfService:
+		return StatusOutOfService, true
+	case StatusUnknown:
+		return StatusUnknown, true
 	}
 	return StatusUnknown, false
 }
@@ -82,6 +96,8 @@ type LeaseInfo struct {
 // Instance is one registered instance (Eureka's InstanceInfo). Values held by
 // the registry are immutable once published: a change makes a new *Instance,
 // so readers may share them without locks. Empty strings stand for Java's null.
+// After Normalize, Metadata may be shared with other instances that have
+// equal metadata: change it only on a Clone.
 type Instance struct {
 	InstanceID       string
 	HostName         string
@@ -171,6 +187,96 @@ func (i *Instance) Normalize() {
 	if i.SID == "na" || i.SID == "unknown" {
 		i.SID = ""
 	}
+	i.intern()
+}
+
+// intern replaces the values that many instances repeat (application and
+// group names, data center, VIP addresses, ASG, metadata keys) by canonical
+// copies, and equal small metadata maps by one shared map, so that a
+// registry of a million instances holds each such value once rather than
+// once per instance. Values unique to an instance (ids, host names,
+// addresses, URLs) are left alone: interning them would only add the
+// canonical table's overhead.
+func (i *Instance) intern() {
+	i.App = intern(i.App)
+	i.AppGroupName = intern(i.AppGroupName)
+	i.DataCenterInfo.Class = intern(i.DataCenterInfo.Class)
+	i.DataCenterInfo.Name = intern(i.DataCenterInfo.Name)
+	i.VIPAddress = intern(i.VIPAddress)
+	i.SecureVIPAddress = intern(i.SecureVIPAddress)
+	i.ASGName = intern(i.ASGName)
+	i.SID = intern(i.SID)
+	i.Metadata = sharedMetadata(i.Metadata)
+}
+
+// intern returns the canonical copy of s. Canonical copies are collected
+// when no instance holds them any more (package unique).
+func intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	return unique.Make(s).Value()
+}
+
+// Limits of the shared metadata maps: only maps of up to
+// maxSharedMetadataBytes of keys and values are shared, and the table of
+// shared maps holds at most maxSharedMetadata of them (it starts over when
+// full), so it stays under a few MiB whatever clients send.
+const (
+	maxSharedMetadata      = 4096
+	maxSharedMetadataBytes = 512
+)
+
+var sharedMeta struct {
+	sync.Mutex
+	m map[string]map[string]string // canonical text → shared map
+}
+
+// sharedMetadata returns a map equal to m that is shared by every instance
+// registered with equal metadata (m itself the first time), or m when it is
+// too large to share.
+func sharedMetadata(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	size := 0
+	for k, v := range m {
+		size += len(k) + len(v) + 2
+	}
+	if size > maxSharedMetadataBytes {
+		return m
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.Grow(size + 2*len(keys))
+	for _, k := range keys {
+		// Lengths first, so that no key or value can fake a boundary.
+		b.WriteString(strconv.Itoa(len(k)))
+		b.WriteByte(':')
+		b.WriteString(k)
+		b.WriteString(strconv.Itoa(len(m[k])))
+		b.WriteByte(':')
+		b.WriteString(m[k])
+	}
+	text := b.String()
+	sharedMeta.Lock()
+	defer sharedMeta.Unlock()
+	if s, ok := sharedMeta.m[text]; ok {
+		return s
+	}
+	if sharedMeta.m == nil || len(sharedMeta.m) >= maxSharedMetadata {
+		sharedMeta.m = make(map[string]map[string]string)
+	}
+	s := make(map[string]string, len(m))
+	for k, v := range m {
+		s[intern(k)] = intern(v)
+	}
+	sharedMeta.m[text] = s
+	return s
 }
 
 // Key identifies an instance in the registry: upper-case app name and id.

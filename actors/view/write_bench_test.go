@@ -1,0 +1,140 @@
+package view_test
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/httpapi"
+)
+
+// loadedView returns a view holding size instances in applications of
+// perApp, every cached document (JSON and XML, plain and gzip, full and
+// delta) built once as readers would have, and a delta window of window
+// entries (modifications of loaded instances).
+func loadedView(b *testing.B, size, perApp, window int) (*view.View, []*actors.Instance, *atomic.Uint64) {
+	b.Helper()
+	clock := actors.NewManualClock(time.Unix(1754500000, 0))
+	cfg := view.DefaultConfig(httpapi.Encoders())
+	cfg.Clock = clock
+	v := view.New(cfg)
+	insts := make([]*actors.Instance, size)
+	var ver atomic.Uint64
+	evs := make([]actors.Event, 0, perApp)
+	for i := 0; i < size; i++ {
+		in := decodedInstance(appName(i/perApp), i)
+		in.ActionType = actors.ActionAdded
+		insts[i] = in
+		evs = append(evs, actors.Event{Action: actors.ActionAdded, Instance: in, Version: actors.Version{Clock: ver.Add(1), Node: "n1"}})
+		if len(evs) == perApp || i == size-1 {
+			v.ApplyBatch(evs)
+			evs = evs[:0]
+		}
+	}
+	v.ClearDelta()
+	for i := 0; i < window; i++ {
+		modify(v, insts, i%size, &ver)
+	}
+	s := v.Snapshot()
+	for _, f := range []view.Format{view.FormatJSON, view.FormatXML} {
+		for _, gz := range []bool{false, true} {
+			s.Full(f, gz)
+			s.Delta(f, gz)
+		}
+	}
+	runtime.GC() // the loading's garbage is not the writes' cost
+	return v, insts, &ver
+}
+
+// modify re-registers instance i with a new timestamp, as a client's
+// re-registration does.
+func modify(v *view.View, insts []*actors.Instance, i int, ver *atomic.Uint64) {
+	in := insts[i].Clone()
+	in.ActionType = actors.ActionModified
+	in.LastUpdatedTimestamp++
+	insts[i] = in
+	v.Apply(&actors.Event{Action: actors.ActionModified, Instance: in, Version: actors.Version{Clock: ver.Add(1), Node: "n1"}})
+}
+
+// BenchmarkWrite measures one registry change (View.Apply) against registry
+// size and delta window length: the cost should not grow with either, since
+// a write copies its application's slices, makes one piece and updates the
+// sorted map, and encodes nothing.
+func BenchmarkWrite(b *testing.B) {
+	for _, size := range []int{1000, 10000, 100000} {
+		for _, window := range []int{0, 10000} {
+			b.Run(fmt.Sprintf("instances=%d/window=%d", size, window), func(b *testing.B) {
+				v, insts, ver := loadedView(b, size, 20, window)
+				b.ReportAllocs()
+				b.ResetTimer()
+				i := 0
+				for b.Loop() {
+					modify(v, insts, i%size, ver)
+					i += 7919 // spread over applications
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkWriteParallel is BenchmarkWrite from GOMAXPROCS goroutines, each
+// writing its own applications (as application actors do): the writes share
+// only the short critical section that installs a snapshot.
+func BenchmarkWriteParallel(b *testing.B) {
+	for _, size := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("instances=%d", size), func(b *testing.B) {
+			v, insts, ver := loadedView(b, size, 20, 0)
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				// Worker w owns the applications a with a % workers == w.
+				w := int(next.Add(1) - 1)
+				const workers = 64
+				apps := size / 20
+				a := w % workers
+				j := 0
+				for pb.Next() {
+					i := a*20 + j%20
+					if i >= size {
+						a, i = w%workers, (w%workers)*20
+					}
+					modify(v, insts, i, ver)
+					j++
+					if j%20 == 0 {
+						a += workers
+						if a >= apps {
+							a = w % workers
+						}
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkWriteThenRead is one change followed by the reads a Java client
+// fleet makes of the new snapshot: the gzipped JSON full document and delta.
+// Its cost grows with the registry (the full document is reassembled), but
+// only the changed application is encoded and compressed.
+func BenchmarkWriteThenRead(b *testing.B) {
+	for _, size := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("instances=%d", size), func(b *testing.B) {
+			v, insts, ver := loadedView(b, size, 20, 1000)
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				modify(v, insts, i%size, ver)
+				s := v.Snapshot()
+				s.Full(view.FormatJSON, true)
+				s.Delta(view.FormatJSON, true)
+				i += 7919
+			}
+		})
+	}
+}
