@@ -135,6 +135,9 @@ type (
 type appEntry struct {
 	pid    *actor.PID
 	routed atomic.Int64
+	// fast is the renewal fast path's table of the actor's plain leases
+	// (fastrenew.go).
+	fast fastTable
 }
 
 // tryRoute claims the right to send one message to the actor; it fails once
@@ -202,15 +205,16 @@ func (f *frontActor) route(ctx actor.Context, app string, msg any) {
 				return
 			}
 		}
+		e = &appEntry{}
 		props := actor.PropsFromProducer(func() actor.Actor {
-			return &appActor{r: f.r, state: newAppState(app, f.r.opts)}
+			return &appActor{r: f.r, state: newAppState(app, f.r.opts), entry: e}
 		})
 		pid, err := ctx.SpawnNamed(props, "app-"+app)
 		if err != nil {
 			// The name is still held by a stopping actor; spawn unnamed.
 			pid = ctx.Spawn(props)
 		}
-		e = &appEntry{pid: pid}
+		e.pid = pid
 		f.apps[app] = e
 		f.r.apps.Store(app, e)
 	}
@@ -233,8 +237,10 @@ func (f *frontActor) answerMissing(msg any) {
 type appActor struct {
 	r         *Registry
 	state     *appState
+	entry     *appEntry // its record: the fast path's table
 	processed uint64
-	counted   int // len(state.leases) as last added to r.count
+	counted   int          // len(state.leases) as last added to r.count
+	pending   []*fastLease // applyFastRenewals' buffer
 }
 
 func (a *appActor) Receive(ctx actor.Context) {
@@ -256,6 +262,9 @@ func (a *appActor) Receive(ctx actor.Context) {
 			ctx.Send(ctx.Parent(), &appIdle{app: a.state.name, processed: a.processed})
 		}
 	}()
+	// Renewals answered by the fast path first: every command below reads
+	// lease times as of now.
+	a.applyFastRenewals()
 	a.handle(ctx, msg)
 }
 
@@ -270,6 +279,15 @@ func (a *appActor) syncCount() {
 
 func (a *appActor) emit(evs ...Event) {
 	a.syncCount()
+	// The fast path's table follows the sinks: a lease becomes renewable
+	// there once its change is published.
+	defer func() {
+		for i := range evs {
+			if evs[i].Instance != nil {
+				a.refreshFast(evs[i].Instance.ID())
+			}
+		}
+	}()
 	for _, s := range a.r.sinks {
 		if b, ok := s.(BatchSink); ok && len(evs) > 1 {
 			b.ApplyBatch(evs)

@@ -391,8 +391,13 @@ func (r *Registry) Register(ctx context.Context, inst *Instance, replicated bool
 	return err
 }
 
-// Renew renews a lease (spec §4.4).
+// Renew renews a lease (spec §4.4). A client's renewal that changes
+// nothing visible is answered without a round trip to the application
+// actor (see fastrenew.go).
 func (r *Registry) Renew(ctx context.Context, req RenewRequest) (RenewResult, error) {
+	if res, ok := r.fastRenew(req); ok {
+		return res, nil
+	}
 	rep, err := r.call(ctx, &renewCmd{appCmd: appCmd{app: req.App}, req: req})
 	return rep.renew, err
 }
