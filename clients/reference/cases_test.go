@@ -1,6 +1,8 @@
 package reference_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"net/http"
 	"strings"
@@ -74,11 +76,24 @@ var (
 	xmlNoSecure = base("XML-SERVICE", "10.0.0.8:xml:8080", 8).with(func(i *inst) {
 		i.metadata = map[string]string{"k": "v & w"}
 	})
+	gzipped = base("GZIP-SERVICE", "10.0.0.10:gzip:8080", 10)
+	badUTF8 = base("UTF8-SERVICE", "10.0.0.11:utf8:8080", 11).with(func(i *inst) {
+		i.metadata = map[string]string{"zone": "zone-u"}
+	})
 	noLease = base("NOLEASE-SERVICE", "10.0.0.9:nolease:8080", 9).with(func(i *inst) {
 		i.duration = 0
 		i.dirty = 0
 	})
 )
+
+// gzipString is s gzipped.
+func gzipString(s string) string {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	_, _ = zw.Write([]byte(s))
+	_ = zw.Close()
+	return b.String()
+}
 
 func get(kind, path string, h map[string]string) step {
 	return step{kind: kind, method: http.MethodGet, path: path, header: h}
@@ -270,6 +285,17 @@ func catalogue() []step {
 		get("GET unknown path below apps", "/apps/ORDER-SERVICE/"+order1.id+"/nothing", jsonAccept),
 		put("PUT asg status", "/asg/my-asg/status?value=ENABLED"),
 
+		get("GET status JSON", "/status", jsonAccept),
+		get("GET v1/apps", "/v1/apps", jsonAccept),
+		get("GET apps/delta/x", "/apps/delta/x", jsonAccept),
+		get("GET instances/ without id", "/instances/", jsonAccept),
+		step{kind: "POST apps (no app)", method: http.MethodPost, path: "/apps", header: jsonBody, body: "{}"},
+		get("GET %2F in app name", "/apps/A%2FB", jsonAccept),
+		put("renew %2F in instance id", "/apps/ORDER-SERVICE/a%2Fb"),
+		step{kind: "register gzip body", method: http.MethodPost, path: "/apps/" + gzipped.app, scratch: true,
+			header: map[string]string{"Content-Type": "application/json", "Content-Encoding": "gzip"},
+			body:   gzipString(gzipped.json())},
+
 		// Cancels.
 		del("cancel", instPath(order2)),
 		del("cancel again", instPath(order2)),
@@ -277,7 +303,9 @@ func catalogue() []step {
 		del("cancel no-instanceId instance", instPath(noID)),
 	)
 	s = append(s, readsOf()...)
-	return s
+	// Invalid UTF-8 in a body: both refuse it (README row body-decode-400).
+	return append(s, step{kind: "register invalid UTF-8", method: http.MethodPost, path: "/apps/" + badUTF8.app,
+		header: jsonBody, body: strings.Replace(badUTF8.json(), "zone-u", "zone-\xff", 1)})
 }
 
 // onScratch returns the step sent to the scratch node.
