@@ -48,6 +48,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log"
@@ -63,6 +64,7 @@ import (
 
 	"github.com/hashicorp/memberlist"
 
+	"github.com/heureka/heureka/internal/sabotage"
 	"github.com/heureka/heureka/wire"
 )
 
@@ -173,6 +175,15 @@ const (
 	// ctlLeaving + node name: "I am about to leave", sent reliably to every
 	// live member just before memberlist's leave message.
 	ctlLeaving byte = 'L'
+	// stateFailed starts Membership's part of a push/pull state (after
+	// controlPrefix): the members this node holds as failed, so that a
+	// node that started during a partition, whose side's memberlist has
+	// already forgotten the other side (GossipToTheDeadTime), learns
+	// whom to re-dial after the heal. See hooks.LocalState.
+	stateFailed byte = 'F'
+	// maxFailedInState bounds how many failed members one push/pull state
+	// carries.
+	maxFailedInState = 128
 )
 
 const _ = uint8(wire.ProtocolVersion - 1) // wire.ProtocolVersion must be > controlPrefix
@@ -1145,18 +1156,143 @@ func (h *hooks) GetBroadcasts(overhead, limit int) [][]byte {
 	return nil
 }
 
-// LocalState asks the user delegate for its push/pull state.
+// LocalState returns the push/pull state: Membership's part, when this
+// node holds failed members, followed by the user delegate's state.
+//
+// memberlist's own state lists a failed member only until
+// GossipToTheDeadTime, while Membership keeps it, and re-dials it, until
+// ReconnectTimeout. A node that starts during a partition longer than that
+// would hear nothing of the other side from its own, and would wait for
+// the other side's reconnect attempts or memberlist's periodic push/pull
+// after the heal (BUG-4 of the simulations: 12–19 s). With the failed
+// members' names and addresses in the state it re-dials them itself (see
+// reconnect).
+//
+// Membership's part is controlPrefix, stateFailed, a uvarint count, then
+// for each member its name and address as uvarint-length-prefixed
+// strings. The user's state is a wire frame, which never starts with
+// controlPrefix; without failed members the state is the user's alone.
 func (h *hooks) LocalState(join bool) []byte {
+	var user []byte
 	if d := h.m.cfg.Delegate; d != nil {
-		return d.LocalState(join)
+		user = d.LocalState(join)
 	}
-	return nil
+	failed := h.m.failedMembers()
+	if len(failed) == 0 {
+		return user
+	}
+	out := []byte{controlPrefix, stateFailed}
+	out = binary.AppendUvarint(out, uint64(len(failed)))
+	for _, f := range failed {
+		out = binary.AppendUvarint(out, uint64(len(f.name)))
+		out = append(out, f.name...)
+		out = binary.AppendUvarint(out, uint64(len(f.addr)))
+		out = append(out, f.addr...)
+	}
+	return append(out, user...)
 }
 
-// MergeRemoteState gives the user delegate a peer's push/pull state.
+// MergeRemoteState takes Membership's part of a peer's push/pull state
+// (see LocalState) and gives the rest to the user delegate.
 func (h *hooks) MergeRemoteState(buf []byte, join bool) {
-	if d := h.m.cfg.Delegate; d != nil {
+	if len(buf) > 0 && buf[0] == controlPrefix {
+		failed, rest, err := parseFailedState(buf)
+		if err != nil {
+			h.m.log.Warn("cluster: bad push/pull state from a peer, ignored", "err", err)
+			return
+		}
+		h.m.noteHeardFailed(failed)
+		buf = rest
+	}
+	if d := h.m.cfg.Delegate; d != nil && len(buf) > 0 {
 		d.MergeRemoteState(buf, join)
+	}
+}
+
+// failedPeer is a failed member's name and address in a push/pull state.
+type failedPeer struct{ name, addr string }
+
+// failedMembers lists the members this node holds as failed (dead, not
+// left), itself excluded, at most maxFailedInState of them. Members only
+// heard of are not passed on: each node speaks only of the failures it saw,
+// so a member stays on the lists no longer than ReconnectTimeout after the
+// last node that saw it fail.
+func (m *Membership) failedMembers() []failedPeer {
+	if sabotage.On(sabotage.NoFailedMembersInState) {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []failedPeer
+	for name, mem := range m.members {
+		if mem.State == StateDead && name != m.cfg.NodeName && len(out) < maxFailedInState {
+			out = append(out, failedPeer{name: name, addr: mem.Address})
+		}
+	}
+	return out
+}
+
+// parseFailedState splits a push/pull state that starts with Membership's
+// part into the failed members and the user's state.
+func parseFailedState(buf []byte) ([]failedPeer, []byte, error) {
+	if len(buf) < 2 || buf[1] != stateFailed {
+		return nil, nil, errors.New("unknown membership state part")
+	}
+	b := buf[2:]
+	next := func() (uint64, bool) {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		b = b[n:]
+		return v, true
+	}
+	str := func() (string, bool) {
+		l, ok := next()
+		if !ok || l > uint64(len(b)) {
+			return "", false
+		}
+		v := string(b[:l])
+		b = b[l:]
+		return v, true
+	}
+	count, ok := next()
+	if !ok || count > maxFailedInState {
+		return nil, nil, errors.New("bad failed-member count")
+	}
+	out := make([]failedPeer, 0, count)
+	for range count {
+		name, ok1 := str()
+		addr, ok2 := str()
+		if !ok1 || !ok2 {
+			return nil, nil, errors.New("truncated failed-member list")
+		}
+		out = append(out, failedPeer{name: name, addr: addr})
+	}
+	return out, b, nil
+}
+
+// noteHeardFailed remembers the failed members of a peer's push/pull state
+// that this node does not know, as candidates for reconnect. A member
+// heard of again keeps the time it was first heard of, so that peers
+// repeating it cannot keep it listed for ever.
+func (m *Membership) noteHeardFailed(peers []failedPeer) {
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range peers {
+		if p.name == m.cfg.NodeName || p.name == "" || p.addr == "" {
+			continue
+		}
+		if _, known := m.members[p.name]; known {
+			continue
+		}
+		if m.heardDead == nil {
+			m.heardDead = map[string]heardOf{}
+		}
+		if _, heard := m.heardDead[p.name]; !heard {
+			m.heardDead[p.name] = heardOf{addr: p.addr, at: now}
+		}
 	}
 }
 
