@@ -183,3 +183,42 @@ func WriteWireCost(wr io.Writer, h ReportHeader, costs []WireCost) error {
 	_, err := io.WriteString(wr, b.String())
 	return err
 }
+
+// WireCostSlack is how much the messages per renewal may grow from the
+// smallest cluster measured to a larger one and still count as flat: the
+// share of renewals that land next to their owner (and so need no message)
+// falls from 1/5 to 1/50 between 5 and 50 nodes, and the counts of a few
+// seconds vary.
+const WireCostSlack = 0.15
+
+// CheckWireCost reports whether costs (in increasing cluster size) are flat:
+// at most one renewal message per client renewal and one record message per
+// registration and peer at every size, and the messages per renewal no more
+// than WireCostSlack above the smallest cluster's.
+func CheckWireCost(costs []WireCost) error {
+	if len(costs) == 0 {
+		return fmt.Errorf("simulations: wire cost: nothing measured")
+	}
+	var errs []string
+	base := costs[0]
+	for _, w := range costs {
+		if w.Renewals == 0 {
+			errs = append(errs, fmt.Sprintf("%d nodes: no renewals counted", w.Nodes))
+			continue
+		}
+		if w.PerRenewal() > 1 {
+			errs = append(errs, fmt.Sprintf("%d nodes: %.2f messages per renewal (more than 1)", w.Nodes, w.PerRenewal()))
+		}
+		if w.PerRegistrationPerPeer() > 1 {
+			errs = append(errs, fmt.Sprintf("%d nodes: %.2f record messages per registration and peer (more than 1)", w.Nodes, w.PerRegistrationPerPeer()))
+		}
+		if w.PerRenewal() > base.PerRenewal()+WireCostSlack {
+			errs = append(errs, fmt.Sprintf("%d nodes: %.2f messages per renewal, up from %.2f at %d nodes (grows with the cluster)",
+				w.Nodes, w.PerRenewal(), base.PerRenewal(), base.Nodes))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("simulations: wire cost not flat: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}

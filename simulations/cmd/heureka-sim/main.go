@@ -81,6 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.String("v", "", "log the nodes at this level to standard error (debug, info, warn, error), and print every timeline event")
 	reportDir := fs.String("report", "", "write report.md, report.html and SVG charts of every run into this directory (instead of the Markdown on standard output; -out still writes it)")
 	wireCost := fs.String("wire-cost", "", "instead of scenarios, count replication messages per renewal and per registration at these cluster sizes (e.g. 5,10,20,50)")
+	failures := fs.String("failures", "", "with -seeds: write the full report of every failing run to DIR/<scenario>-seed<n>.md")
 	joinLoaded := fs.Int("join-loaded", 0, "instead of scenarios, join a node to a 3-node cluster holding this many instances under churn (e.g. 100000)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -187,6 +188,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 				n, w.PerRenewal(), w.PerRegistrationPerPeer(), w.MessagesPerNodeSecond())
 			costs = append(costs, w)
 		}
+		if err := simulations.CheckWireCost(costs); err != nil {
+			fmt.Fprintf(stderr, "heureka-sim: %v\n", err)
+			ok = false
+		}
 		write = func(w io.Writer) error {
 			hdr.Generated = time.Now()
 			return simulations.WriteWireCost(w, hdr, costs)
@@ -261,6 +266,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for _, r := range results {
 			ok = ok && r.Pass
 		}
+		if *failures != "" {
+			if err := writeFailures(*failures, hdr, results); err != nil {
+				fmt.Fprintf(stderr, "heureka-sim: %v\n", err)
+			}
+		}
 		replay := func(r *simulations.Result) string {
 			c := fmt.Sprintf("go run ./simulations/cmd/heureka-sim -scenario %s -seed %d", r.Scenario, r.Seed)
 			if *nodes != 5 {
@@ -325,6 +335,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// writeFailures writes the full report of every failing run in results to
+// dir/<scenario>-seed<n>.md.
+func writeFailures(dir string, hdr simulations.ReportHeader, results []*simulations.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	hdr.Generated = time.Now()
+	for _, r := range results {
+		if r.Pass {
+			continue
+		}
+		var b strings.Builder
+		if err := simulations.WriteReport(&b, hdr, []*simulations.Result{r}); err != nil {
+			return err
+		}
+		name := filepath.Join(dir, fmt.Sprintf("%s-seed%d.md", r.Scenario, r.Seed))
+		if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // buildTags is "-tags sabotage " in a sabotage build, for the command
