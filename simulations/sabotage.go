@@ -48,8 +48,9 @@ var SabotagePlan = map[sabotage.Switch][]string{
 	// the clients' nodes overrule (renewer-kept).
 	sabotage.NoTakeoverGrace: {"owner-crash", "restart-during-eviction"},
 	// No anti-entropy: a healed partition never converges, a restarted
-	// node never syncs (convergence, no-missing-renewer).
-	sabotage.NoAntiEntropy: {"partition-heal", "owner-crash"},
+	// node never syncs (convergence, no-missing-renewer; in a rolling
+	// restart, restart-convergence after the first restart).
+	sabotage.NoAntiEntropy: {"partition-heal", "owner-crash", "rolling-restart"},
 	// Per-owner self-preservation: one silent death in an owner's few
 	// instances engages it (sp-quiet, eviction-latency), and it does not
 	// release after a scale-down (sp-recount-release).

@@ -114,3 +114,22 @@ func TestSkewClock(t *testing.T) {
 	c.Set(-3 * time.Minute)
 	assert.WithinDuration(t, time.Now().Add(-3*time.Minute), c.Now(), time.Second)
 }
+
+// TestOneWayBlockIsRecognised: BUG-7's matcher takes a no-missing-renewer
+// failure whose misses are all on the side that could still send, and
+// nothing else.
+func TestOneWayBlockIsRecognised(t *testing.T) {
+	o := &Observations{Timeline: []Event{{Kind: "block-one-way", Detail: "{n2,n4} → {n0,n1,n3} blocked; {n0,n1,n3} → {n2,n4} still flows"}}}
+	r := &Result{Scenario: "asymmetric-partition", Observations: o}
+	v := Verdict{Invariant: InvNoMissingRenewer, Details: []string{
+		"payments-005 missing on n1 from +8.7s for 4.11s (until it showed up again)",
+		"payments-005 missing on n0 from +8.8s for 3.61s (until it showed up again)",
+	}}
+	require.NotNil(t, ExplainFailure(r, v))
+	assert.Equal(t, "BUG-7", ExplainFailure(r, v).ID)
+	v.Details = append(v.Details, "cart-001 missing on n2 from +3.0s for 4.00s (until it showed up again)")
+	assert.Nil(t, ExplainFailure(r, v), "a miss on the blocked side is another matter")
+	o.Timeline = nil
+	v.Details = v.Details[:1]
+	assert.Nil(t, ExplainFailure(r, v), "no block, no BUG-7")
+}
