@@ -360,7 +360,9 @@ func (r ChurnRun) Windows(w time.Duration) []Window {
 			if s.At < first.At {
 				continue
 			}
-			if s.At > first.At+w {
+			// A sample up to a tenth of a window late still closes it: the
+			// sampler's ticks are not exact.
+			if s.At > first.At+w+w/10 {
 				break
 			}
 			maxRSS = max(maxRSS, s.RSS)

@@ -440,7 +440,7 @@ func runScenarios(o options, s *subject, c *http.Client) ([]*row, error) {
 		rw.load = bench.Load1()
 		summarize(rw)
 		rows = append(rows, rw)
-		progress("%s instances=%d %-14s %10.1f req/s  %s %10.1f req/s  ratio %.2f = %.1f ÷ %.1f (cpu %.1f vs %.1f µs/req)",
+		progress("%s instances=%d %-14s %10.1f req/s  %s %10.1f req/s  ratio %.2f = %.1f ÷ %.1f (cpu %s vs %s µs/req)",
 			s.server, s.size, sc.Name, rw.rateSubject, sc.Ceiling, rw.rateCeiling, rw.ratioWall, rw.rateSubject, rw.rateCeiling,
 			us(rw.cpuSubject), us(rw.cpuCeiling))
 	}

@@ -150,12 +150,21 @@ type churnReport struct {
 }
 
 func churnRun(o options, s *subject) (*churnReport, error) {
-	cr := &churnReport{server: s.server, window: o.churnWindow, load0: bench.LoadAvg()}
+	cr := &churnReport{server: s.server, window: o.churnWindow}
+	q := bench.LoadedQueue(s.size)
 	c := bench.NewClient(o.churnConns)
 	defer c.CloseIdleConnections()
 	progress("%s: churn at %d instances on %d connections for %v", s.server, s.size, o.churnConns, o.churn)
+	if s.pid != 0 && o.warmup > 0 {
+		// A server process (the JVM) warms up on the same churn first.
+		progress("%s: warming up the churn for %v", s.server, o.warmup)
+		if _, err := bench.Churn(c, s.base, s.size, s.apps, q, o.churnConns, o.warmup, o.warmup, s.pid); err != nil {
+			return nil, fmt.Errorf("%s churn warm-up: %w", s.server, err)
+		}
+	}
+	cr.load0 = bench.LoadAvg()
 	var err error
-	cr.run, err = bench.Churn(c, s.base, s.size, s.apps, bench.LoadedQueue(s.size), o.churnConns, o.churn, o.churnSample, s.pid)
+	cr.run, err = bench.Churn(c, s.base, s.size, s.apps, q, o.churnConns, o.churn, o.churnSample, s.pid)
 	cr.load1 = bench.LoadAvg()
 	if err != nil {
 		return nil, fmt.Errorf("%s churn: %w", s.server, err)

@@ -143,3 +143,15 @@ func TestCheckRatiosOnHandWrittenTables(t *testing.T) {
 	require.Len(t, chk.Mismatch, 1)
 	assert.Contains(t, chk.Mismatch[0], "lacks")
 }
+
+// -sizes "" -churn D: a report of the churn run alone.
+func TestChurnOnlyReport(t *testing.T) {
+	rn := fakeRun("heureka", []string{inProcess}, []int{1000})
+	rn.reports = nil
+	out := render(rn)
+	assert.Contains(t, out, "### Churn at a fixed size")
+	assert.NotContains(t, out, "### Throughput")
+	chk := checkRatios(out)
+	assert.Empty(t, chk.Mismatch)
+	assert.Positive(t, chk.Checked)
+}

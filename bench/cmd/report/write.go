@@ -94,23 +94,25 @@ func writeReport(w io.Writer, rn *run) {
 	fmt.Fprintln(w, "Figures over rounds are medians; every ratio is computed from the two figures its column header names, printed in the same row. CPU µs/req is this process's CPU per request (getrusage: the load generator, and the server when it runs in-process) plus a server process's own (/proc/PID/stat); \"server process CPU µs/req\" is the latter alone. \"load\" is the 1-minute load average when the row's measurement ended.")
 	fmt.Fprintln(w)
 
-	writeThroughput(w, rn)
-	if len(rn.servers()) > 1 {
-		writeComparison(w, rn)
-	}
-	writeCost(w, rn)
-	if len(rn.sizes()) > 1 {
-		writeFlat(w, rn)
-	}
-	if !partial {
-		writeDeploy(w, rn)
-		writeChurnReads(w, rn)
+	if len(rn.reports) > 0 {
+		writeThroughput(w, rn)
+		if len(rn.servers()) > 1 {
+			writeComparison(w, rn)
+		}
+		writeCost(w, rn)
+		if len(rn.sizes()) > 1 {
+			writeFlat(w, rn)
+		}
+		if !partial {
+			writeDeploy(w, rn)
+			writeChurnReads(w, rn)
+		}
 	}
 	writeChurn(w, rn)
-	if o.target == "heureka" && (!partial || readableOnly) {
+	if len(rn.reports) > 0 && o.target == "heureka" && (!partial || readableOnly) {
 		writeReadable(w, rn)
 	}
-	if o.target == "heureka" && !partial {
+	if len(rn.reports) > 0 && o.target == "heureka" && !partial {
 		writeSizes(w, rn)
 	}
 }
