@@ -177,66 +177,67 @@ const VIPVersionDelta = "-1"
 // (GET vips/{vip}); an unknown VIP gives an empty document.
 func (s *Snapshot) VIP(vip string, f Format, gz bool) []byte {
 	g, _ := s.vips.Get(vip)
-	return s.groupDocument(&s.docCache.vips, g, vip, f, gz)
+	return s.groupDocument(&s.docCache.vips, g, vipOf, vip, f, gz)
 }
 
 // SVIP is VIP for secureVipAddress (GET svips/{svip}).
 func (s *Snapshot) SVIP(svip string, f Format, gz bool) []byte {
 	g, _ := s.svips.Get(svip)
-	return s.groupDocument(&s.docCache.svips, g, svip, f, gz)
+	return s.groupDocument(&s.docCache.svips, g, svipOf, svip, f, gz)
 }
 
-// Group is the set of instances that share a VIP or secure VIP address, as
-// keys sorted by app and id. It is immutable and changes only when an
+func vipOf(i *actors.Instance) string  { return i.VIPAddress }
+func svipOf(i *actors.Instance) string { return i.SecureVIPAddress }
+
+// Group is the index entry of one VIP or secure VIP address: the
+// applications that have instances listing it, sorted by name, with how many
+// instances each. It holds no per-instance data (the document finds the
+// instances in the applications), so the index costs per application and
+// address, not per instance. It is immutable and changes only when an
 // instance joins or leaves the address, so a re-registration that keeps its
 // addresses costs the index nothing.
 type Group struct {
-	keys []actors.Key
+	apps []groupApp
 }
 
-func groupLess(a, b actors.Key) bool {
-	if a.App != b.App {
-		return a.App < b.App
-	}
-	return a.ID < b.ID
+// groupApp is one application of a Group.
+type groupApp struct {
+	name string
+	n    int // instances of the application that list the address
 }
 
-// with returns a group that also holds key (g itself if it does).
-func (g *Group) with(key actors.Key) *Group {
-	var keys []actors.Key
+// add returns g with d (±1) instances of app, nil when that leaves it empty.
+func (g *Group) add(app string, d int) *Group {
+	var apps []groupApp
 	if g != nil {
-		keys = g.keys
+		apps = g.apps
 	}
-	i := sort.Search(len(keys), func(i int) bool { return !groupLess(keys[i], key) })
-	if i < len(keys) && keys[i] == key {
-		return g
+	i := sort.Search(len(apps), func(i int) bool { return apps[i].name >= app })
+	found := i < len(apps) && apps[i].name == app
+	n := &Group{}
+	switch {
+	case found && apps[i].n+d > 0:
+		n.apps = append([]groupApp(nil), apps...)
+		n.apps[i].n += d
+	case found:
+		if len(apps) == 1 {
+			return nil
+		}
+		n.apps = append(append(make([]groupApp, 0, len(apps)-1), apps[:i]...), apps[i+1:]...)
+	case d > 0:
+		n.apps = make([]groupApp, 0, len(apps)+1)
+		n.apps = append(append(append(n.apps, apps[:i]...), groupApp{name: app, n: d}), apps[i:]...)
+	default:
+		return g // removing what is not there (cannot happen)
 	}
-	n := &Group{keys: make([]actors.Key, 0, len(keys)+1)}
-	n.keys = append(append(append(n.keys, keys[:i]...), key), keys[i:]...)
-	return n
-}
-
-// without returns a group without key, nil when that leaves it empty.
-func (g *Group) without(key actors.Key) *Group {
-	if g == nil {
-		return nil
-	}
-	i := sort.Search(len(g.keys), func(i int) bool { return !groupLess(g.keys[i], key) })
-	if i == len(g.keys) || g.keys[i] != key {
-		return g
-	}
-	if len(g.keys) == 1 {
-		return nil
-	}
-	n := &Group{keys: make([]actors.Key, 0, len(g.keys)-1)}
-	n.keys = append(append(n.keys, g.keys[:i]...), g.keys[i+1:]...)
 	return n
 }
 
 // groupDocument builds (once per snapshot) the document of group g named
 // name: its instances grouped by application, versions__delta "-1" and the
 // hashcode of the subset, as Eureka does.
-func (s *Snapshot) groupDocument(cache *sync.Map, g *Group, name string, f Format, gz bool) []byte {
+func (s *Snapshot) groupDocument(cache *sync.Map, g *Group, field func(*actors.Instance) string, name string,
+	f Format, gz bool) []byte {
 	type key struct {
 		name string
 		f    Format
@@ -245,41 +246,67 @@ func (s *Snapshot) groupDocument(cache *sync.Map, g *Group, name string, f Forma
 	v, _ := cache.LoadOrStore(key{name, f, gz}, &lazy{})
 	return v.(*lazy).get(func() []byte {
 		if gz {
-			return assembleGzip([]gzPiece{compressPiece(s.groupPlain(g, f))})
+			return assembleGzip([]gzPiece{compressPiece(s.groupPlain(g, field, name, f))})
 		}
-		return s.groupPlain(g, f)
+		return s.groupPlain(g, field, name, f)
 	})
 }
 
-// groupPlain builds the document of group g in format f.
-func (s *Snapshot) groupPlain(g *Group, f Format) []byte {
+// groupPlain builds the document of group g in format f: the instances of
+// the group's applications whose field lists name.
+func (s *Snapshot) groupPlain(g *Group, field func(*actors.Instance) string, name string, f Format) []byte {
 	enc := s.enc[f]
 	var counts [len(actors.AllStatuses)]int
-	var pieces []*piece
+	out := enc.AppendApplicationsOpen(nil, VIPVersionDelta, "")
+	head := len(out)
 	if g != nil {
-		pieces = make([]*piece, 0, len(g.keys))
-		for _, k := range g.keys {
-			if a := s.App(k.App); a != nil {
-				if p := a.findPiece(k.ID); p != nil {
+		var pieces []*piece
+		first := true
+		for _, ga := range g.apps {
+			a := s.App(ga.name)
+			if a == nil {
+				continue
+			}
+			pieces = pieces[:0]
+			for _, p := range a.pieces {
+				if listsAddress(field(p.inst), name) {
 					pieces = append(pieces, p)
 					counts[statusIndex(p.inst.Status)]++
 				}
 			}
+			if len(pieces) == 0 {
+				continue
+			}
+			if !first {
+				out = enc.AppendApplicationsSeparator(out)
+			}
+			first = false
+			out = appendElement(out, enc, f, a.name, pieces)
 		}
 	}
-	out := enc.AppendApplicationsOpen(nil, VIPVersionDelta, hashCode(&counts))
-	for i := 0; i < len(pieces); {
-		j := i
-		for j < len(pieces) && pieces[j].inst.App == pieces[i].inst.App {
-			j++
-		}
-		if i > 0 {
-			out = enc.AppendApplicationsSeparator(out)
-		}
-		out = appendElement(out, enc, f, pieces[i].inst.App, pieces[i:j])
-		i = j
+	out = enc.AppendApplicationsClose(out)
+	// The hashcode is known only now: put the real head in front.
+	doc := enc.AppendApplicationsOpen(make([]byte, 0, len(out)+64), VIPVersionDelta, hashCode(&counts))
+	return append(doc, out[head:]...)
+}
+
+// listsAddress reports whether the comma-separated list holds name as an
+// element (exact match, as splitAddresses splits).
+func listsAddress(list, name string) bool {
+	if name == "" {
+		return false
 	}
-	return enc.AppendApplicationsClose(out)
+	for list != "" {
+		i := strings.IndexByte(list, ',')
+		if i < 0 {
+			return list == name
+		}
+		if list[:i] == name {
+			return true
+		}
+		list = list[i+1:]
+	}
+	return false
 }
 
 // splitAddresses splits a comma-separated VIP list. Eureka matches elements
@@ -312,22 +339,42 @@ func updateGroups(m *immutable.Map[string, *Group], key actors.Key, old, cur *ac
 	if before == after && (old == nil) == (cur == nil) {
 		return m
 	}
-	oldNames, newNames := splitAddresses(before), splitAddresses(after)
-	for _, name := range oldNames {
-		if !slices.Contains(newNames, name) {
-			g, _ := m.Get(name)
-			if n := g.without(key); n == nil {
-				m = m.Delete(name)
-			} else if n != g {
-				m = m.Set(name, n)
-			}
-		}
+	var oldNames, newNames []string
+	if old != nil {
+		oldNames = uniqueNames(splitAddresses(before))
 	}
-	for _, name := range newNames {
+	if cur != nil {
+		newNames = uniqueNames(splitAddresses(after))
+	}
+	set := func(name string, d int) {
 		g, _ := m.Get(name)
-		if n := g.with(key); n != g {
+		if n := g.add(key.App, d); n == nil {
+			m = m.Delete(name)
+		} else if n != g {
 			m = m.Set(name, n)
 		}
 	}
+	for _, name := range oldNames {
+		if !slices.Contains(newNames, name) {
+			set(name, -1)
+		}
+	}
+	for _, name := range newNames {
+		if !slices.Contains(oldNames, name) {
+			set(name, +1)
+		}
+	}
 	return m
+}
+
+// uniqueNames drops repeated names (a list may name an address twice; the
+// instance is in its group once).
+func uniqueNames(names []string) []string {
+	out := names[:0]
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

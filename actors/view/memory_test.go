@@ -34,6 +34,7 @@ import (
 var (
 	memSizes   = flag.String("sizes", "100000", "comma-separated registry sizes")
 	memPerApp  = flag.Int("per-app", 20, "instances per application")
+	memDocs    = flag.Bool("docs", true, "also build every document and measure again")
 	memProfile = flag.String("heap-profile", "", "write a heap profile of the loaded registry to this file")
 )
 
@@ -109,6 +110,9 @@ func measure(t *testing.T, size, perApp int) {
 		require.NoError(t, f.Close())
 	}
 
+	if !*memDocs {
+		return
+	}
 	s := v.Snapshot()
 	step := func(name string, build func()) {
 		t0 := time.Now()

@@ -40,6 +40,7 @@ import (
 	"github.com/benbjohnson/immutable"
 
 	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // Config configures a View.
@@ -260,10 +261,15 @@ func (c *change) rebase(base *App) {
 // Apply folds one event into a new snapshot. It implements actors.Sink.
 func (v *View) Apply(ev *actors.Event) {
 	c := prepare(ev, v.head.Load().App(ev.Instance.App))
+	v.install1(&c)
+}
+
+// install1 folds one prepared change into a new snapshot and publishes it.
+func (v *View) install1(c *change) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	next := v.head.Load().derive()
-	v.fold(next, &c, v.cfg.Clock.Now().UnixMilli())
+	v.fold(next, c, v.cfg.Clock.Now().UnixMilli())
 	next.window = v.window[:len(v.window):len(v.window)]
 	v.install(next)
 }
@@ -293,7 +299,7 @@ func (v *View) ApplyBatch(evs []actors.Event) {
 // never does), the change is recomputed here.
 func (v *View) fold(next *Snapshot, c *change, now int64) {
 	oldApp, _ := next.apps.Get(c.key.App)
-	if oldApp != c.base {
+	if oldApp != c.base && !sabotage.On(sabotage.ViewStaleAppInstalled) {
 		c.rebase(oldApp)
 	}
 	var old *actors.Instance

@@ -62,6 +62,10 @@ const (
 	// membership's push/pull state, as before the BUG-4 fix (cluster
 	// hooks.LocalState).
 	NoFailedMembersInState Switch = "no-failed-members-in-state"
+	// ViewStaleAppInstalled lets the view install an application rebuilt
+	// outside its lock from a state another writer has replaced since,
+	// losing that writer's change (actors/view fold).
+	ViewStaleAppInstalled Switch = "view-stale-app-installed"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -82,4 +86,4 @@ var All = []Switch{
 // NoFailedMembersInState is here for the same reason: long-partition shows
 // BUG-4 in about one run in five.
 var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
-	NoFailedMembersInState}
+	NoFailedMembersInState, ViewStaleAppInstalled}

@@ -1,0 +1,181 @@
+package view
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/actors"
+)
+
+// The delta and the registry document show the same bytes for an instance
+// state: the delta entry and the application share one piece, encoded once.
+func TestDeltaSharesPiecesWithApps(t *testing.T) {
+	v, _, lines := testView(t, nil)
+	f := newFeeder(v)
+	f.add("A", "a1", actors.StatusUp)
+	f.add("A", "a2", actors.StatusUp)
+	s := v.Snapshot()
+	s.Full(FormatJSON, false)
+	require.Equal(t, 2, lines[FormatJSON].encodes("A"))
+	s.Delta(FormatJSON, false)
+	s.VIP("a", FormatJSON, false)
+	assert.Equal(t, 2, lines[FormatJSON].encodes("A"), "the delta and the VIP document reuse the instances' bytes")
+	assert.Same(t, dataPtr(s.App("A").pieces[0].peek(FormatJSON)), dataPtr(s.window[0].p.peek(FormatJSON)))
+
+	// A write encodes nothing; the next read encodes the changed instance
+	// once for every document.
+	f.modify("A", "a1", actors.StatusDown)
+	assert.Equal(t, 2, lines[FormatJSON].encodes("A"), "writes encode nothing")
+	s = v.Snapshot()
+	s.Full(FormatJSON, false)
+	s.Delta(FormatJSON, false)
+	s.VIP("a", FormatJSON, false)
+	assert.Equal(t, 3, lines[FormatJSON].encodes("A"))
+	assert.Zero(t, lines[FormatXML].encodes("A"), "formats nobody reads are not encoded")
+}
+
+// Gzip-only readers keep no plain instance bytes.
+func TestGzipKeepsNoPlainPieces(t *testing.T) {
+	v, _, _ := testView(t, nil)
+	f := newFeeder(v)
+	f.add("A", "a1", actors.StatusUp)
+	s := v.Snapshot()
+	s.Full(FormatJSON, true)
+	assert.Nil(t, s.App("A").pieces[0].peek(FormatJSON))
+	assert.Equal(t, string(s.Full(FormatJSON, false)), string(gunzip(t, s.Full(FormatJSON, true))))
+}
+
+// Pruning drops entries superseded by a later change of the same instance,
+// so a churned instance retains one entry, and the delta is unchanged.
+func TestPruneDropsSupersededEntries(t *testing.T) {
+	v, clock, _ := testView(t, func(c *Config) { c.DeltaRetention = time.Minute })
+	f := newFeeder(v)
+	f.add("OLD", "o1", actors.StatusUp)
+	clock.Advance(2 * time.Minute)
+	for i := 0; i < 5; i++ {
+		f.add("A", "a1", actors.StatusUp)
+		f.remove("A", "a1")
+	}
+	f.add("B", "b1", actors.StatusUp)
+	require.Equal(t, 12, v.Snapshot().DeltaLen())
+	before := string(v.Snapshot().Delta(FormatJSON, false))
+
+	v.PruneDelta()
+	s := v.Snapshot()
+	assert.Equal(t, 2, s.DeltaLen(), "o1 expired; a1's last change and b1 remain")
+	after := string(s.Delta(FormatJSON, false))
+	assert.Equal(t, strings.SplitN(before, "\n", 2)[1][len("app OLD\n o1 UP ADDED\n--\n"):], strings.SplitN(after, "\n", 2)[1])
+	assert.Contains(t, after, "app A\n a1 UP DELETED\n")
+}
+
+// The VIP index (applications per address, with counts) gives the same
+// documents as filtering every instance, under random changes of addresses.
+func TestVIPIndexMatchesFiltering(t *testing.T) {
+	v, _, _ := testView(t, nil)
+	f := newFeeder(v)
+	rnd := rand.New(rand.NewSource(5))
+	vips := []string{"", "x", "y", "x,y", "y,x,x", "z,", ",x"}
+	for step := 0; step < 400; step++ {
+		app := fmt.Sprintf("APP%d", rnd.Intn(3))
+		id := fmt.Sprintf("i%d", rnd.Intn(6))
+		if rnd.Intn(4) == 0 {
+			f.remove(app, id)
+		} else {
+			f.apply(actors.ActionAdded, vipInst(app, id, actors.StatusUp, vips[rnd.Intn(len(vips))], vips[rnd.Intn(len(vips))]))
+		}
+		s := v.Snapshot()
+		for _, name := range []string{"x", "y", "z"} {
+			want := newFeederless(s, name, func(i *actors.Instance) string { return i.VIPAddress })
+			require.Equal(t, want, string(s.VIP(name, FormatJSON, false)), "step %d vip %s", step, name)
+			want = newFeederless(s, name, func(i *actors.Instance) string { return i.SecureVIPAddress })
+			require.Equal(t, want, string(s.SVIP(name, FormatJSON, false)), "step %d svip %s", step, name)
+		}
+	}
+}
+
+// newFeederless builds a VIP document by filtering every instance of s.
+func newFeederless(s *Snapshot, name string, field func(*actors.Instance) string) string {
+	enc := s.enc[FormatJSON]
+	var counts [len(actors.AllStatuses)]int
+	var body []byte
+	first := true
+	s.Apps(func(a *App) bool {
+		var insts []*actors.Instance
+		for _, in := range a.Instances() {
+			for _, n := range splitAddresses(field(in)) {
+				if n == name {
+					insts = append(insts, in)
+					counts[statusIndex(in.Status)]++
+					break
+				}
+			}
+		}
+		if len(insts) > 0 {
+			if !first {
+				body = enc.AppendApplicationsSeparator(body)
+			}
+			first = false
+			body = enc.AppendApplication(body, a.Name(), insts)
+		}
+		return true
+	})
+	out := enc.AppendApplicationsOpen(nil, VIPVersionDelta, hashCode(&counts))
+	return string(enc.AppendApplicationsClose(append(out, body...)))
+}
+
+// Events of one application from several goroutines (which the registry
+// never sends, but the Sink contract does not forbid) still give a registry
+// that holds every instance once: a change prepared against a stale
+// application is recomputed under the lock.
+func TestConcurrentWritersToOneApp(t *testing.T) {
+	v, _, _ := testView(t, nil)
+	const writers, per = 4, 100
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := newFeeder(v)
+			for i := 0; i < per; i++ {
+				f.add("A", fmt.Sprintf("w%d-%d", w, i), actors.StatusUp)
+			}
+		}()
+	}
+	wg.Wait()
+	s := v.Snapshot()
+	assert.Equal(t, writers*per, s.Count())
+	assert.Len(t, s.App("A").Instances(), writers*per)
+	g, _ := s.vips.Get("a")
+	require.NotNil(t, g)
+	assert.Equal(t, []groupApp{{name: "A", n: writers * per}}, g.apps)
+}
+
+// staleScenario prepares a2's registration against application A, lets
+// another writer add a3 before it installs, then installs it.
+func staleScenario(t *testing.T) *Snapshot {
+	v, _, _ := testView(t, nil)
+	f := newFeeder(v)
+	f.add("A", "a1", actors.StatusUp)
+	stale := v.Snapshot().App("A")
+	in := testInst("A", "a2", actors.StatusUp)
+	in.ActionType = actors.ActionAdded
+	c := prepare(&actors.Event{Action: actors.ActionAdded, Instance: in, Version: actors.Version{Clock: 100, Node: "n1"}}, stale)
+	f.add("A", "a3", actors.StatusUp) // another writer replaces A meanwhile
+	v.install1(&c)
+	return v.Snapshot()
+}
+
+// A change prepared against an application that another writer replaced
+// before the change took the lock is recomputed: both changes survive.
+func TestStalePreparedChangeIsRecomputed(t *testing.T) {
+	s := staleScenario(t)
+	assert.Len(t, s.App("A").Instances(), 3, "a1, a2 and a3")
+	assert.Equal(t, 3, s.Count())
+}
