@@ -337,7 +337,8 @@ func TestPeerChangesAreNotEchoed(t *testing.T) {
 	renew(t, h.api, "ECHO", "e-1", true)
 	_, err := h.api.SetStatus(ctx, "ECHO", "e-1", actors.StatusOutOfService, nil, true)
 	require.NoError(t, err)
-	_, err = h.api.Cancel(ctx, "ECHO", "e-1", true)
+	require.NoError(t, h.api.Register(ctx, instance("ECHO", "e-2"), true))
+	_, err = h.api.Cancel(ctx, "ECHO", "e-2", true)
 	require.NoError(t, err)
 	// A local change made after them: once it arrived, anything queued
 	// before it has been sent too.
