@@ -61,9 +61,26 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s -timeout 60m ./bench/ | tee $(BENCHOUT)
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/cluster/ | tee -a $(BENCHOUT)
 
-## bench-report: the single-node ratio tables of BENCHMARKS.md.
+## bench-report: the single-node tables of BENCHMARKS.md (throughput against the ceiling, cost vs
+## size, deploy, reads under churn, register-to-readable, heap); BENCH_SIZES=1000,10000,100000,1000000
+## adds 1M (about 7 GB of memory and minutes per size).
+BENCH_SIZES ?= 1000,10000,100000
 bench-report:
-	$(GO) run ./bench/cmd/report -round 1500ms -rounds 5 -samples 2000
+	$(GO) run ./bench/cmd/report -round 1500ms -rounds 5 -samples 2000 -sizes $(BENCH_SIZES)
+
+## bench-reference: the same workloads in one run against a heureka process and the reference
+## Eureka server with its read-only response cache on (the Spring default) and off (builds the
+## reference server's jar with javadeps when it is missing; about 6 minutes at 10k).
+.PHONY: bench-reference bench-churn
+bench-reference:
+	@test -f clients/java/reference/target/reference-server.jar || $(MAKE) javadeps
+	$(GO) run ./bench/cmd/report -target reference -sizes 10000 -round 1s -rounds 3 -warmup 5s
+
+## bench-churn: every operation registers a new instance and cancels the oldest, 20k instances,
+## 16 connections, for BENCH_CHURN (10m): RSS ≤ 1 GB and the pair rate within ±15% of the first minute.
+BENCH_CHURN ?= 10m
+bench-churn:
+	$(GO) run ./bench/cmd/report -sizes '' -churn $(BENCH_CHURN) -churn-size 20000 -churn-conns 16 -churn-window 1m
 
 ## fuzz: a short run of every fuzz target.
 fuzz:
