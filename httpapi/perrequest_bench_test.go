@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -136,8 +137,35 @@ type benchServer struct {
 	view *view.View
 }
 
+// benchServers are the loaded servers by benchmark name: a benchmark
+// function runs once per b.N round, and loading 5000 instances each time
+// would dominate its profile. stopBenchServers stops them (TestMain).
+var (
+	benchServersMu sync.Mutex
+	benchServers   = map[string]*benchServer{}
+	benchStops     []func()
+)
+
+// stopBenchServers stops every server newBenchServer started.
+func stopBenchServers() {
+	benchServersMu.Lock()
+	defer benchServersMu.Unlock()
+	for _, stop := range benchStops {
+		stop()
+	}
+	benchStops = nil
+	clear(benchServers)
+}
+
+// newBenchServer returns the loaded server of benchmark b, started on the
+// benchmark's first round.
 func newBenchServer(b *testing.B) *benchServer {
 	b.Helper()
+	benchServersMu.Lock()
+	defer benchServersMu.Unlock()
+	if s := benchServers[b.Name()]; s != nil {
+		return s
+	}
 	v := view.New(view.DefaultConfig(httpapi.Encoders()))
 	rc := actors.DefaultConfig("bench")
 	rc.Sinks = []actors.Sink{v}
@@ -149,7 +177,7 @@ func newBenchServer(b *testing.B) *benchServer {
 		defer close(done)
 		v.Run(ctx)
 	}()
-	b.Cleanup(func() {
+	benchStops = append(benchStops, func() {
 		cancel()
 		<-done
 		reg.Close()
@@ -161,7 +189,9 @@ func newBenchServer(b *testing.B) *benchServer {
 		require.NoError(b, reg.Register(context.Background(), inst, false))
 	}
 	h := httpapi.New(httpapi.Config{Registry: reg, View: v, NodeName: "bench", Version: "bench"})
-	return &benchServer{h: h, reg: reg, view: v}
+	s := &benchServer{h: h, reg: reg, view: v}
+	benchServers[b.Name()] = s
+	return s
 }
 
 // javaHeader is what the Java Eureka client sends with every request.

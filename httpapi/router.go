@@ -28,6 +28,8 @@ package httpapi
 import (
 	"net/http"
 	"strings"
+
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // params are a request's {app} and {id} path values ("" when its route has
@@ -116,7 +118,7 @@ func (rt *router) match(r *http.Request) (*endpoint, params) {
 	if !two {
 		switch r.Method {
 		case http.MethodGet:
-			if app == "delta" {
+			if app == "delta" && !sabotage.On(sabotage.FastRouteDeltaAsApp) {
 				return f.delta, params{}
 			}
 			return f.app, params{app: app}
