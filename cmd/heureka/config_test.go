@@ -723,7 +723,7 @@ func TestEnvNames(t *testing.T) {
 		require.True(t, ok, name)
 		assert.Equal(t, env, o.env())
 	}
-	assert.Len(t, options, 27+13, "one option per Config field (13 in Security)")
+	assert.Len(t, options, 28+13, "one option per Config field (13 in Security)")
 }
 
 // The Eureka peers' passwords never reach the effective-configuration log.
