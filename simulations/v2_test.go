@@ -133,3 +133,20 @@ func TestOneWayBlockIsRecognised(t *testing.T) {
 	v.Details = v.Details[:1]
 	assert.Nil(t, ExplainFailure(r, v), "no block, no BUG-7")
 }
+
+// TestRejoinAfterLeaveIsRecognised: BUG-9's matcher takes a late agreement
+// after a restart where only the restarted node was missing from members'
+// views (and it was behind), and nothing else.
+func TestRejoinAfterLeaveIsRecognised(t *testing.T) {
+	r := &Result{Scenario: "rolling-restart"}
+	v := Verdict{Invariant: InvRestartConvergence, Details: []string{
+		"restart at +2.7s (n1 restarted (fresh process, same address)): agreed only 12.42s later; at +15.0s: n0 does not see n1; n2 does not see n1",
+		"restart at +16.7s (n2 restarted (fresh process, same address)): never agreed again; at +40.0s: n2 not ready; n2's registry differs; n0 does not see n2",
+	}}
+	require.NotNil(t, ExplainFailure(r, v))
+	assert.Equal(t, "BUG-9", ExplainFailure(r, v).ID)
+	v.Details = append(v.Details, "restart at +30.0s (n3 restarted (fresh process, same address)): agreed only 11.00s later; at +40.0s: n4's registry differs")
+	assert.Nil(t, ExplainFailure(r, v), "a registry that differs elsewhere is another matter")
+	v.Details = []string{"restart at +2.7s (n1 restarted (fresh process, same address)): agreed only 12.42s later; at +15.0s: n0 does not see n1,n2"}
+	assert.Nil(t, ExplainFailure(r, v))
+}
