@@ -363,6 +363,8 @@ func TestLoadConfigYAMLSpringKeys(t *testing.T) {
 			[]string{"is overridden by eureka.server.evictionIntervalTimerInMs (line 4)"}},
 		{"heureka prefix", "heureka:\n  node-name: n1\n  join: a,b\n",
 			func(c *Config) { c.NodeName = "n1"; c.Join = []string{"a", "b"} }, nil},
+		{"eureka peers as a sequence", "eureka-peers:\n  - http://old-1:8761/eureka/\n  - http://old-2:8761/eureka/\n",
+			func(c *Config) { c.EurekaPeers = []string{"http://old-1:8761/eureka/", "http://old-2:8761/eureka/"} }, nil},
 		{"null values are unset", "node-name:\neureka.server.enable-self-preservation: ~\n",
 			func(c *Config) {}, nil},
 		{"anchors and merge keys", "defaults: &d\n  log-level: debug\n<<: *d\n",
