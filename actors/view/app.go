@@ -196,6 +196,34 @@ func (a *App) without(id string) *App {
 	return n
 }
 
+// withoutPieces returns a copy of a without the instances whose piece is
+// one of ps (an instance holding another piece stays), nil when that leaves
+// it empty, a itself when nothing goes.
+func (a *App) withoutPieces(ps []*piece) *App {
+	if a == nil {
+		return nil
+	}
+	drop := make(map[*piece]struct{}, len(ps))
+	for _, p := range ps {
+		drop[p] = struct{}{}
+	}
+	n := &App{name: a.name}
+	for i, p := range a.pieces {
+		if _, ok := drop[p]; !ok {
+			n.instances = append(n.instances, a.instances[i])
+			n.versions = append(n.versions, a.versions[i])
+			n.pieces = append(n.pieces, p)
+		}
+	}
+	switch len(n.pieces) {
+	case 0:
+		return nil
+	case len(a.pieces):
+		return a
+	}
+	return n
+}
+
 // lazy is a byte slice built once on first use.
 type lazy struct {
 	once sync.Once

@@ -32,13 +32,12 @@ func gzIndex(gz bool) int {
 // value other than -1 makes Java clients use deltas afterwards.
 const FullVersionDelta = "1"
 
-// fullPlain builds the full registry document in format f from the
-// applications' cached instance bytes: one pass to size it (encoding the
-// instances that are not yet), one to copy.
-func (s *Snapshot) fullPlain(f Format) []byte {
-	enc := s.enc[f]
+// appsPlain builds an applications document in format f from apps'
+// cached instance bytes: one pass to size it (encoding the instances that
+// are not yet), one to copy.
+func appsPlain(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], versionDelta, hashcode string) []byte {
 	size := 256
-	s.Apps(func(a *App) bool {
+	each(apps, func(a *App) {
 		n := a.plainLen(f)
 		if n < 0 {
 			for _, p := range a.pieces {
@@ -47,45 +46,50 @@ func (s *Snapshot) fullPlain(f Format) []byte {
 			n = a.plainLen(f)
 		}
 		size += n + 2*len(a.name) + 64 + len(a.pieces)
-		return true
 	})
 	out := make([]byte, 0, size)
-	out = enc.AppendApplicationsOpen(out, FullVersionDelta, s.HashCode())
+	out = enc.AppendApplicationsOpen(out, versionDelta, hashcode)
 	first := true
-	s.Apps(func(a *App) bool {
+	each(apps, func(a *App) {
 		if !first {
 			out = enc.AppendApplicationsSeparator(out)
 		}
 		first = false
 		out = appendElement(out, enc, f, a.name, a.pieces)
-		return true
 	})
 	return enc.AppendApplicationsClose(out)
 }
 
-// fullGzip builds the gzipped full registry document in format f from the
-// applications' gzip pieces: only applications that changed since they were
-// last compressed are compressed.
-func (s *Snapshot) fullGzip(f Format) []byte {
-	enc := s.enc[f]
-	pieces := make([]gzPiece, 0, 2*s.apps.Len()+2)
-	pieces = append(pieces, compressPiece(enc.AppendApplicationsOpen(nil, FullVersionDelta, s.HashCode())))
+// appsGzip builds a gzipped applications document in format f from apps'
+// gzip pieces: only applications that changed since they were last
+// compressed are compressed.
+func appsGzip(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], versionDelta, hashcode string) []byte {
+	pieces := make([]gzPiece, 0, 2*apps.Len()+2)
+	pieces = append(pieces, compressPiece(enc.AppendApplicationsOpen(nil, versionDelta, hashcode)))
 	var sepPiece gzPiece
 	sep := enc.AppendApplicationsSeparator(nil)
 	if len(sep) > 0 {
 		sepPiece = compressPiece(sep)
 	}
 	first := true
-	s.Apps(func(a *App) bool {
+	each(apps, func(a *App) {
 		if !first && len(sep) > 0 {
 			pieces = append(pieces, sepPiece)
 		}
 		first = false
 		pieces = append(pieces, a.gzElement(enc, f))
-		return true
 	})
 	pieces = append(pieces, compressPiece(enc.AppendApplicationsClose(nil)))
 	return assembleGzip(pieces)
+}
+
+// each calls fn for every application of apps in name order.
+func each(apps *immutable.SortedMap[string, *App], fn func(*App)) {
+	it := apps.Iterator()
+	for !it.Done() {
+		_, a, _ := it.Next()
+		fn(a)
+	}
 }
 
 // Full returns the full registry document (GET apps) in format f, gzipped
@@ -94,9 +98,9 @@ func (s *Snapshot) fullGzip(f Format) []byte {
 func (s *Snapshot) Full(f Format, gz bool) []byte {
 	return s.docCache.full[f][gzIndex(gz)].get(func() []byte {
 		if gz {
-			return s.fullGzip(f)
+			return appsGzip(s.enc[f], f, s.apps, FullVersionDelta, s.HashCode())
 		}
-		return s.fullPlain(f)
+		return appsPlain(s.enc[f], f, s.apps, FullVersionDelta, s.HashCode())
 	})
 }
 
@@ -111,60 +115,20 @@ func (s *Snapshot) AppDocument(name string, f Format, gz bool) ([]byte, bool) {
 }
 
 // Delta returns the delta document (GET apps/delta): every instance changed
-// within the retention window, once, in its latest state, grouped by
-// application; versions__delta is the snapshot version and apps__hashcode is
-// the full registry's. It is built once per snapshot from the window's
-// pieces, which are encoded once each and shared with the applications.
+// within the retention window, once, in its latest state, applications by
+// name and instances by id; versions__delta is the snapshot version and
+// apps__hashcode is the full registry's. It is built once per snapshot from
+// the delta's applications, whose instance bytes and gzip pieces are cached
+// like the registry's (and shared with it), so after a change only the
+// changed application's part of the delta is encoded and compressed.
 func (s *Snapshot) Delta(f Format, gz bool) []byte {
 	return s.docCache.delta[f][gzIndex(gz)].get(func() []byte {
+		version := strconv.FormatUint(s.version, 10)
 		if gz {
-			return assembleGzip([]gzPiece{compressPiece(s.deltaPlain(f))})
+			return appsGzip(s.enc[f], f, s.delta, version, s.HashCode())
 		}
-		return s.deltaPlain(f)
+		return appsPlain(s.enc[f], f, s.delta, version, s.HashCode())
 	})
-}
-
-// deltaPlain builds the delta document in format f.
-func (s *Snapshot) deltaPlain(f Format) []byte {
-	type group struct {
-		name   string
-		pieces []*piece
-	}
-	var groups []*group
-	byApp := map[string]*group{}
-	pos := make(map[actors.Key]int, len(s.window))
-	for _, e := range s.window {
-		k := e.p.inst.Key()
-		g := byApp[k.App]
-		if g == nil {
-			g = &group{name: k.App}
-			byApp[k.App] = g
-			groups = append(groups, g)
-		}
-		if i, ok := pos[k]; ok {
-			g.pieces[i] = e.p
-		} else {
-			pos[k] = len(g.pieces)
-			g.pieces = append(g.pieces, e.p)
-		}
-	}
-	enc := s.enc[f]
-	size := 256
-	for _, g := range groups {
-		size += 64 + 2*len(g.name) + len(g.pieces)
-		for _, p := range g.pieces {
-			size += len(p.bytes(enc, f))
-		}
-	}
-	out := make([]byte, 0, size)
-	out = enc.AppendApplicationsOpen(out, strconv.FormatUint(s.version, 10), s.HashCode())
-	for i, g := range groups {
-		if i > 0 {
-			out = enc.AppendApplicationsSeparator(out)
-		}
-		out = appendElement(out, enc, f, g.name, g.pieces)
-	}
-	return enc.AppendApplicationsClose(out)
 }
 
 // DeltaLen returns the number of entries in the delta window.

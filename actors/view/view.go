@@ -14,13 +14,25 @@
 //
 // # Prepared responses
 //
-// Each application caches its encoded element per format (and its
-// independently compressed gzip piece); a snapshot caches whole documents per
-// format, built on first use by concatenating the applications' cached bytes.
-// A write therefore re-encodes one application, never the whole registry.
-// The delta document and the apps hashcode of a snapshot are computed from
-// that one snapshot, so a client reconciling a delta against its hashcode can
-// never see a mismatch caused by a concurrent write.
+// Each instance state is a piece (app.go) whose bytes per format are encoded
+// on first use and shared by the application that holds it, the delta entry
+// of the change that made it and every document built from them. An
+// application caches its gzip element per format (compressed from its
+// pieces), and a snapshot caches whole documents per format, built on first
+// use by concatenating cached bytes. A write therefore encodes nothing: it
+// rebuilds its application's slices and makes one piece; the next read of a
+// format encodes the changed instance once, and no format is encoded that
+// nobody reads. The delta document and the apps hashcode of a snapshot are
+// computed from that one snapshot, so a client reconciling a delta against
+// its hashcode can never see a mismatch caused by a concurrent write.
+//
+// # Memory
+//
+// A delta entry is a time and a pointer to a piece that, for additions and
+// modifications, the application holds too; pruning also drops entries
+// superseded by a later change of the same instance, so churn retains about
+// one instance state per changed instance. The VIP index holds applications
+// and counts, nothing per instance.
 //
 // Renewals are not events: like Eureka's response cache, cached documents
 // show lease timestamps as of the instance's last change.
@@ -97,6 +109,7 @@ func New(cfg Config) *View {
 		apps:     immutable.NewSortedMap[string, *App](nil),
 		vips:     immutable.NewMap[string, *Group](nil),
 		svips:    immutable.NewMap[string, *Group](nil),
+		delta:    immutable.NewSortedMap[string, *App](nil),
 		version:  1,
 		docCache: newDocCache(),
 	}
@@ -167,6 +180,18 @@ func (v *View) PruneDelta() {
 	// The survivors go to a new array so that the dropped ones can be
 	// collected; older snapshots keep the array they were built with.
 	kept := latestPerInstance(w[i:])
+	// The expired changes whose instance changed no later leave the delta.
+	later := make(map[actors.Key]struct{}, len(kept))
+	for _, e := range kept {
+		later[e.p.inst.Key()] = struct{}{}
+	}
+	gone := map[string][]*piece{} // by application
+	for _, e := range w[:i] {
+		k := e.p.inst.Key()
+		if _, ok := later[k]; !ok {
+			gone[k.App] = append(gone[k.App], e.p)
+		}
+	}
 
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -177,6 +202,16 @@ func (v *View) PruneDelta() {
 	v.gen++
 	next := v.head.Load().derive()
 	next.window = v.window[:len(v.window):len(v.window)]
+	for app, ps := range gone {
+		g, _ := next.delta.Get(app)
+		// An instance changed again after w was read holds a newer piece
+		// in its group and stays.
+		if g = g.withoutPieces(ps); g == nil {
+			next.delta = next.delta.Delete(app)
+		} else {
+			next.delta = next.delta.Set(app, g)
+		}
+	}
 	v.install(next)
 }
 
@@ -214,6 +249,7 @@ func (v *View) ClearDelta() {
 	v.gen++
 	next := v.head.Load().derive()
 	next.window = nil
+	next.delta = immutable.NewSortedMap[string, *App](nil)
 	v.install(next)
 }
 
@@ -328,6 +364,8 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 	next.svips = updateGroups(next.svips, c.key, old, cur, func(i *actors.Instance) string { return i.SecureVIPAddress })
 
 	v.window = append(v.window, deltaEntry{at: now, p: c.p})
+	g, _ := next.delta.Get(c.key.App)
+	next.delta = next.delta.Set(c.key.App, g.with(c.key.App, c.p, c.ev.Version))
 }
 
 // Snapshot is an immutable state of the registry with lazily built, cached
@@ -341,6 +379,10 @@ type Snapshot struct {
 	counts  [len(actors.AllStatuses)]int
 	total   int
 	window  []deltaEntry
+	// delta holds, per application, the latest piece of every instance
+	// changed in window, sorted by id: the delta document's applications,
+	// each with its own cached bytes, so a write changes one of them.
+	delta *immutable.SortedMap[string, *App]
 
 	docCache *docCache
 }
