@@ -227,6 +227,14 @@ func chartSeries(o *Observations) *chartData {
 			delete(d.SP, n)
 		}
 	}
+	// A node that was down (crashed, stopped, paused: not read) has no
+	// points for a while: break its lines there rather than bridge it.
+	gap := max(time.Second, 5*o.SampleInterval).Seconds()
+	for _, m := range []map[string]plotter.XYs{d.Size, d.Live, d.SP} {
+		for n, pts := range m {
+			m[n] = breakGaps(pts, gap)
+		}
+	}
 
 	// Replication lag: from each acknowledgement until every node sampled
 	// before the client stopped lists the instance.
@@ -283,6 +291,19 @@ func chartSeries(o *Observations) *chartData {
 	slices.SortFunc(d.Lag, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
 	slices.Sort(d.Nodes)
 	return d
+}
+
+// breakGaps inserts a NaN point (a break in the line) between two points
+// more than gap apart.
+func breakGaps(pts plotter.XYs, gap float64) plotter.XYs {
+	var out plotter.XYs
+	for i, pt := range pts {
+		if i > 0 && pt.X-pts[i-1].X > gap {
+			out = append(out, plotter.XY{X: (pt.X + pts[i-1].X) / 2, Y: math.NaN()})
+		}
+		out = append(out, pt)
+	}
+	return out
 }
 
 // Chart is one chart file written by WriteCharts.

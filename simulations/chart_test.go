@@ -182,6 +182,33 @@ func TestChartSeriesGaps(t *testing.T) {
 	d := chartSeries(o)
 	assert.True(t, math.IsNaN(d.Size["n1"][5].Y))
 	assert.Equal(t, 1.0, d.Size["n1"][4].Y)
+	// n2 is down (no samples, no probes) from 5 s to 6.6 s: its lines
+	// break there instead of bridging the gap.
+	var keep []Sample
+	for _, smp := range o.Samples {
+		if x := smp.At.Sub(o.Start).Seconds(); smp.Node != "n2" || x < 5 || x > 6.5 {
+			keep = append(keep, smp)
+		}
+	}
+	o.Samples = keep
+	for i := range o.Probes {
+		if x := o.Probes[i].At.Sub(o.Start).Seconds(); x >= 5 && x <= 6.5 {
+			o.Probes[i].Up = []string{"n0", "n1"}
+		}
+	}
+	d = chartSeries(o)
+	breaks := func(pts plotter.XYs) (n int) {
+		for _, pt := range pts {
+			if math.IsNaN(pt.Y) {
+				n++
+			}
+		}
+		return n
+	}
+	assert.Equal(t, 1, breaks(d.Size["n2"]))
+	assert.Equal(t, 1, breaks(d.Live["n2"]))
+	assert.Equal(t, 1, breaks(d.SP["n2"]))
+	assert.Zero(t, breaks(d.Live["n0"]))
 	// No self-preservation readings (as in netns): no such series.
 	for i := range o.Probes {
 		o.Probes[i].SP = nil
