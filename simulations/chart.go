@@ -257,7 +257,7 @@ func chartSeries(o *Observations) *chartData {
 				stop = end
 			}
 			for _, reg := range lf.Registrations {
-				lag, never, any := 0.0, false, false
+				lag, never, sampledAny := 0.0, false, false
 				for _, n := range d.Nodes {
 					ss := idx[key{n, l.App}]
 					i, _ := slices.BinarySearchFunc(ss, reg.To, func(s Sample, t time.Time) int { return s.At.Compare(t) })
@@ -274,12 +274,12 @@ func chartSeries(o *Observations) *chartData {
 						}
 					}
 					if sampled {
-						any = true
+						sampledAny = true
 						never = never || !seen
 					}
 				}
 				switch {
-				case !any:
+				case !sampledAny: // no node read it in time
 				case never:
 					d.LagNever++
 				default:
