@@ -29,6 +29,13 @@ type WireCost struct {
 	// RecordMessages the record messages all nodes sent meanwhile.
 	Registrations  int
 	RecordMessages uint64
+	// Forwarded counts the renewals the nodes forwarded to owners in the
+	// window (several may share a message); Failed the sends that failed
+	// or were dropped from full queues, over both phases. Delivered
+	// reports that every node listed every new instance within ten
+	// seconds (else the record count is cut short).
+	Forwarded, Failed uint64
+	Delivered         bool
 }
 
 // PerRenewal is the renewal-forwarding messages per client renewal, all
@@ -102,6 +109,7 @@ func MeasureWireCost(ctx context.Context, cfg Config, perNode, registrations int
 			w.Renewals = cl1.Renewals - cl0.Renewals
 			w.RenewalMessages = wire1.RenewalMessages - wire0.RenewalMessages
 			w.Messages = wire1.Messages - wire0.Messages
+			w.Forwarded = wire1.Renewals - wire0.Renewals
 			s.Event("renewals", "%d renewals, %d renewal messages, %d messages in %v", w.Renewals, w.RenewalMessages, w.Messages, window)
 
 			names := s.c.Names()
@@ -131,6 +139,7 @@ func MeasureWireCost(ctx context.Context, cfg Config, perNode, registrations int
 					}
 				}
 				if all {
+					w.Delivered = true
 					break
 				}
 				if err := s.Sleep(50 * time.Millisecond); err != nil {
@@ -140,6 +149,7 @@ func MeasureWireCost(ctx context.Context, cfg Config, perNode, registrations int
 			wire2 := s.c.WireStats()
 			w.Registrations = len(fresh)
 			w.RecordMessages = wire2.RecordMessages - wire1.RecordMessages
+			w.Failed = wire2.SendErrors + wire2.Dropped - wire0.SendErrors - wire0.Dropped
 			s.Event("registrations", "%d registrations, %d record messages", w.Registrations, w.RecordMessages)
 			return nil
 		},
@@ -173,12 +183,12 @@ func WriteWireCost(wr io.Writer, h ReportHeader, costs []WireCost) error {
 		"(`cluster.Replicator.Stats`). Renewal messages are the forwards of client renewals to the application's owner; " +
 		"record messages are what the nodes sent while new clients registered; all messages include the load reports " +
 		"(every member to every member, every 500 ms) and anti-entropy digests.\n\n")
-	b.WriteString("| nodes | steady clients | window | client renewals | renewal messages | **messages per renewal** | registrations | record messages | **record messages per registration per peer** | all messages per node per second |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| nodes | steady clients | window | client renewals | renewals forwarded | renewal messages | **messages per renewal** | registrations | record messages | **record messages per registration per peer** | all delivered | failed or dropped sends | all messages per node per second |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, w := range costs {
-		fmt.Fprintf(&b, "| %d | %d | %v | %d | %d | **%.2f** | %d | %d | **%.2f** | %.1f |\n", w.Nodes, w.Clients, w.Window,
-			w.Renewals, w.RenewalMessages, w.PerRenewal(), w.Registrations, w.RecordMessages, w.PerRegistrationPerPeer(),
-			w.MessagesPerNodeSecond())
+		fmt.Fprintf(&b, "| %d | %d | %v | %d | %d | %d | **%.2f** | %d | %d | **%.2f** | %v | %d | %.1f |\n", w.Nodes, w.Clients, w.Window,
+			w.Renewals, w.Forwarded, w.RenewalMessages, w.PerRenewal(), w.Registrations, w.RecordMessages, w.PerRegistrationPerPeer(),
+			w.Delivered, w.Failed, w.MessagesPerNodeSecond())
 	}
 	_, err := io.WriteString(wr, b.String())
 	return err
