@@ -186,6 +186,19 @@ func (s *Server) routes() {
 		s.handle("PUT "+base+"/asg/{asg}/status", "asg", s.asgStatus)
 		s.handle("GET "+base+"/status", "status", s.status)
 		s.handle("GET "+base+"/serverinfo/statusoverrides", "statusoverrides", s.statusOverrides)
+		// Jersey serves every resource with a trailing slash as well
+		// (found by clients/reference): the same endpoints.
+		s.mux.Handle("GET "+base+"/apps/{app}/{$}", f.app)
+		s.mux.Handle("POST "+base+"/apps/{app}/{$}", f.register)
+		s.mux.Handle("GET "+base+"/apps/{app}/{id}/{$}", f.instance)
+		s.mux.Handle("PUT "+base+"/apps/{app}/{id}/{$}", f.renew)
+		s.mux.Handle("DELETE "+base+"/apps/{app}/{id}/{$}", f.cancel)
+		s.handle("PUT "+base+"/apps/{app}/{id}/status/{$}", "statusoverride", s.setStatus)
+		s.handle("DELETE "+base+"/apps/{app}/{id}/status/{$}", "statusoverride", s.deleteStatus)
+		s.handle("PUT "+base+"/apps/{app}/{id}/metadata/{$}", "metadata", s.metadata)
+		s.mux.Handle("GET "+base+"/instances/{id}/{$}", s.endpoint("instance", s.gate(plain(s.getInstanceByID))))
+		s.mux.Handle("GET "+base+"/vips/{vip}/{$}", s.endpoint("vip", s.gate(plain(s.getVIP))))
+		s.mux.Handle("GET "+base+"/svips/{svip}/{$}", s.endpoint("vip", s.gate(plain(s.getSVIP))))
 	}
 	s.handle("GET /cluster/members", "members", s.members)
 	s.handle("GET /healthz", "health", func(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, "ok") })
