@@ -26,6 +26,12 @@ type step struct {
 	// refBefore is set by the runner: the reference's previous answer to
 	// the same request, if any (compact-vip-stale compares with it).
 	refBefore *answer
+	// noAfter: no reads after this write (the tail's, after which the
+	// registries differ on purpose).
+	noAfter bool
+	// expect names README rows whose explanations apply only where a
+	// case asks for them (knownDiff.onlyExpected).
+	expect []string
 }
 
 // Header presets.
@@ -76,6 +82,27 @@ var (
 	xmlNoSecure = base("XML-SERVICE", "10.0.0.8:xml:8080", 8).with(func(i *inst) {
 		i.metadata = map[string]string{"k": "v & w"}
 	})
+	edge1 = base("EDGE1-SERVICE", "10.0.0.21:edge1:8080", 21).with(func(i *inst) { i.overridden = "OUT_OF_SERVICE" })
+	edge2 = base("EDGE2-SERVICE", "10.0.0.22:edge2:8080", 22)
+	edge3 = base("EDGE3-SERVICE", "10.0.0.23:edge3:8080", 23).with(func(i *inst) {
+		i.extra = map[string]string{"appGroupName": "edge-group", "asgName": "edge-asg", "sid": "s1"}
+	})
+	edge4 = base("EDGE4-SERVICE", "10.0.0.24:edge4:8080", 24).with(func(i *inst) {
+		i.extra = map[string]string{"appGroupName": "xml-group", "asgName": "xml-asg"}
+		i.metadata = map[string]string{"a_b": "1", "c.d": "2"}
+	})
+	edge5 = base("EDGE5-SERVICE", "10.0.0.25:edge5:8080", 25).with(func(i *inst) {
+		i.securePort, i.secureEnabled = 443, false
+	})
+	edge6 = base("EDGE6-SERVICE", "id with space", 26).with(func(i *inst) {
+		i.metadata = map[string]string{"city": "Zürich", "emoji": "🚀", "html": "<b>&</b>"}
+	})
+	edge7   = base("EDGE7-SERVICE", "10.0.0.27:edge7:8080", 27).with(func(i *inst) { i.app = "edge7-service" })
+	edge8   = base("EDGE8-SERVICE", "10.0.0.28:edge8:8080", 28)
+	edge9   = base("EDGE9-SERVICE", "10.0.0.29:edge9:8080", 29)
+	edge10  = base("EDGE10-SERVICE", "10.0.0.30:edge10:8080", 30)
+	tail1   = base("TAIL1-SERVICE", "10.0.0.31:tail1:8080", 31)
+	tail2   = base("TAIL2-SERVICE", "10.0.0.32:tail2:8080", 32)
 	gzipped = base("GZIP-SERVICE", "10.0.0.10:gzip:8080", 10)
 	badUTF8 = base("UTF8-SERVICE", "10.0.0.11:utf8:8080", 11).with(func(i *inst) {
 		i.metadata = map[string]string{"zone": "zone-u"}
@@ -296,6 +323,55 @@ func catalogue() []step {
 			header: map[string]string{"Content-Type": "application/json", "Content-Encoding": "gzip"},
 			body:   gzipString(gzipped.json())},
 
+		// Edge cases of state: overrides against client-reported
+		// statuses, replicas, re-registration after a cancel.
+		registerJSON("register with overriddenStatus in body", edge1),
+		get("GET apps/{app} edge JSON", "/apps/"+edge1.app, jsonAccept),
+		registerJSON("re-register DOWN under override", edge1.with(func(i *inst) { i.status, i.overridden = "DOWN", "" })),
+		put("renew DOWN instance under override", instPath(edge1)),
+		del("delete override value=DOWN", instPath(edge1)+"/status?value=DOWN"),
+		put("status override to current status (UP)", instPath(order1)+"/status?value=UP"),
+		put("status override STARTING instance", instPath(user2)+"/status?value=OUT_OF_SERVICE"),
+		put("renew STARTING under override", instPath(user2)),
+		del("delete override STARTING instance", instPath(user2)+"/status"),
+		put("metadata under override", instPath(order1)+"/metadata?new=1"),
+		step{kind: "register replica", method: http.MethodPost, path: "/apps/" + edge2.app,
+			header: map[string]string{"Content-Type": "application/json", "x-netflix-discovery-replication": "true"},
+			body:   edge2.json()},
+		step{kind: "renew replica newer", method: http.MethodPut, header: replicaHeader,
+			path: instPath(edge2) + fmt.Sprintf("?status=UP&lastDirtyTimestamp=%d", edge2.dirty+1)},
+		get("GET apps/{app}/{id} JSON", instPath(edge2), jsonAccept),
+		step{kind: "cancel replica", method: http.MethodDelete, header: replicaHeader, path: instPath(edge2)},
+		registerJSON("register extra fields (appGroupName, asgName, sid, countryId)", edge3),
+		registerXML("register XML extra fields", edge4),
+		registerJSON("register port and securePort disabled", edge5),
+		registerJSON("register unicode metadata", edge6),
+		registerJSON("register lower-case app in body", edge7),
+		step{kind: "register to v2 path", method: http.MethodPost, path: "/v2/apps/" + edge8.app, header: jsonBody, body: edge8.json()},
+		step{kind: "register JSON charset UTF-8", method: http.MethodPost, path: "/apps/" + edge9.app,
+			header: map[string]string{"Content-Type": "application/json; charset=UTF-8"}, body: edge9.json()},
+		step{kind: "register JSON charset UTF-16", method: http.MethodPost, path: "/apps/" + edge9.app,
+			header: map[string]string{"Content-Type": "application/json; charset=UTF-16"}, body: edge9.json()},
+		step{kind: "register without Content-Type (XML)", method: http.MethodPost, path: "/apps/" + edge10.app,
+			header: noAccept, body: edge10.xml(), scratch: true},
+		get("GET apps Accept */*", "/apps", map[string]string{"Accept": "*/*"}),
+		get("GET apps Accept JSON with charset", "/apps", map[string]string{"Accept": "application/json;charset=UTF-8"}),
+		get("GET apps Accept XML, JSON", "/apps", map[string]string{"Accept": "application/xml, application/json"}),
+		get("GET apps Accept text/html", "/apps", map[string]string{"Accept": "text/html"}),
+		get("GET apps X-Eureka-Accept COMPACT", "/apps", map[string]string{"Accept": "application/json", "X-Eureka-Accept": "COMPACT"}),
+		get("GET apps X-Eureka-Accept bogus", "/apps", map[string]string{"Accept": "application/json", "X-Eureka-Accept": "bogus"}),
+		get("GET instance Accept */*", instPath(order1), map[string]string{"Accept": "*/*"}),
+		get("GET instance Accept text/html", instPath(order1), map[string]string{"Accept": "text/html"}),
+		get("GET apps/{app}/ trailing slash", "/apps/ORDER-SERVICE/", jsonAccept),
+		get("GET instance id with space", "/apps/EDGE6-SERVICE/id%20with%20space", jsonAccept),
+		step{kind: "peerreplication/batch unknown instances", method: http.MethodPost, path: "/peerreplication/batch",
+			header: jsonBody, body: `{"replicationList":[` +
+				`{"appName":"ORDER-SERVICE","id":"nobody","action":"Cancel"},` +
+				`{"appName":"ORDER-SERVICE","id":"nobody","status":"OUT_OF_SERVICE","lastDirtyTimestamp":1,"action":"StatusUpdate"},` +
+				`{"appName":"ORDER-SERVICE","id":"nobody","status":"UP","lastDirtyTimestamp":1,"action":"DeleteStatusOverride"}]}`},
+		step{kind: "peerreplication/batch unknown action", method: http.MethodPost, path: "/peerreplication/batch",
+			header: jsonBody, body: `{"replicationList":[{"appName":"ORDER-SERVICE","id":"nobody","action":"Frobnicate"}]}`},
+
 		// Cancels.
 		del("cancel", instPath(order2)),
 		del("cancel again", instPath(order2)),
@@ -304,8 +380,43 @@ func catalogue() []step {
 	)
 	s = append(s, readsOf()...)
 	// Invalid UTF-8 in a body: both refuse it (README row body-decode-400).
-	return append(s, step{kind: "register invalid UTF-8", method: http.MethodPost, path: "/apps/" + badUTF8.app,
+	s = append(s, step{kind: "register invalid UTF-8", method: http.MethodPost, path: "/apps/" + badUTF8.app,
 		header: jsonBody, body: strings.Replace(badUTF8.json(), "zone-u", "zone-\xff", 1)})
+	return append(s, tail()...)
+}
+
+// tail are sequences after which the two registries differ on purpose:
+// nothing is read after them but the instance GETs that show the
+// difference, each naming the README row it expects.
+func tail() []step {
+	noAfter := func(s step) step {
+		s.noAfter = true
+		return s
+	}
+	expect := func(s step, id string) step {
+		s.expect = append(s.expect, id)
+		return s
+	}
+	return []step{
+		// A replica's renewal with a newer lastDirtyTimestamp and an
+		// override: 404 on both; Eureka keeps the override on the
+		// instance without applying it.
+		noAfter(step{kind: "register replica", method: http.MethodPost, path: "/apps/" + tail1.app,
+			header: map[string]string{"Content-Type": "application/json", "x-netflix-discovery-replication": "true"},
+			body:   tail1.json()}),
+		noAfter(step{kind: "renew replica newer with overriddenstatus", method: http.MethodPut, header: replicaHeader,
+			path: instPath(tail1) + fmt.Sprintf("?status=UP&lastDirtyTimestamp=%d&overriddenstatus=OUT_OF_SERVICE", tail1.dirty+1)}),
+		expect(get("GET apps/{app}/{id} JSON", instPath(tail1), jsonAccept), "replica-renew-override"),
+		expect(get("GET apps/{app}/{id} XML", instPath(tail1), xmlAccept), "replica-renew-override"),
+
+		// A registration no newer than a cancel, arriving after it.
+		noAfter(registerJSON("register", tail2)),
+		noAfter(del("cancel", instPath(tail2))),
+		noAfter(registerJSON("re-register after cancel, same lastDirtyTimestamp", tail2)),
+		expect(get("GET apps/{app}/{id} JSON", instPath(tail2), jsonAccept), "cancel-outranks"),
+		noAfter(registerJSON("re-register after cancel, newer lastDirtyTimestamp", tail2.with(func(i *inst) { i.dirty++ }))),
+		get("GET apps/{app}/{id} JSON", instPath(tail2), jsonAccept),
+	}
 }
 
 // onScratch returns the step sent to the scratch node.

@@ -1,6 +1,7 @@
 package reference_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -28,6 +29,10 @@ type inst struct {
 	dirty     int64 // lastDirtyTimestamp; 0 leaves it out
 	duration  int   // leaseInfo.durationInSecs; 0 leaves leaseInfo out
 	noWrapper bool  // JSON without the {"instance": …} wrapper
+	// overridden is the overriddenStatus sent ("" sends UNKNOWN).
+	overridden string
+	// extra are more fields, sent as strings (JSON) or elements (XML).
+	extra map[string]string
 }
 
 // base is a complete instance of app with id, on host 10.0.<n>.
@@ -49,6 +54,7 @@ const clientTime int64 = 1754500000000
 func (i inst) with(f func(*inst)) inst {
 	i.metadata = maps.Clone(i.metadata)
 	i.amazon = maps.Clone(i.amazon)
+	i.extra = maps.Clone(i.extra)
 	f(&i)
 	return i
 }
@@ -73,7 +79,10 @@ func (i inst) json() string {
 	put("app", i.app, i.app != "")
 	put("ipAddr", i.ip, i.ip != "")
 	put("status", i.status, i.status != "")
-	m["overriddenStatus"] = "UNKNOWN"
+	m["overriddenStatus"] = cmp.Or(i.overridden, "UNKNOWN")
+	for k, v := range i.extra {
+		m[k] = v
+	}
 	m["port"] = map[string]any{"$": i.port, "@enabled": "true"}
 	put("securePort", map[string]any{"$": i.securePort, "@enabled": fmt.Sprint(i.secureEnabled)}, i.securePort != 0)
 	m["countryId"] = 1
@@ -137,7 +146,10 @@ func (i inst) xml() string {
 	el("app", i.app)
 	el("ipAddr", i.ip)
 	el("status", i.status)
-	el("overriddenstatus", "UNKNOWN")
+	el("overriddenstatus", cmp.Or(i.overridden, "UNKNOWN"))
+	for _, k := range slices.Sorted(maps.Keys(i.extra)) {
+		el(k, i.extra[k])
+	}
 	fmt.Fprintf(&b, "  <port enabled=\"true\">%d</port>\n", i.port)
 	if i.securePort != 0 {
 		fmt.Fprintf(&b, "  <securePort enabled=\"%t\">%d</securePort>\n", i.secureEnabled, i.securePort)
