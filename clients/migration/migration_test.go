@@ -141,7 +141,10 @@ func TestHeurekaReplicatesIntoEureka(t *testing.T) {
 //  2. add Heureka as a peer both ways: the Eureka server lists the Heureka
 //     URL in its defaultZone (started with it here, to save the rolling
 //     restart a real cluster does; a listed peer that is not up yet is
-//     harmless), Heureka starts with --eureka-peers;
+//     harmless), Heureka starts with --eureka-peers. The instances the
+//     Eureka server took before Heureka was up come across when Heureka
+//     answers their replicated heartbeats 404 and the Eureka server sends
+//     the registrations (its log says "missing entry");
 //  3. move the clients one by one: each registers on Heureka and stops
 //     renewing on Eureka;
 //  4. remove Eureka.

@@ -61,6 +61,13 @@
 // Close sends what is pending once more, within its context, and stops
 // every goroutine.
 //
+// # Dependencies
+//
+// It imports actors (the instances), and httpapi for the Eureka JSON
+// instance codec and the Registry interface Observe wraps, so that the
+// instance a Java peer receives is encoded exactly as Heureka serves it.
+// Only cmd/heureka/node imports it.
+//
 // # What it does not do
 //
 // Evictions are not sent (Eureka peers never replicate evictions: each
