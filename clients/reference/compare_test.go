@@ -10,7 +10,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -227,13 +226,38 @@ func (c comparison) tree(path string, a, b any, out []string) []string {
 			// one-element list against a value is still a difference.
 			return append(out, fmt.Sprintf("%s: reference %s, heureka %s", path, show(a), show(b)))
 		}
-		av, bv = sortedByKey(av), sortedByKey(bv)
+		if ak, bk := keyed(av), keyed(bv); ak != nil && bk != nil {
+			// Elements with an identity are matched by it, whatever
+			// their order.
+			keys := make([]string, 0, len(ak)+len(bk))
+			for k := range ak {
+				keys = append(keys, k)
+			}
+			for k := range bk {
+				if _, dup := ak[k]; !dup {
+					keys = append(keys, k)
+				}
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				x, inA := ak[k]
+				y, inB := bk[k]
+				switch {
+				case !inA:
+					out = append(out, fmt.Sprintf("%s[%s]: only heureka has it", path, k))
+				case !inB:
+					out = append(out, fmt.Sprintf("%s[%s]: only the reference has it", path, k))
+				default:
+					out = c.tree(fmt.Sprintf("%s[%s]", path, k), x, y, out)
+				}
+			}
+			return out
+		}
 		if len(av) != len(bv) {
-			return append(out, fmt.Sprintf("%s: reference has %d elements %s, heureka %d %s",
-				path, len(av), keysOf(av), len(bv), keysOf(bv)))
+			return append(out, fmt.Sprintf("%s: reference has %d elements, heureka %d", path, len(av), len(bv)))
 		}
 		for i := range av {
-			out = c.tree(fmt.Sprintf("%s[%s]", path, elemKey(av[i], i)), av[i], bv[i], out)
+			out = c.tree(fmt.Sprintf("%s[%d]", path, i), av[i], bv[i], out)
 		}
 		return out
 	default:
@@ -280,26 +304,23 @@ func elemKey(v any, i int) string {
 	return strconv.Itoa(i)
 }
 
-// sortedByKey orders list elements by their identity: Eureka defines no
-// order for instances within an application nor for applications. Lists of
-// elements without an identity keep their order.
-func sortedByKey(l []any) []any {
+// keyed maps the elements of l by their identity (elemKey), or returns
+// nil when one has none or two share one: such lists are compared in
+// order. Eureka defines no order for instances within an application nor
+// for applications, and those have identities.
+func keyed(l []any) map[string]any {
+	m := make(map[string]any, len(l))
 	for i, v := range l {
-		if elemKey(v, i) == strconv.Itoa(i) {
-			return l
+		k := elemKey(v, i)
+		if k == strconv.Itoa(i) {
+			return nil
 		}
+		if _, dup := m[k]; dup {
+			return nil
+		}
+		m[k] = v
 	}
-	out := slices.Clone(l)
-	sort.SliceStable(out, func(i, j int) bool { return elemKey(out[i], i) < elemKey(out[j], j) })
-	return out
-}
-
-func keysOf(l []any) []string {
-	keys := make([]string, len(l))
-	for i, v := range l {
-		keys[i] = elemKey(v, i)
-	}
-	return keys
+	return m
 }
 
 // show renders a tree value for a message.
