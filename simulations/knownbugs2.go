@@ -3,7 +3,9 @@ package simulations
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // bug7: during an asymmetric partition (a side that cannot send to the
@@ -31,22 +33,40 @@ var missingOnRE = regexp.MustCompile(` missing on (\S+) from `)
 // explainedByOneWayBlock matches BUG-7: a failed no-missing-renewer verdict
 // in a run with a one-way block, where every miss of the evidence is on a
 // node of the side that could still send (the block's "to" side).
+//
+// It also matches the consequence on renewer-kept: every eviction of a
+// renewing client that its node overruled concerns a client next to the
+// blocked side (its renewals, forwarded there, could not reach an owner on
+// the other side).
 func explainedByOneWayBlock(r *Result, v Verdict) bool {
 	o := r.Observations
-	if v.Invariant != InvNoMissingRenewer || v.Pass || o == nil || len(v.Details) == 0 {
+	if v.Pass || o == nil || len(v.Details) == 0 || (v.Invariant != InvNoMissingRenewer && v.Invariant != InvRenewerKept) {
 		return false
 	}
-	var to []string
+	var from, to []string
 	for _, ev := range o.Timeline {
 		if ev.Kind != "block-one-way" {
 			continue
 		}
 		if m := blockRE.FindStringSubmatch(ev.Detail); m != nil {
+			from = append(from, strings.Split(m[1], ",")...)
 			to = append(to, strings.Split(m[2], ",")...)
 		}
 	}
 	if len(to) == 0 {
 		return false
+	}
+	if v.Invariant == InvRenewerKept {
+		_, _, locs, ok := republications(v)
+		if !ok {
+			return false
+		}
+		for _, l := range locs {
+			if !slices.Contains(from, l) {
+				return false
+			}
+		}
+		return true
 	}
 	for _, d := range v.Details {
 		m := missingOnRE.FindStringSubmatch(d)
@@ -71,7 +91,6 @@ var bug9 = KnownBug{
 	Explains: explainedByRejoinAfterLeave,
 }
 
-func init() { KnownBugs = append(KnownBugs, bug9) }
 
 // restartedRE reads the restarted node and the reasons of a
 // restart-convergence evidence line.
@@ -106,6 +125,140 @@ func explainedByRejoinAfterLeave(r *Result, v Verdict) bool {
 			}
 		}
 		if !unseen {
+			return false
+		}
+	}
+	return true
+}
+
+// republishRE reads the author and time of a renewer-kept or
+// no-resurrection evidence line ("x re-published by nK at +T while …",
+// "x re-published by nK with a version stamped at +T, …").
+var republishRE = regexp.MustCompile(`re-published by (\S+) (?:at|with a version stamped at) \+([0-9.]+)s`)
+
+// locationRE reads the client's location in a renewer-kept line.
+var locationRE = regexp.MustCompile(`\(location (\S+),`)
+
+// republications parses the evidence of v: author, time since the start,
+// and the client's location ("" if not given), or ok false if a line does
+// not parse.
+func republications(v Verdict) (authors []string, at []time.Duration, locs []string, ok bool) {
+	for _, d := range v.Details {
+		m := republishRE.FindStringSubmatch(d)
+		if m == nil {
+			return nil, nil, nil, false
+		}
+		sec, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			return nil, nil, nil, false
+		}
+		loc := ""
+		if l := locationRE.FindStringSubmatch(d); l != nil {
+			loc = l[1]
+		}
+		authors = append(authors, m[1])
+		at = append(at, time.Duration(sec*float64(time.Second)))
+		locs = append(locs, loc)
+	}
+	return authors, at, locs, len(authors) > 0
+}
+
+// membershipSplitNear reports whether a probe within a second before t
+// (since the start) shows a running node that does not list another
+// running node as live: the nodes then disagree on who owns what.
+func membershipSplitNear(o *Observations, t time.Duration) bool {
+	from, to := o.Start.Add(t-time.Second), o.Start.Add(t+100*time.Millisecond)
+	for i := range o.Probes {
+		p := &o.Probes[i]
+		if p.At.Before(from) || p.At.After(to) {
+			continue
+		}
+		if !p.membersComplete() {
+			return true
+		}
+	}
+	return false
+}
+
+// explainedByOwnershipSplitAfterLeave matches BUG-9's consequence on
+// renewer-kept: in a run with graceful stops, every eviction of a renewing
+// client that its node overruled came while some member did not see
+// another (views of ownership differ).
+func explainedByOwnershipSplitAfterLeave(r *Result, v Verdict) bool {
+	o := r.Observations
+	if v.Invariant != InvRenewerKept || v.Pass || o == nil {
+		return false
+	}
+	if !slices.ContainsFunc(o.Timeline, func(ev Event) bool { return ev.Kind == "stop" }) {
+		return false
+	}
+	_, at, _, ok := republications(v)
+	if !ok {
+		return false
+	}
+	for _, t := range at {
+		if !membershipSplitNear(o, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// bug10: a node's lease ages follow its wall clock. After its clock jumps
+// back, leases renewed there before the jump look fresh for the size of
+// the jump, and the node overrules the owner's eviction of a client that
+// died (no-resurrection); after a jump forward, the leases it owns look
+// expired at once and it evicts renewing clients, whose nodes overrule
+// (renewer-kept). clock-skew, seeds 2 and 6 of 6 `-short` on 822aa76.
+var bug10 = KnownBug{
+	ID: "BUG-10",
+	Title: "lease ages follow the wall clock: a node whose clock jumps back keeps dead leases alive and overrules their eviction; " +
+		"one whose clock jumps forward evicts renewing clients",
+	Explains: explainedByClockJump,
+}
+
+func init() {
+	bug9.Explains = func(r *Result, v Verdict) bool {
+		return explainedByRejoinAfterLeave(r, v) || explainedByOwnershipSplitAfterLeave(r, v)
+	}
+	KnownBugs = append(KnownBugs, bug9, bug10)
+}
+
+// skewRE reads a clock-skew event.
+var skewRE = regexp.MustCompile(`^(\S+)'s wall clock set`)
+
+// explainedByClockJump matches BUG-10: a failed no-resurrection or
+// renewer-kept verdict in a run whose clock jumped, where every
+// re-publication came within a lease and 1.5 s after a jump and is the
+// skewed node's own (its dead leases look fresh) or, for renewer-kept, of a
+// renewing client's node overruling an eviction.
+func explainedByClockJump(r *Result, v Verdict) bool {
+	o := r.Observations
+	if v.Pass || o == nil || (v.Invariant != InvNoResurrection && v.Invariant != InvRenewerKept) {
+		return false
+	}
+	var jumps []time.Duration
+	skewed := ""
+	for _, ev := range o.Timeline {
+		if ev.Kind != "clock-skew" {
+			continue
+		}
+		if m := skewRE.FindStringSubmatch(ev.Detail); m != nil {
+			skewed = m[1]
+			jumps = append(jumps, ev.At)
+		}
+	}
+	if len(jumps) == 0 {
+		return false
+	}
+	authors, at, _, ok := republications(v)
+	if !ok {
+		return false
+	}
+	window := o.Timers.LeaseDuration + 1500*time.Millisecond
+	for i, t := range at {
+		near := slices.ContainsFunc(jumps, func(j time.Duration) bool { return t >= j && t <= j+window })
+		if !near || (v.Invariant == InvNoResurrection && authors[i] != skewed) {
 			return false
 		}
 	}

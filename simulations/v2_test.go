@@ -150,3 +150,22 @@ func TestRejoinAfterLeaveIsRecognised(t *testing.T) {
 	v.Details = []string{"restart at +2.7s (n1 restarted (fresh process, same address)): agreed only 12.42s later; at +15.0s: n0 does not see n1,n2"}
 	assert.Nil(t, ExplainFailure(r, v))
 }
+
+// TestClockJumpIsRecognised: BUG-10's matcher takes a re-publication by
+// the skewed node within a lease of a jump of its clock, and nothing else.
+func TestClockJumpIsRecognised(t *testing.T) {
+	o := &Observations{Timers: DefaultTimers(), Timeline: []Event{
+		{At: 3 * time.Second, Kind: "clock-skew", Detail: "n0's wall clock set 3m0s off"},
+		{At: 7 * time.Second, Kind: "clock-skew", Detail: "n0's wall clock set -3m0s off"},
+	}}
+	r := &Result{Scenario: "clock-skew", Observations: o}
+	v := Verdict{Invariant: InvNoResurrection, Details: []string{
+		"catalog-004 re-published by n0 with a version stamped at +9.0s, 2.78s after its client stopped (cancelled=false), with no registration since",
+	}}
+	require.NotNil(t, ExplainFailure(r, v))
+	assert.Equal(t, "BUG-10", ExplainFailure(r, v).ID)
+	v.Details[0] = strings.Replace(v.Details[0], "by n0", "by n1", 1)
+	assert.Nil(t, ExplainFailure(r, v), "another node's re-publication is another matter")
+	v.Details[0] = "catalog-004 re-published by n0 with a version stamped at +19.0s, 2.78s after its client stopped"
+	assert.Nil(t, ExplainFailure(r, v), "long after the jumps")
+}
