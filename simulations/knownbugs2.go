@@ -91,7 +91,6 @@ var bug9 = KnownBug{
 	Explains: explainedByRejoinAfterLeave,
 }
 
-
 // restartedRE reads the restarted node and the reasons of a
 // restart-convergence evidence line.
 var restartedRE = regexp.MustCompile(`^restart at \S+ \((\S+) restarted.*; at \S+: (.*)$`)
