@@ -1426,12 +1426,12 @@ func TestEndpoints(t *testing.T) {
 		require.Equal(t, http.StatusOK, res.code)
 		assert.Equal(t, ctXML, res.header.Get("Content-Type"))
 		var x struct {
-			XMLName      xml.Name `xml:"status"`
+			XMLName      xml.Name `xml:"com.netflix.eureka.util.StatusInfo"`
 			GeneralStats struct {
 				Uptime string `xml:"server-uptime"`
 				CPUs   string `xml:"num-of-cpus"`
 			} `xml:"generalStats"`
-			Instance xmlInstance `xml:"instance"`
+			Instance xmlInstance `xml:"instanceInfo"`
 			Healthy  string      `xml:"isHeathly"`
 		}
 		require.NoError(t, xml.Unmarshal(res.body, &x), "%s", res.body)

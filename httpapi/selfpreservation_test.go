@@ -163,11 +163,11 @@ func TestStatusReportsSelfPreservation(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.code)
 	assert.Equal(t, ctXML, res.header.Get("Content-Type"))
 	var x struct {
-		XMLName      xml.Name `xml:"status"`
+		XMLName      xml.Name `xml:"com.netflix.eureka.util.StatusInfo"`
 		GeneralStats struct {
 			Uptime string `xml:"server-uptime"`
 		} `xml:"generalStats"`
-		Instance         xmlInstance `xml:"instance"`
+		Instance         xmlInstance `xml:"instanceInfo"`
 		Healthy          string      `xml:"isHeathly"`
 		SelfPreservation struct {
 			Enabled           bool    `xml:"enabled"`

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"net/http"
@@ -147,17 +148,24 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		b.Write(inst[len(`{"instance":`) : len(inst)-1])
 		fmt.Fprintf(&b, `,"isHeathly":%t,"selfPreservation":%s}`, st.healthy, marshalJSON(st.sp))
 	} else {
-		b.WriteString("<status>\n  <generalStats>\n")
+		// The root and instanceInfo are named as the reference server
+		// names them (XStream's class alias; found by clients/reference).
+		b.WriteString("<com.netflix.eureka.util.StatusInfo>\n  <generalStats>\n")
 		for _, kv := range st.general {
 			fmt.Fprintf(&b, "    <%s>%s</%s>\n", kv[0], escapeXMLText(kv[1]), kv[0])
 		}
 		fmt.Fprintf(&b, "  </generalStats>\n  <applicationStats>\n    <registered-replicas>%s</registered-replicas>\n"+
 			"    <available-replicas>%s</available-replicas>\n    <unavailable-replicas>%s</unavailable-replicas>\n  </applicationStats>\n",
 			escapeXMLText(st.replicas[0]), escapeXMLText(st.replicas[1]), escapeXMLText(st.replicas[2]))
-		b.Write(AppendInstanceDocument(nil, f, st.self))
+		inst := AppendInstanceDocument(nil, f, st.self)
+		// Rename the <instance> document's root to instanceInfo.
+		inst = bytes.TrimSuffix(bytes.TrimRight(inst, "\n"), []byte("</instance>"))
+		b.WriteString("<instanceInfo")
+		b.Write(bytes.TrimPrefix(inst, []byte("<instance")))
+		b.WriteString("</instanceInfo>")
 		fmt.Fprintf(&b, "\n  <isHeathly>%t</isHeathly>\n", st.healthy)
 		appendSelfPreservationXML(&b, st.sp)
-		b.WriteString("</status>")
+		b.WriteString("</com.netflix.eureka.util.StatusInfo>")
 	}
 	writeEntity(w, http.StatusOK, f, []byte(b.String()))
 }

@@ -47,7 +47,7 @@ func TestStatusReportsRealPort(t *testing.T) {
 			res = h.get("/eureka/v2/status", "")
 			require.Equal(t, http.StatusOK, res.code)
 			var x struct {
-				Instance xmlInstance `xml:"instance"`
+				Instance xmlInstance `xml:"instanceInfo"`
 			}
 			require.NoError(t, xml.Unmarshal(res.body, &x), "%s", res.body)
 			assert.Equal(t, strconv.Itoa(want), x.Instance.Port.Number)
