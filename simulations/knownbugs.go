@@ -32,6 +32,11 @@ type KnownBug struct {
 //     already forgotten the other side (GossipToTheDeadTime) and the alive
 //     messages of the heal do not reach it in time.
 //
+//   - bug7, bug9, bug10 (knownbugs2.go), from the second round of
+//     scenarios: an asymmetric partition hides the blocked side's
+//     registrations; a node restarted after a graceful leave is not seen
+//     as live for ~10 s; lease ages follow the wall clock.
+//
 // The bugs found before were fixed soon after; their entries are kept, with
 // their tests, as the pattern:
 //
