@@ -5,6 +5,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // Observe wraps the registry the HTTP API writes through so that every
@@ -16,6 +17,13 @@ func Observe(inner httpapi.Registry, s *Sender) httpapi.Registry {
 	return &observed{Registry: inner, s: s}
 }
 
+// fromClient reports whether a write was a client's: not marked
+// replicated. The eurekapeer-echo sabotage switch takes every write for a
+// client's, echoing what Eureka peers sent.
+func fromClient(replicated bool) bool {
+	return !replicated || sabotage.On(sabotage.EurekaPeerEcho)
+}
+
 type observed struct {
 	httpapi.Registry
 	s *Sender
@@ -23,7 +31,7 @@ type observed struct {
 
 func (o *observed) Register(ctx context.Context, inst *actors.Instance, replicated bool) error {
 	err := o.Registry.Register(ctx, inst, replicated)
-	if err == nil && !replicated {
+	if err == nil && fromClient(replicated) {
 		o.s.Registered(inst.App, inst.ID())
 	}
 	return err
@@ -31,7 +39,7 @@ func (o *observed) Register(ctx context.Context, inst *actors.Instance, replicat
 
 func (o *observed) Renew(ctx context.Context, req actors.RenewRequest) (actors.RenewResult, error) {
 	res, err := o.Registry.Renew(ctx, req)
-	if err == nil && !req.Replicated && res.Outcome == actors.RenewOK {
+	if err == nil && fromClient(req.Replicated) && res.Outcome == actors.RenewOK {
 		o.s.Renewed(req.App, req.ID)
 	}
 	return res, err
@@ -39,7 +47,7 @@ func (o *observed) Renew(ctx context.Context, req actors.RenewRequest) (actors.R
 
 func (o *observed) Cancel(ctx context.Context, app, id string, replicated bool) (bool, error) {
 	ok, err := o.Registry.Cancel(ctx, app, id, replicated)
-	if ok && err == nil && !replicated {
+	if ok && err == nil && fromClient(replicated) {
 		o.s.Cancelled(app, id)
 	}
 	return ok, err
@@ -47,7 +55,7 @@ func (o *observed) Cancel(ctx context.Context, app, id string, replicated bool) 
 
 func (o *observed) SetStatus(ctx context.Context, app, id string, st actors.Status, lastDirty *int64, replicated bool) (bool, error) {
 	ok, err := o.Registry.SetStatus(ctx, app, id, st, lastDirty, replicated)
-	if ok && err == nil && !replicated {
+	if ok && err == nil && fromClient(replicated) {
 		o.s.StatusUpdated(app, id, st)
 	}
 	return ok, err
@@ -55,7 +63,7 @@ func (o *observed) SetStatus(ctx context.Context, app, id string, st actors.Stat
 
 func (o *observed) DeleteOverride(ctx context.Context, app, id string, st actors.Status, lastDirty *int64, replicated bool) (bool, error) {
 	ok, err := o.Registry.DeleteOverride(ctx, app, id, st, lastDirty, replicated)
-	if ok && err == nil && !replicated {
+	if ok && err == nil && fromClient(replicated) {
 		o.s.OverrideDeleted(app, id, st)
 	}
 	return ok, err
@@ -65,7 +73,7 @@ func (o *observed) DeleteOverride(ctx context.Context, app, id string, st actors
 // peers replicate no metadata update of their own).
 func (o *observed) UpdateMetadata(ctx context.Context, app, id string, kv map[string]string, replicated bool) (bool, error) {
 	ok, err := o.Registry.UpdateMetadata(ctx, app, id, kv, replicated)
-	if ok && err == nil && !replicated {
+	if ok && err == nil && fromClient(replicated) {
 		o.s.Registered(app, id)
 	}
 	return ok, err

@@ -66,6 +66,10 @@ const (
 	// outside its lock from a state another writer has replaced since,
 	// losing that writer's change (actors/view fold).
 	ViewStaleAppInstalled Switch = "view-stale-app-installed"
+	// EurekaPeerEcho sends the changes a Eureka peer made (replicated
+	// writes) back to the Eureka peers, as if a client had made them
+	// (cluster/eurekapeer Observe).
+	EurekaPeerEcho Switch = "eurekapeer-echo"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -86,4 +90,4 @@ var All = []Switch{
 // NoFailedMembersInState is here for the same reason: long-partition shows
 // BUG-4 in about one run in five.
 var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
-	NoFailedMembersInState, ViewStaleAppInstalled}
+	NoFailedMembersInState, ViewStaleAppInstalled, EurekaPeerEcho}
