@@ -55,7 +55,7 @@ type KnownBug struct {
 // BUG-3 (a restarted node whose initial transfer was lost never synced;
 // introduced in e8b67b3, fixed in 387afac) failed the owner-crash scenario
 // and cmd/heureka's process test outright and needed no matcher.
-var KnownBugs = []KnownBug{bug4}
+var KnownBugs = []KnownBug{}
 
 // bug4: a node restarted during a partition learns the members of the other
 // side only as dead, from its own side's state, and does not look for them
