@@ -313,6 +313,7 @@ func catalogue() []step {
 		put("PUT asg status", "/asg/my-asg/status?value=ENABLED"),
 
 		get("GET status JSON", "/status", jsonAccept),
+		get("GET status XML", "/status", xmlAccept),
 		get("GET v1/apps", "/v1/apps", jsonAccept),
 		get("GET apps/delta/x", "/apps/delta/x", jsonAccept),
 		get("GET instances/ without id", "/instances/", jsonAccept),
