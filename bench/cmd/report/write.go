@@ -177,7 +177,7 @@ func writeComparison(w io.Writer, rn *run) {
 	base := servers[0]
 	fmt.Fprintln(w, "### Heureka and the reference server")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "The same loads, one server at a time, each loaded over HTTP and warmed up for %v per scenario first. req/s and server process CPU µs/req are the medians of the table above.\n\n", rn.opts.warmup)
+	fmt.Fprintf(w, "The same loads, one server at a time, each loaded over HTTP and warmed up for %v per scenario first. req/s and server process CPU µs/req are the medians of the throughput table.\n\n", rn.opts.warmup)
 	cells := []string{"scenario", "instances", base + " req/s"}
 	for _, s := range servers[1:] {
 		cells = append(cells, s+" req/s", fmt.Sprintf("%s ÷ %s = %s req/s ÷ %s req/s", base, s, base, s))
