@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -29,6 +31,12 @@ func WriteResults(w io.Writer, h ReportHeader, results []*Result, replay func(*R
 			fmt.Fprintf(&b, " with %s", h.GoVersion)
 		}
 		b.WriteString(".\n")
+	}
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		f := strings.Fields(string(la))
+		if len(f) >= 3 {
+			fmt.Fprintf(&b, "Load average when the runs ended (1, 5, 15 min): %s %s %s on %d CPUs; the timing bounds feel it.\n", f[0], f[1], f[2], runtime.NumCPU())
+		}
 	}
 	b.WriteString("Each run is one scenario with one seed (see simulations/README.md); the fault timeline follows from " +
 		"the seed, the figures vary a little between runs of the same seed. Percentiles are nearest-rank over the runs " +
