@@ -97,10 +97,16 @@ var (
 	edge6 = base("EDGE6-SERVICE", "id with space", 26).with(func(i *inst) {
 		i.metadata = map[string]string{"city": "Zürich", "emoji": "🚀", "html": "<b>&</b>"}
 	})
-	edge7   = base("EDGE7-SERVICE", "10.0.0.27:edge7:8080", 27).with(func(i *inst) { i.app = "edge7-service" })
-	edge8   = base("EDGE8-SERVICE", "10.0.0.28:edge8:8080", 28)
-	edge9   = base("EDGE9-SERVICE", "10.0.0.29:edge9:8080", 29)
-	edge10  = base("EDGE10-SERVICE", "10.0.0.30:edge10:8080", 30)
+	edge7  = base("EDGE7-SERVICE", "10.0.0.27:edge7:8080", 27).with(func(i *inst) { i.app = "edge7-service" })
+	edge8  = base("EDGE8-SERVICE", "10.0.0.28:edge8:8080", 28)
+	edge9  = base("EDGE9-SERVICE", "10.0.0.29:edge9:8080", 29)
+	edge10 = base("EDGE10-SERVICE", "10.0.0.30:edge10:8080", 30)
+	edge11 = base("EDGE11-SERVICE", "10.0.0.33:edge11:8080", 33)
+	edge12 = base("EDGE12-SERVICE", "10.0.0.34:edge12:8080", 34)
+	edge13 = base("EDGE13-SERVICE", "i-0def", 35).with(func(i *inst) {
+		i.dc = "Amazon"
+		i.amazon = map[string]string{"instance-id": "i-0def", "availability-zone": "eu-west-1b", "public-hostname": "ec2.example"}
+	})
 	tail1   = base("TAIL1-SERVICE", "10.0.0.31:tail1:8080", 31)
 	tail2   = base("TAIL2-SERVICE", "10.0.0.32:tail2:8080", 32)
 	gzipped = base("GZIP-SERVICE", "10.0.0.10:gzip:8080", 10)
@@ -355,6 +361,20 @@ func catalogue() []step {
 			header: map[string]string{"Content-Type": "application/json; charset=UTF-16"}, body: edge9.json()},
 		step{kind: "register without Content-Type (XML)", method: http.MethodPost, path: "/apps/" + edge10.app,
 			header: noAccept, body: edge10.xml(), scratch: true},
+		step{kind: "register JSON numeric strings and boolean @enabled", method: http.MethodPost, path: "/apps/" + edge11.app,
+			header: jsonBody, body: strings.NewReplacer(`"$":8080`, `"$":"8080"`, `"countryId":1`, `"countryId":"1"`,
+				`"@enabled":"true"`, `"@enabled":true`, `"durationInSecs":90`, `"durationInSecs":"90"`).Replace(edge11.json())},
+		step{kind: "register XML overriddenStatus camel-case, port disabled", method: http.MethodPost, path: "/apps/" + edge12.app,
+			header: xmlBody, body: strings.NewReplacer("<overriddenstatus>UNKNOWN</overriddenstatus>",
+				"<overriddenStatus>OUT_OF_SERVICE</overriddenStatus>", `<port enabled="true">`, `<port enabled="false">`).Replace(edge12.xml())},
+		registerXML("register XML Amazon", edge13),
+		put("status override DOWN", instPath(edge13)+"/status?value=DOWN"),
+		put("status override STARTING", instPath(edge13)+"/status?value=STARTING"),
+		put("status override UNKNOWN", instPath(edge13)+"/status?value=UNKNOWN"),
+		put("renew with status=DOWN param", instPath(edge13)+"?status=DOWN"),
+		del("delete override value=DOWN, none set", instPath(edge11)+"/status?value=DOWN"),
+		put("metadata odd keys", instPath(edge11)+"/metadata?a.b=1&x-y=2&empty="),
+		put("metadata repeated key", instPath(edge11)+"/metadata?r=1&r=2"),
 		get("GET apps Accept */*", "/apps", map[string]string{"Accept": "*/*"}),
 		get("GET apps Accept JSON with charset", "/apps", map[string]string{"Accept": "application/json;charset=UTF-8"}),
 		get("GET apps Accept XML, JSON", "/apps", map[string]string{"Accept": "application/xml, application/json"}),
