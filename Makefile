@@ -131,8 +131,9 @@ clean:
 ## chaos-netns: real heureka processes, one per Linux network namespace on a bridge, under link
 ## down, tc/BPF packet loss and partitions, SIGKILL and SIGSTOP, with Eureka clients in a namespace
 ## of their own, judged by the simulations' checkers → simulations/netns/RESULTS.md (root; about
-## 4 minutes). Without root, ip, tc or ping it prints SKIPPED and exits 0. Every namespace and
-## process of the run is removed at the end, also on failure or ^C.
+## 4 minutes; charts in simulations/netns/charts/). Without root, ip, tc or ping it prints SKIPPED
+## and exits 0. Every namespace and process of the run is removed at the end, also on failure or ^C
+## (HK_NETNS_PANIC_AT=partition make chaos-netns fails a real run on purpose: "0 namespaces left").
 chaos-netns:
 	@if [ "$$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1 \
 		|| ! command -v ping >/dev/null 2>&1; then \
