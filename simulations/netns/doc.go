@@ -52,5 +52,12 @@
 // SIGTERM and SIGHUP; the heureka processes die with the harness
 // (Pdeathsig); and CleanupRun, like make chaos-netns's shell sweep, lists
 // `ip netns list` for hk-<run>- and deletes what is there. TestNetns checks
-// all of these by failing runs on purpose.
+// all of these by failing runs on purpose, an unrecovered panic in a
+// harness process included (Config.PanicAt, HK_NETNS_PANIC_AT).
+//
+// # Charts
+//
+// TestNetns draws every run with simulations.WriteCharts (registry size and
+// live members per node, replication lag, convergence, the fault windows
+// shaded) into charts/ beside RESULTS.md, which links them.
 package netns
