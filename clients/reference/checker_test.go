@@ -208,3 +208,19 @@ func TestDifferentialSeesTampering(t *testing.T) {
 		assert.Empty(t, msg, c.s.kind)
 	}
 }
+
+// TestMissingReferenceFailsClearly: without the jar or java the reference
+// cannot start, and the error says what is missing (reference turns it
+// into a failure that names make javadeps; nothing is skipped).
+func TestMissingReferenceFailsClearly(t *testing.T) {
+	saved := jarPath
+	t.Cleanup(func() { jarPath = saved })
+	jarPath = filepath.Join(t.TempDir(), "no-such.jar")
+	_, err := startReference()
+	assert.ErrorContains(t, err, "reference server jar missing")
+
+	jarPath = saved
+	t.Setenv("PATH", t.TempDir())
+	_, err = startReference()
+	assert.ErrorContains(t, err, "no java on PATH")
+}
