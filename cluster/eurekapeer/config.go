@@ -110,15 +110,17 @@ func (c *Config) Validate() error {
 // trailing slash, as Java's defaultZone entries are written.
 func ParsePeerURL(s string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return nil, errors.New("eurekapeer: peer URL is not a URL") // the error would repeat a password
+	}
+	shown := u.Redacted() // never a password in a message
 	switch {
-	case err != nil:
-		return nil, fmt.Errorf("eurekapeer: peer URL %q: %w", s, err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("eurekapeer: peer URL %q: want http:// or https://", s)
+		return nil, fmt.Errorf("eurekapeer: peer URL %q: want http:// or https://", shown)
 	case u.Host == "" || u.Hostname() == "":
-		return nil, fmt.Errorf("eurekapeer: peer URL %q has no host", s)
+		return nil, fmt.Errorf("eurekapeer: peer URL %q has no host", shown)
 	case u.RawQuery != "" || u.Fragment != "":
-		return nil, fmt.Errorf("eurekapeer: peer URL %q must not have a query or fragment", s)
+		return nil, fmt.Errorf("eurekapeer: peer URL %q must not have a query or fragment", shown)
 	}
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"

@@ -428,6 +428,9 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		_, err := eurekapeer.New(c)
 		assert.Error(t, err, name)
 	}
+	_, err = eurekapeer.ParsePeerURL("ftp://user:s3cret@old/eureka/")
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "s3cret", "no password in messages")
 	u, err := eurekapeer.ParsePeerURL("http://old:8761/eureka")
 	require.NoError(t, err)
 	assert.Equal(t, "http://old:8761/eureka/", u.String(), "a trailing slash is added")
