@@ -44,7 +44,7 @@ func RunJoinLoaded(ctx context.Context, cfg Config, size int) (*Result, error) {
 }
 
 // bulkPerApp is how many bulk instances share an application.
-const bulkPerApp = 1000
+const bulkPerApp = 100
 
 // driveJoinLoaded: n3 is taken down before anything happens; n0 gets size
 // bulk instances, which replicate to n1 and n2; steady clients and churn
@@ -106,7 +106,8 @@ func driveJoinLoaded(s *Sim, size int) error {
 }
 
 // loadBulk registers size instances with hour-long leases directly in
-// name's registry, bulkPerApp to an application named BULK-nnn.
+// name's registry, bulkPerApp to an application named BULK-nnnn (small
+// applications: a write re-encodes its application's documents).
 func (s *Sim) loadBulk(name string, size int) error {
 	nd := s.Cluster().Node(name)
 	if nd == nil {
@@ -121,7 +122,7 @@ func (s *Sim) loadBulk(name string, size int) error {
 		go func() {
 			defer wg.Done()
 			for i := w; i < size; i += workers {
-				app := fmt.Sprintf("BULK-%03d", i/bulkPerApp)
+				app := fmt.Sprintf("BULK-%04d", i/bulkPerApp)
 				id := fmt.Sprintf("bulk-%06d", i)
 				body := fmt.Sprintf(`{"instance":{"instanceId":%q,"hostName":"%s.sim","app":%q,"ipAddr":"10.9.%d.%d",`+
 					`"status":"UP","port":{"$":8080,"@enabled":"true"},"dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"},`+
