@@ -100,11 +100,22 @@ func MeasureWireCost(ctx context.Context, cfg Config, perNode, registrations int
 			if err := s.Sleep(2 * t.RenewalWindow); err != nil {
 				return err
 			}
-			w.Nodes, w.Clients, w.Window = len(s.c.Names()), len(steady), window
+			w.Nodes, w.Clients = len(s.c.Names()), len(steady)
+			// Count between two moments when no peer link has a renewal
+			// or record waiting, so that a backlog neither inflates nor
+			// hides the window's messages.
+			if err := s.waitDrained(10 * time.Second); err != nil {
+				return err
+			}
+			t0 := time.Now()
 			wire0, cl0 := s.c.WireStats(), s.stats.snapshot()
 			if err := s.Sleep(window); err != nil {
 				return err
 			}
+			if err := s.waitDrained(10 * time.Second); err != nil {
+				return err
+			}
+			w.Window = time.Since(t0).Round(time.Millisecond)
 			wire1, cl1 := s.c.WireStats(), s.stats.snapshot()
 			w.Renewals = cl1.Renewals - cl0.Renewals
 			w.RenewalMessages = wire1.RenewalMessages - wire0.RenewalMessages
@@ -230,5 +241,33 @@ func CheckWireCost(costs []WireCost) error {
 	if len(errs) > 0 {
 		return fmt.Errorf("simulations: wire cost not flat: %s", strings.Join(errs, "; "))
 	}
+	return nil
+}
+
+// waitDrained waits until no running node has a renewal or record queued
+// for a peer (cluster.Replicator.PeerQueues), or within passed.
+func (s *Sim) waitDrained(within time.Duration) error {
+	limit := time.Now().Add(within)
+	for time.Now().Before(limit) {
+		drained := true
+		for _, n := range s.c.Up() {
+			nd := s.c.Node(n)
+			if nd == nil || nd.Replicator() == nil {
+				continue
+			}
+			for _, q := range nd.Replicator().PeerQueues() {
+				if q.Renewals > 0 || q.Records > 0 {
+					drained = false
+				}
+			}
+		}
+		if drained {
+			return nil
+		}
+		if err := s.Sleep(10 * time.Millisecond); err != nil {
+			return err
+		}
+	}
+	s.Event("not-drained", "peer queues still not empty after %v", within)
 	return nil
 }
