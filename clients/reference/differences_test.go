@@ -1,5 +1,11 @@
 package reference_test
 
+// The known differences: for each README row this test can observe, how
+// its difference shows in a pair of answers. An explanation recognises its
+// difference narrowly (the request it follows, both statuses and media
+// types) and removes only that, so that any other difference in the same
+// answers still fails the test.
+
 import (
 	"bytes"
 	"fmt"

@@ -255,15 +255,6 @@ func send(base string, s step) (answer, error) {
 	return readAnswer(resp)
 }
 
-// differences is what a run found.
-type differences struct {
-	// unexplained lists the differences no README row explains, one
-	// message each.
-	unexplained []string
-	// seen counts, per README row id, the answers it explained.
-	seen map[string]int
-}
-
 // compare compares the answers to s and explains their differences by the
 // known differences whose ids are in rows.
 func compare(cmp comparison, s step, refA, heuA answer, rows map[string]bool) (explained []string, unexplained string) {
@@ -290,6 +281,7 @@ func compare(cmp comparison, s step, refA, heuA answer, rows map[string]bool) (e
 		explained, strings.Join(rest, "\n    "))
 }
 
+// clip shortens a body for a message.
 func clip(s string) string {
 	if len(s) > 600 {
 		return s[:600] + "…"
