@@ -16,7 +16,9 @@ package httpapi
 // Decoding runs once per registration and favours leniency over speed: it
 // goes through encoding/json (numbers kept as text) and the encoding/xml
 // token stream, and accepts every shape real clients are known to send (see
-// DecodeInstance).
+// DecodeInstance). JSON bodies, the common case, are read by fastjson's
+// pooled parser under the same rules (codec_json_fast.go), falling back to
+// encoding/json wherever the two could differ.
 
 import (
 	"errors"
@@ -145,7 +147,7 @@ func DecodeInstance(contentType string, body []byte) (*actors.Instance, error) {
 		body = latin1ToUTF8(body)
 	}
 	if isJSON {
-		return decodeInstanceJSON(body)
+		return decodeInstanceJSONFast(body)
 	}
 	return decodeInstanceXML(body)
 }

@@ -1,0 +1,369 @@
+package httpapi
+
+// The fast JSON register decoder
+//
+// decodeInstanceJSON decodes a body into encoding/json's map[string]any
+// tree: about 150 allocations and most of a registration's own CPU time
+// (BENCHMARKS.md, "Per-request cost"). decodeInstanceJSONFast reads the
+// same bodies with fastjson's pooled parser, which builds its tree in
+// reused memory, and allocates only the strings it keeps. It applies the
+// very rules of jsonFields (the same coercions, the same first error, the
+// last of duplicate keys), and leaves to decodeInstanceJSON every body
+// whose reading could differ:
+//   - a body that is not valid JSON by encoding/json (json.Valid), so that
+//     every syntax error keeps encoding/json's message, and nothing
+//     fastjson would tolerate is accepted;
+//   - a body holding a backslash anywhere, so that every string escape
+//     (lone surrogates included) is decoded by encoding/json;
+//   - a body fastjson refuses (nesting deeper than it allows).
+// A differential test and fuzz target hold the two decoders equal.
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/heureka/heureka/actors"
+)
+
+// jsonParsers recycles fastjson parsers (and their trees) across requests.
+var jsonParsers fastjson.ParserPool
+
+// decodeInstanceJSONFast is decodeInstanceJSON, faster (see the file
+// comment).
+func decodeInstanceJSONFast(body []byte) (*actors.Instance, error) {
+	if err := checkUTF8(body); err != nil {
+		return nil, err
+	}
+	if !json.Valid(body) || strings.IndexByte(string(body), '\\') >= 0 {
+		return decodeInstanceJSON(body)
+	}
+	p := jsonParsers.Get()
+	defer jsonParsers.Put(p)
+	v, err := p.ParseBytes(body)
+	if err != nil {
+		return decodeInstanceJSON(body)
+	}
+	root, ok := fjObjectOf(v)
+	if !ok {
+		return nil, badBody("JSON body is not an object")
+	}
+	var kvs [48]fjKV
+	obj := fjCollect(kvs[:0], root)
+	switch w := fjGet(obj, "instance"); {
+	case fjIsNull(w):
+	case w.Type() == fastjson.TypeObject:
+		obj = fjCollect(kvs[:0], w)
+	default:
+		return nil, badBody("field %q: want an object, got %s", "instance", fjKind(w))
+	}
+	r := fjFields{obj: obj}
+	inst := &actors.Instance{
+		InstanceID:       r.str("instanceId"),
+		HostName:         r.str("hostName"),
+		App:              r.str("app"),
+		IPAddr:           r.str("ipAddr"),
+		SID:              r.str("sid"),
+		Status:           actors.Status(strings.ToUpper(r.str("status"))),
+		Port:             r.port("port", true),
+		SecurePort:       r.port("securePort", false),
+		CountryID:        r.int("countryId"),
+		Metadata:         r.stringMap("metadata"),
+		AppGroupName:     r.str("appGroupName"),
+		HomePageURL:      r.str("homePageUrl"),
+		StatusPageURL:    r.str("statusPageUrl"),
+		HealthCheckURL:   r.str("healthCheckUrl"),
+		VIPAddress:       r.str("vipAddress"),
+		SecureVIPAddress: r.str("secureVipAddress"),
+		ASGName:          r.str("asgName"),
+		ActionType:       actors.ActionType(r.str("actionType")),
+
+		SecureHealthCheckURL:          r.str("secureHealthCheckUrl"),
+		IsCoordinatingDiscoveryServer: r.bool("isCoordinatingDiscoveryServer"),
+		LastUpdatedTimestamp:          r.int64("lastUpdatedTimestamp"),
+		LastDirtyTimestamp:            r.int64("lastDirtyTimestamp"),
+	}
+	// The current key wins over the legacy lower-case one.
+	osKey := "overriddenStatus"
+	if fjIsNull(fjGet(obj, osKey)) {
+		osKey = "overriddenstatus"
+	}
+	inst.OverriddenStatus = actors.Status(strings.ToUpper(r.str(osKey)))
+
+	if dc := r.object("dataCenterInfo"); dc != nil {
+		var dkvs [8]fjKV
+		d := fjFields{obj: fjCollect(dkvs[:0], dc)}
+		inst.DataCenterInfo.Class = d.str("@class")
+		inst.DataCenterInfo.Name = d.str("name")
+		md := d.stringMap("metadata")
+		if isAmazon(&inst.DataCenterInfo) {
+			inst.DataCenterInfo.Metadata = md
+		}
+		r.adopt("dataCenterInfo", d.err)
+	}
+	if li := r.object("leaseInfo"); li != nil {
+		var lkvs [8]fjKV
+		l := fjFields{obj: fjCollect(lkvs[:0], li)}
+		inst.LeaseInfo = actors.LeaseInfo{
+			RenewalIntervalSecs:   l.int("renewalIntervalInSecs"),
+			DurationSecs:          l.int("durationInSecs"),
+			RegistrationTimestamp: l.int64("registrationTimestamp"),
+			LastRenewalTimestamp:  l.int64("lastRenewalTimestamp"),
+			EvictionTimestamp:     l.int64("evictionTimestamp"),
+			ServiceUpTimestamp:    l.int64("serviceUpTimestamp"),
+		}
+		r.adopt("leaseInfo", l.err)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return inst, nil
+}
+
+// fjKV is one member of a parsed object; key points into the parser's
+// memory.
+type fjKV struct {
+	key []byte
+	v   *fastjson.Value
+}
+
+// fjCollect appends the members of object v to dst, in order.
+func fjCollect(dst []fjKV, v *fastjson.Value) []fjKV {
+	o, _ := v.Object()
+	o.Visit(func(k []byte, v *fastjson.Value) { dst = append(dst, fjKV{k, v}) })
+	return dst
+}
+
+// fjGet returns the value of key in obj (the last one, as encoding/json's
+// map holds it), or nil.
+func fjGet(obj []fjKV, key string) *fastjson.Value {
+	for i := len(obj) - 1; i >= 0; i-- {
+		if string(obj[i].key) == key {
+			return obj[i].v
+		}
+	}
+	return nil
+}
+
+// fjObjectOf reports whether v is an object.
+func fjObjectOf(v *fastjson.Value) (*fastjson.Value, bool) {
+	return v, v.Type() == fastjson.TypeObject
+}
+
+// fjIsNull reports whether v is absent or null: jsonFields' nil.
+func fjIsNull(v *fastjson.Value) bool { return v == nil || v.Type() == fastjson.TypeNull }
+
+// fjKind is jsonKind for a fastjson value.
+func fjKind(v *fastjson.Value) string {
+	if v == nil {
+		return "null"
+	}
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return "null"
+	case fastjson.TypeString:
+		return "a string"
+	case fastjson.TypeNumber:
+		return "a number"
+	case fastjson.TypeTrue, fastjson.TypeFalse:
+		return "a boolean"
+	case fastjson.TypeArray:
+		return "an array"
+	case fastjson.TypeObject:
+		return "an object"
+	}
+	return "a value"
+}
+
+// fjString returns a string value's text (the body holds no escapes).
+func fjString(v *fastjson.Value) string {
+	b, _ := v.StringBytes()
+	return string(b)
+}
+
+// fjNumber returns a number value's text, as json.Number holds it.
+func fjNumber(v *fastjson.Value) string {
+	var buf [32]byte
+	return string(v.MarshalTo(buf[:0]))
+}
+
+// fjInt is jsonInt for a fastjson value.
+func fjInt(v *fastjson.Value) (int64, bool) {
+	if fjIsNull(v) {
+		return 0, true
+	}
+	var s string
+	switch v.Type() {
+	case fastjson.TypeNumber:
+		var buf [32]byte
+		return parseInt(string(v.MarshalTo(buf[:0])))
+	case fastjson.TypeString:
+		b, _ := v.StringBytes()
+		s = strings.TrimSpace(string(b))
+		if s == "" {
+			return 0, true
+		}
+	default:
+		return 0, false
+	}
+	return parseInt(s)
+}
+
+// fjFields is jsonFields over a parsed object: the same rules, the same
+// first error.
+type fjFields struct {
+	obj []fjKV
+	err error
+}
+
+func (r *fjFields) fail(key string, v *fastjson.Value, want string) {
+	if r.err == nil {
+		r.err = badBody("field %q: want %s, got %s", key, want, fjKind(v))
+	}
+}
+
+func (r *fjFields) adopt(key string, err error) {
+	if r.err == nil && err != nil {
+		r.err = badBody("in %q: %v", key, err)
+	}
+}
+
+func (r *fjFields) str(key string) string {
+	v := fjGet(r.obj, key)
+	switch {
+	case fjIsNull(v):
+		return ""
+	case v.Type() == fastjson.TypeString:
+		return fjString(v)
+	}
+	r.fail(key, v, "a string")
+	return ""
+}
+
+func (r *fjFields) bool(key string) bool {
+	v := fjGet(r.obj, key)
+	switch {
+	case fjIsNull(v):
+		return false
+	case v.Type() == fastjson.TypeTrue:
+		return true
+	case v.Type() == fastjson.TypeFalse:
+		return false
+	case v.Type() == fastjson.TypeString:
+		b, _ := v.StringBytes()
+		return strings.EqualFold(strings.TrimSpace(string(b)), "true")
+	}
+	r.fail(key, v, "a boolean")
+	return false
+}
+
+func (r *fjFields) int64(key string) int64 {
+	v := fjGet(r.obj, key)
+	n, ok := fjInt(v)
+	if !ok {
+		r.fail(key, v, "a number")
+	}
+	return n
+}
+
+func (r *fjFields) int(key string) int {
+	n := r.int64(key)
+	if int64(int(n)) != n {
+		r.fail(key, fjGet(r.obj, key), "a number in range")
+		return 0
+	}
+	return int(n)
+}
+
+func (r *fjFields) object(key string) *fastjson.Value {
+	v := fjGet(r.obj, key)
+	switch {
+	case fjIsNull(v):
+		return nil
+	case v.Type() == fastjson.TypeObject:
+		return v
+	}
+	r.fail(key, v, "an object")
+	return nil
+}
+
+// stringMap is jsonFields.stringMap: of duplicate keys only the last
+// counts, as in the map encoding/json builds.
+func (r *fjFields) stringMap(key string) map[string]string {
+	obj := r.object(key)
+	if obj == nil {
+		return nil
+	}
+	var kvs [16]fjKV
+	members := fjCollect(kvs[:0], obj)
+	var m map[string]string
+	for i, kv := range members {
+		k := string(kv.key)
+		if k == "@class" || fjGet(members[i+1:], k) != nil {
+			continue // the marker, or a key given again later
+		}
+		var s string
+		switch v := kv.v; v.Type() {
+		case fastjson.TypeNull:
+			continue
+		case fastjson.TypeString:
+			s = fjString(v)
+		case fastjson.TypeNumber:
+			s = fjNumber(v)
+		case fastjson.TypeTrue, fastjson.TypeFalse:
+			s = strconv.FormatBool(v.Type() == fastjson.TypeTrue)
+		default:
+			r.fail(key+"."+k, v, "a scalar")
+			return nil
+		}
+		if m == nil {
+			m = make(map[string]string, len(members))
+		}
+		m[k] = s
+	}
+	return m
+}
+
+func (r *fjFields) port(key string, def bool) actors.Port {
+	p := actors.Port{Enabled: def}
+	v := fjGet(r.obj, key)
+	switch {
+	case fjIsNull(v):
+		p = defaultPort(def)
+	case v.Type() == fastjson.TypeNumber || v.Type() == fastjson.TypeString:
+		n, ok := fjInt(v)
+		if !ok || int64(int(n)) != n {
+			r.fail(key, v, "a port number")
+		}
+		p.Number = int(n)
+	case v.Type() == fastjson.TypeObject:
+		var kvs [8]fjKV
+		members := fjCollect(kvs[:0], v)
+		num := fjGet(members, "$")
+		n, ok := fjInt(num)
+		if !ok || int64(int(n)) != n {
+			r.fail(key+".$", num, "a port number")
+		}
+		p.Number = int(n)
+		if e := fjGet(members, "@enabled"); e != nil {
+			switch e.Type() {
+			case fastjson.TypeTrue:
+				p.Enabled = true
+			case fastjson.TypeFalse:
+				p.Enabled = false
+			case fastjson.TypeString:
+				s := strings.TrimSpace(fjString(e))
+				if def {
+					p.Enabled = !strings.EqualFold(s, "false")
+				} else {
+					p.Enabled = strings.EqualFold(s, "true")
+				}
+			}
+		}
+	default:
+		r.fail(key, v, "a port object or number")
+	}
+	return p
+}
