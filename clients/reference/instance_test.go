@@ -41,9 +41,13 @@ func base(app, id string, n int) inst {
 	return inst{
 		app: app, id: id, host: ip, ip: ip, status: "UP", port: 8080,
 		vip: strings.ToLower(app), svip: strings.ToLower(app) + "-secure",
-		dc: "MyOwn", dirty: clientTime + int64(n), duration: 90,
+		dc: "MyOwn", dirty: clientTime + int64(n), duration: leaseSecs,
 	}
 }
+
+// leaseSecs is the lease the instances ask for: longer than any run, so
+// that neither server evicts one mid-test (neither is renewed throughout).
+const leaseSecs = 300
 
 // clientTime is the epoch-ms base of the lastDirtyTimestamps the cases
 // send (2025-08-06): far from the servers' clocks, so that the comparator
