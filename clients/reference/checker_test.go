@@ -139,10 +139,10 @@ func TestReadmeTableRowWithoutID(t *testing.T) {
 }
 
 func TestAuditRowNoLongerTrue(t *testing.T) {
-	errs, notes := auditRows([]string{"bad-param-400", "read-cache"}, map[string]int{})
+	errs, notes := auditRows([]string{"bad-param-400", "sync-gate"}, map[string]int{})
 	assert.Equal(t, []string{`README row "bad-param-400": the difference it documents was not observed; is the row still true?`}, errs)
 	require.Len(t, notes, 1)
-	assert.Contains(t, notes[0], `"read-cache": not observable`)
+	assert.Contains(t, notes[0], `"sync-gate": not observable`)
 
 	errs, _ = auditRows([]string{"bad-param-400"}, map[string]int{"bad-param-400": 2})
 	assert.Empty(t, errs)
@@ -216,11 +216,11 @@ func TestMissingReferenceFailsClearly(t *testing.T) {
 	saved := jarPath
 	t.Cleanup(func() { jarPath = saved })
 	jarPath = filepath.Join(t.TempDir(), "no-such.jar")
-	_, err := startReference()
+	_, err := startReference(referenceArgs)
 	assert.ErrorContains(t, err, "reference server jar missing")
 
 	jarPath = saved
 	t.Setenv("PATH", t.TempDir())
-	_, err = startReference()
+	_, err = startReference(referenceArgs)
 	assert.ErrorContains(t, err, "no java on PATH")
 }

@@ -62,10 +62,18 @@ var referenceArgs = []string{
 	"--eureka.server.use-read-only-response-cache=false",
 	// The lone server expects renewals from 1 client it never hears from;
 	// off, its lease expiry is on like the Heureka node's (neither evicts
-	// in this test's short run: leases last 90 s).
+	// in this test's short run: leases last 300 s).
 	"--eureka.server.enable-self-preservation=false",
 	// Nothing from the server's own logs is needed unless it fails to
 	// start (then the log tail is reported).
+	"--logging.level.root=WARN",
+}
+
+// cachingArgs run a second reference server with Eureka's read-only cache
+// on, as it ships: TestReadCacheLag checks README row read-cache on it.
+var cachingArgs = []string{
+	"--server.address=127.0.0.1",
+	"--eureka.server.enable-self-preservation=false",
 	"--logging.level.root=WARN",
 }
 
@@ -86,30 +94,59 @@ type referenceServer struct {
 }
 
 var (
-	refOnce sync.Once
-	ref     *referenceServer
-	refErr  error
+	refOnce            sync.Once
+	ref, cachingRef    *referenceServer
+	refErr, cachingErr error
 )
 
-// TestMain stops the reference server after the tests.
+// TestMain stops the reference servers after the tests.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if ref != nil {
-		ref.stop()
+	for _, r := range []*referenceServer{ref, cachingRef} {
+		if r != nil {
+			r.stop()
+		}
 	}
 	os.Exit(code)
+}
+
+// startReferences starts both reference servers side by side (each JVM
+// takes seconds to start).
+func startReferences() {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		ref, refErr = startReference(referenceArgs)
+	}()
+	go func() {
+		defer wg.Done()
+		cachingRef, cachingErr = startReference(cachingArgs)
+	}()
+	wg.Wait()
 }
 
 // reference returns the shared reference server, starting it on first use;
 // the test fails if it cannot start.
 func reference(t *testing.T) *referenceServer {
 	t.Helper()
-	refOnce.Do(func() { ref, refErr = startReference() })
+	refOnce.Do(startReferences)
 	require.NoError(t, refErr, "the reference Eureka server did not start (run `make javadeps` to build it)")
 	return ref
 }
 
-func startReference() (*referenceServer, error) {
+// cachingReference returns the reference server with the read-only cache
+// on (cachingArgs).
+func cachingReference(t *testing.T) *referenceServer {
+	t.Helper()
+	refOnce.Do(startReferences)
+	require.NoError(t, cachingErr, "the reference Eureka server did not start (run `make javadeps` to build it)")
+	return cachingRef
+}
+
+// startReference starts the reference server jar with the given Spring
+// properties and waits until GET /eureka/apps answers 200.
+func startReference(springArgs []string) (*referenceServer, error) {
 	java, err := exec.LookPath("java")
 	if err != nil {
 		return nil, fmt.Errorf("no java on PATH (a JDK 17 or later is needed; `make javadeps` builds the jar): %w", err)
@@ -122,7 +159,7 @@ func startReference() (*referenceServer, error) {
 		return nil, err
 	}
 	args := append([]string{"-XX:TieredStopAtLevel=1", "-Xshare:auto", "-jar", jarPath,
-		fmt.Sprintf("--server.port=%d", port)}, referenceArgs...)
+		fmt.Sprintf("--server.port=%d", port)}, springArgs...)
 	cmd := exec.Command(java, args...)
 	// The JVM dies with the test binary, even when a panic skips TestMain's
 	// stop.
@@ -396,6 +433,8 @@ func unlistedDiffs(rows []string) []string {
 func auditRows(rows []string, seen map[string]int) (errs, notes []string) {
 	for _, id := range rows {
 		switch {
+		case observedBy[id] != "":
+			notes = append(notes, fmt.Sprintf("README row %q: checked by %s", id, observedBy[id]))
 		case knownDiffByID(id) == nil:
 			notes = append(notes, fmt.Sprintf("README row %q: not observable in this test (timing, clustering or "+
 				"input the reference takes differently); no explanation in differences_test.go", id))
