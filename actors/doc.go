@@ -50,6 +50,8 @@
 // last window. For one such interval after a release it engages again only
 // once the count has stayed at or below the threshold for a whole window:
 // the summed count is noisy, and one low close must not undo a release.
+// Likewise, once engaged it lets go only after two closes in a row above
+// the threshold, so a falling count that crosses it twice does not flap it.
 //
 // # Deletes
 //

@@ -96,8 +96,12 @@ type RenewalPeers interface {
 // expectation comes from a measurement, not from the registry)
 // self-preservation engages again only once every close for a whole
 // window has been at or below the threshold. A real new fault still
-// engages it, one window later than otherwise; outside that interval the
-// rule is Eureka's.
+// engages it, one window later than otherwise. The same noise makes the
+// count cross the threshold more than once as it falls after deaths (17,
+// 18, 15 against 17): once engaged, self-preservation lets go only after
+// two closes in a row above the threshold (a quarter window later than
+// Eureka), so one high close neither flaps it nor restarts the release
+// rule's clock. Otherwise the rule is Eureka's.
 type selfPreservation struct {
 	enabled          bool
 	percent          float64
@@ -119,7 +123,16 @@ type selfPreservation struct {
 	// holding is true when the count is at or below the threshold but
 	// the hysteresis after a release keeps self-preservation off.
 	holding bool
+	// high counts the closes in a row above the threshold; sticking is
+	// true when the count is above the threshold but self-preservation
+	// was engaged and stays so until a second such close.
+	high     int
+	sticking bool
 }
+
+// disengageCloses is how many closes in a row above the threshold release
+// an engaged self-preservation.
+const disengageCloses = 2
 
 // spClose is one window close: when, and the cluster-wide count.
 type spClose struct {
@@ -137,7 +150,7 @@ func (s *selfPreservation) expirationEnabled() bool {
 	if !s.enabled {
 		return true
 	}
-	return !s.low() || s.holding
+	return (!s.low() || s.holding) && !s.sticking
 }
 
 // low reports whether the renewals are at or below the threshold (or none
@@ -188,7 +201,7 @@ func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, member
 	s.local, s.peers, s.members = local, peers, members+1
 	s.renewsLastWindow = local + peers
 	s.remember(now)
-	s.hold(now)
+	s.hold(now, !s.engagedSince.IsZero())
 	if !s.engaged() {
 		s.engagedSince = time.Time{}
 		return
@@ -209,7 +222,7 @@ func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, member
 		s.engagedSince = time.Time{}
 		s.released = now
 		s.lowSince = time.Time{}
-		s.hold(now)
+		s.hold(now, false)
 		if s.engaged() {
 			s.engagedSince = now
 		}
@@ -227,16 +240,23 @@ func (s *selfPreservation) remember(now time.Time) {
 	s.recent = append(s.recent[:0], s.recent[drop:]...)
 }
 
-// hold updates the run of low closes and the hysteresis after a release
-// (see selfPreservation): while settling, a low count holds
+// hold updates the runs of low and high closes and the hysteresis (see
+// selfPreservation): while settling after a release, a low count holds
 // self-preservation off until the closes have been low for a whole
-// window.
-func (s *selfPreservation) hold(now time.Time) {
-	s.holding = false
+// window; and if it was engaged (wasEngaged) a single high close keeps it
+// engaged.
+func (s *selfPreservation) hold(now time.Time, wasEngaged bool) {
+	s.holding, s.sticking = false, false
 	if !s.enabled || s.expected == 0 || !s.low() {
 		s.lowSince = time.Time{}
+		s.high++
+		if wasEngaged && s.enabled && s.expected > 0 && s.high < disengageCloses &&
+			!sabotage.On(sabotage.ReleaseWithoutHysteresis) {
+			s.sticking = true
+		}
 		return
 	}
+	s.high = 0
 	if s.lowSince.IsZero() {
 		s.lowSince = now
 	}
@@ -272,6 +292,10 @@ func (s *selfPreservation) reason() string {
 		return "self-preservation is off: expired leases are evicted"
 	case s.expected == 0:
 		return "no renewals expected: nothing to protect"
+	case s.sticking:
+		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), above the threshold of %d "+
+			"(%.0f%% of %d expected clients) for one close only; expired leases are kept until a second close above it",
+			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected)
 	case s.engaged():
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network",

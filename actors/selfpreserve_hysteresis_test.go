@@ -118,3 +118,25 @@ func TestRecentClosesBounded(t *testing.T) {
 	closeAll(sp, testEpoch, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20)
 	assert.Len(t, sp.recent, 4, "a 2 s window closed every 0.5 s")
 }
+
+// As the count falls through the threshold after deaths it crosses it more
+// than once (seed 11 of scale-down: 17, 18, 15 against 17). One close above
+// the threshold keeps self-preservation engaged, and its engagement keeps
+// its start (the release rule's clock); two in a row release it.
+func TestOneHighCloseDoesNotFlap(t *testing.T) {
+	sp := scaleDownSP()
+	at := closeAll(sp, testEpoch, 20, 20, 17)
+	require.True(t, sp.engaged())
+	since := sp.engagedSince
+	at = closeAll(sp, at, 18)
+	assert.True(t, sp.engaged(), "one close above the threshold")
+	assert.False(t, sp.expirationEnabled())
+	at = closeAll(sp, at, 15)
+	assert.True(t, sp.engaged())
+	assert.Equal(t, since, sp.engagedSince, "one engagement all along")
+	at = closeAll(sp, at, 19)
+	assert.True(t, sp.engaged())
+	closeAll(sp, at, 19)
+	assert.False(t, sp.engaged(), "two closes in a row above the threshold release it")
+	assert.True(t, sp.engagedSince.IsZero())
+}

@@ -25,3 +25,19 @@ func TestSabotageReleaseWithoutHysteresis(t *testing.T) {
 	closeAll(sp, at, 15)
 	assert.True(t, sp.engaged(), "re-engaged half a second after the release")
 }
+
+// With the switch on, one high close releases self-preservation and the
+// next low one engages it again: it flaps (the check of
+// TestOneHighCloseDoesNotFlap fails).
+func TestSabotageSelfPreservationFlaps(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.ReleaseWithoutHysteresis))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+
+	sp := scaleDownSP()
+	at := closeAll(sp, testEpoch, 20, 20, 17)
+	require.True(t, sp.engaged())
+	at = closeAll(sp, at, 18)
+	assert.False(t, sp.engaged(), "released on one high close")
+	closeAll(sp, at, 15)
+	assert.True(t, sp.engaged(), "and engaged again")
+}

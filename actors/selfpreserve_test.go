@@ -134,7 +134,10 @@ func TestSelfPreservationCloseWindow(t *testing.T) {
 	assert.Contains(t, sp.status().Reason, "engaged: 5 renewals")
 
 	sp.closeWindow(t0.Add(2*time.Minute), 5, 15, 2) // back
-	assert.False(t, sp.engaged(), "releases as soon as renewals recover")
+	assert.True(t, sp.engaged(), "one close above the threshold is not enough to let go")
+	assert.Contains(t, sp.status().Reason, "for one close only")
+	sp.closeWindow(t0.Add(3*time.Minute), 5, 15, 2)
+	assert.False(t, sp.engaged(), "releases on the second close above the threshold")
 	assert.True(t, sp.engagedSince.IsZero())
 }
 

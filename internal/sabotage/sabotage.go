@@ -46,9 +46,10 @@ const (
 	// the cancel's tombstone, as it did before the late-registration fix
 	// (actors tryRegister and applyRecord).
 	LateRegistrationOutranksCancel Switch = "late-registration-outranks-cancel"
-	// ReleaseWithoutHysteresis makes self-preservation's release take the
-	// last window's count as the expectation and re-engage on the next low
-	// close, as it did before the hysteresis (actors selfPreservation).
+	// ReleaseWithoutHysteresis removes self-preservation's hysteresis, as
+	// before it: the release takes the last window's count as the
+	// expectation and re-engages on the next low close, and one close
+	// above the threshold lets go (actors selfPreservation).
 	ReleaseWithoutHysteresis Switch = "release-without-hysteresis"
 	// FastRenewNotApplied leaves the renewals answered by the renewal fast
 	// path unapplied: the application actor never moves those leases' last
