@@ -74,9 +74,14 @@ func NextFresh(apps int) Instance {
 	return extraInstance(n%apps, n)
 }
 
-func makeInstance(app, net, i int) Instance {
+// NextFreshIn returns a new instance of application app (upper case) that
+// no measurement of this process has registered before.
+func NextFreshIn(app string) Instance { return namedInstance(app, 128, int(freshSeq.Add(1))) }
+
+func makeInstance(app, net, i int) Instance { return namedInstance(AppName(app), net, i) }
+
+func namedInstance(name string, net, i int) Instance {
 	ip := fmt.Sprintf("10.%d.%d.%d", net+((i>>16)&127), (i>>8)&255, i&255)
-	name := AppName(app)
 	return Instance{App: name, IP: ip, ID: ip + ":" + lower(name) + ":8080"}
 }
 

@@ -140,27 +140,29 @@ func CancelLoad(base string, q *Queue, want int) Load {
 	}}
 }
 
-// ChurnLoad is one register+cancel pair per call: it registers a fresh
-// instance (pushed onto q) and cancels the oldest instance of q, so the
-// registry keeps its size while every id is new. wantReg and wantDel are
-// the expected statuses (204 and 200 from Eureka servers).
-func ChurnLoad(base string, apps int, q *Queue, wantReg, wantDel int) Load {
+// ChurnLoad is one register+cancel pair per call: it takes the oldest
+// instance of q, registers a fresh instance of the same application (pushed
+// onto q) and then cancels the old one, as a rolling deploy replaces an
+// application's instances: the registry and every application keep their
+// size while every id is new. wantReg and wantDel are the expected statuses
+// (204 and 200 from Eureka servers).
+func ChurnLoad(base string, q *Queue, wantReg, wantDel int) Load {
 	host := hostOf(base)
 	hdr := registerHeaders()
 	delHdr := javaHeaders("application/json", true)
 	return Load{Name: "churn", New: func(c *http.Client, worker int) func() (int64, error) {
 		body := make([]byte, 0, 1400)
 		return func() (int64, error) {
-			in := NextFresh(apps)
+			old, ok := q.Pop()
+			if !ok {
+				return 0, fmt.Errorf("bench: churn queue empty")
+			}
+			in := NextFreshIn(old.App)
 			n, err := do(c, registerRequest(host, in, hdr, body), wantReg)
 			if err != nil {
 				return n, err
 			}
 			q.Push(in)
-			old, ok := q.Pop()
-			if !ok {
-				return n, fmt.Errorf("bench: churn queue empty")
-			}
 			m, err := do(c, newRequest(http.MethodDelete, host, "/eureka/apps/"+old.App+"/"+old.ID, "", delHdr, nil), wantDel)
 			return n + m, err
 		}
@@ -288,7 +290,7 @@ type ChurnRun struct {
 func Churn(c *http.Client, base string, size, apps int, q *Queue, conc int, d, interval time.Duration, serverPID int) (ChurnRun, error) {
 	run := ChurnRun{Size: size, Conns: conc}
 	var pairs atomic.Int64
-	l := countedLoad(ChurnLoad(base, apps, q, http.StatusNoContent, http.StatusOK), &pairs)
+	l := countedLoad(ChurnLoad(base, q, http.StatusNoContent, http.StatusOK), &pairs)
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cpu := func() time.Duration {

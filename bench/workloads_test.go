@@ -76,6 +76,12 @@ func TestChurnKeepsTheSizeAndSamplesRSS(t *testing.T) {
 		assert.Greater(t, w.To, w.From)
 		assert.Positive(t, w.MaxRSS)
 	}
+	// Each pair replaces an instance of the same application.
+	for a := 0; a < f.Apps; a++ {
+		app := f.Node.View().Snapshot().App(AppName(a))
+		require.NotNil(t, app, "application %d is still there", a)
+		assert.Len(t, app.Instances(), InstancesPerApp)
+	}
 	// The loaded instances are cancelled oldest first.
 	first := InstanceAt(0)
 	_, err = do(c, newRequest(http.MethodGet, hostOf(f.Base), "/eureka/apps/"+first.App+"/"+first.ID, "", javaHeaders("application/json", false), nil), http.StatusNotFound)
@@ -85,7 +91,7 @@ func TestChurnKeepsTheSizeAndSamplesRSS(t *testing.T) {
 func TestReadsUnderChurn(t *testing.T) {
 	f, c := smallFixture(t, 200)
 	q := LoadedQueue(f.Size)
-	reads, pairs, err := UnderChurn(c, Delta.LoadFor(f.Apps, f.Base), ChurnLoad(f.Base, f.Apps, q, http.StatusNoContent, http.StatusOK),
+	reads, pairs, err := UnderChurn(c, Delta.LoadFor(f.Apps, f.Base), ChurnLoad(f.Base, q, http.StatusNoContent, http.StatusOK),
 		2, 2, 200*time.Millisecond, 0)
 	require.NoError(t, err)
 	assert.Positive(t, reads.Requests)

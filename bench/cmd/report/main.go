@@ -147,6 +147,11 @@ func main() {
 	if chk := checkRatios(out.String()); len(chk.Mismatch) > 0 {
 		fatalf("the report's ratios do not follow from its figures:\n%s", strings.Join(chk.Mismatch, "\n"))
 	}
+	for _, r := range reports {
+		if r.failure != "" {
+			fatalf("%s instances=%d: %s", r.server, r.size, r.failure)
+		}
+	}
 }
 
 func fatalf(format string, args ...any) {
@@ -245,7 +250,9 @@ func measureInProcess(o options, size int) (*sizeReport, error) {
 	}
 	f.ForgetDelta()
 	if err := measureDeployAndChurnReads(o, s, c, r); err != nil {
-		return nil, err
+		// Keep what was measured; the run reports the failure and exits 1.
+		r.failure = err.Error()
+		progress("instances=%d: %v", size, err)
 	}
 	return r, nil
 }
@@ -338,7 +345,8 @@ func measureProcess(o options, start func() (*bench.Process, error), size int) (
 	}
 	if !partial {
 		if err := measureDeployAndChurnReads(o, s, c, r); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Name, err)
+			r.failure = err.Error()
+			progress("%s instances=%d: %v", p.Name, size, err)
 		}
 	}
 	return r, nil

@@ -30,6 +30,9 @@ type sizeReport struct {
 
 	deploy *deployReport
 	reads  []*churnRead
+	// failure is the error that ended the deploy or churn-read
+	// measurements early (printed; the run exits 1).
+	failure string
 }
 
 // deployReport is a deploy of many new instances at once and their cancel.
@@ -114,7 +117,7 @@ func measureDeployAndChurnReads(o options, s *subject, c *http.Client, r *sizeRe
 	}
 	q := bench.LoadedQueue(s.size)
 	readConns, churnConns := max(1, conc/2), max(1, conc/2)
-	churn := bench.ChurnLoad(s.base, s.apps, q, http.StatusNoContent, http.StatusOK)
+	churn := bench.ChurnLoad(s.base, q, http.StatusNoContent, http.StatusOK)
 	for _, d := range []bench.Doc{bench.FullGzip, bench.Delta, bench.OneApp} {
 		cr := &churnRead{doc: d.Name}
 		l := d.LoadFor(s.apps, s.base)

@@ -109,6 +109,11 @@ func writeReport(w io.Writer, rn *run) {
 		}
 	}
 	writeChurn(w, rn)
+	for _, r := range rn.reports {
+		if r.failure != "" {
+			fmt.Fprintf(w, "**Failed** (%s, %d instances): %s\n\n", r.server, r.size, r.failure)
+		}
+	}
 	if len(rn.reports) > 0 && o.target == "heureka" && (!partial || readableOnly) {
 		writeReadable(w, rn)
 	}
