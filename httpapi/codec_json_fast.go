@@ -22,14 +22,30 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/valyala/fastjson"
 
 	"github.com/heureka/heureka/actors"
 )
 
-// jsonParsers recycles fastjson parsers (and their trees) across requests.
-var jsonParsers fastjson.ParserPool
+// fjScratch is one decoding's reusable memory: the parser (and its tree)
+// and the members of the objects read so far.
+type fjScratch struct {
+	p   fastjson.Parser
+	kvs []fjKV
+}
+
+// fjScratches recycles fjScratch across requests.
+var fjScratches = sync.Pool{New: func() any { return &fjScratch{kvs: make([]fjKV, 0, 64)} }}
+
+// collect returns the members of object v, in order, in sc's memory.
+func (sc *fjScratch) collect(v *fastjson.Value) []fjKV {
+	start := len(sc.kvs)
+	o, _ := v.Object()
+	o.Visit(func(k []byte, v *fastjson.Value) { sc.kvs = append(sc.kvs, fjKV{k, v}) })
+	return sc.kvs[start:len(sc.kvs):len(sc.kvs)]
+}
 
 // decodeInstanceJSONFast is decodeInstanceJSON, faster (see the file
 // comment).
@@ -40,9 +56,13 @@ func decodeInstanceJSONFast(body []byte) (*actors.Instance, error) {
 	if !json.Valid(body) || strings.IndexByte(string(body), '\\') >= 0 {
 		return decodeInstanceJSON(body)
 	}
-	p := jsonParsers.Get()
-	defer jsonParsers.Put(p)
-	v, err := p.ParseBytes(body)
+	sc := fjScratches.Get().(*fjScratch)
+	defer func() {
+		clear(sc.kvs)
+		sc.kvs = sc.kvs[:0]
+		fjScratches.Put(sc)
+	}()
+	v, err := sc.p.ParseBytes(body)
 	if err != nil {
 		return decodeInstanceJSON(body)
 	}
@@ -50,16 +70,15 @@ func decodeInstanceJSONFast(body []byte) (*actors.Instance, error) {
 	if !ok {
 		return nil, badBody("JSON body is not an object")
 	}
-	var kvs [48]fjKV
-	obj := fjCollect(kvs[:0], root)
+	obj := sc.collect(root)
 	switch w := fjGet(obj, "instance"); {
 	case fjIsNull(w):
 	case w.Type() == fastjson.TypeObject:
-		obj = fjCollect(kvs[:0], w)
+		obj = sc.collect(w)
 	default:
 		return nil, badBody("field %q: want an object, got %s", "instance", fjKind(w))
 	}
-	r := fjFields{obj: obj}
+	r := fjFields{sc: sc, obj: obj}
 	inst := &actors.Instance{
 		InstanceID:       r.str("instanceId"),
 		HostName:         r.str("hostName"),
@@ -93,8 +112,7 @@ func decodeInstanceJSONFast(body []byte) (*actors.Instance, error) {
 	inst.OverriddenStatus = actors.Status(strings.ToUpper(r.str(osKey)))
 
 	if dc := r.object("dataCenterInfo"); dc != nil {
-		var dkvs [8]fjKV
-		d := fjFields{obj: fjCollect(dkvs[:0], dc)}
+		d := fjFields{sc: sc, obj: sc.collect(dc)}
 		inst.DataCenterInfo.Class = d.str("@class")
 		inst.DataCenterInfo.Name = d.str("name")
 		md := d.stringMap("metadata")
@@ -104,8 +122,7 @@ func decodeInstanceJSONFast(body []byte) (*actors.Instance, error) {
 		r.adopt("dataCenterInfo", d.err)
 	}
 	if li := r.object("leaseInfo"); li != nil {
-		var lkvs [8]fjKV
-		l := fjFields{obj: fjCollect(lkvs[:0], li)}
+		l := fjFields{sc: sc, obj: sc.collect(li)}
 		inst.LeaseInfo = actors.LeaseInfo{
 			RenewalIntervalSecs:   l.int("renewalIntervalInSecs"),
 			DurationSecs:          l.int("durationInSecs"),
@@ -127,13 +144,6 @@ func decodeInstanceJSONFast(body []byte) (*actors.Instance, error) {
 type fjKV struct {
 	key []byte
 	v   *fastjson.Value
-}
-
-// fjCollect appends the members of object v to dst, in order.
-func fjCollect(dst []fjKV, v *fastjson.Value) []fjKV {
-	o, _ := v.Object()
-	o.Visit(func(k []byte, v *fastjson.Value) { dst = append(dst, fjKV{k, v}) })
-	return dst
 }
 
 // fjGet returns the value of key in obj (the last one, as encoding/json's
@@ -184,9 +194,30 @@ func fjString(v *fastjson.Value) string {
 }
 
 // fjNumber returns a number value's text, as json.Number holds it.
-func fjNumber(v *fastjson.Value) string {
-	var buf [32]byte
-	return string(v.MarshalTo(buf[:0]))
+func fjNumber(v *fastjson.Value) string { return string(v.MarshalTo(nil)) }
+
+// parseDigits parses b when it is only an optional '-' and 1 to 18 ASCII
+// digits, which strconv.ParseInt reads the same; ok is false otherwise
+// (parseInt then decides).
+func parseDigits(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // fjInt is jsonInt for a fastjson value.
@@ -197,10 +228,15 @@ func fjInt(v *fastjson.Value) (int64, bool) {
 	var s string
 	switch v.Type() {
 	case fastjson.TypeNumber:
-		var buf [32]byte
-		return parseInt(string(v.MarshalTo(buf[:0])))
+		if n, err := v.Int64(); err == nil {
+			return n, true // an integer; parseInt agrees
+		}
+		return parseInt(fjNumber(v))
 	case fastjson.TypeString:
 		b, _ := v.StringBytes()
+		if n, ok := parseDigits(b); ok {
+			return n, true
+		}
 		s = strings.TrimSpace(string(b))
 		if s == "" {
 			return 0, true
@@ -214,6 +250,7 @@ func fjInt(v *fastjson.Value) (int64, bool) {
 // fjFields is jsonFields over a parsed object: the same rules, the same
 // first error.
 type fjFields struct {
+	sc  *fjScratch
 	obj []fjKV
 	err error
 }
@@ -296,8 +333,7 @@ func (r *fjFields) stringMap(key string) map[string]string {
 	if obj == nil {
 		return nil
 	}
-	var kvs [16]fjKV
-	members := fjCollect(kvs[:0], obj)
+	members := r.sc.collect(obj)
 	var m map[string]string
 	for i, kv := range members {
 		k := string(kv.key)
@@ -339,8 +375,7 @@ func (r *fjFields) port(key string, def bool) actors.Port {
 		}
 		p.Number = int(n)
 	case v.Type() == fastjson.TypeObject:
-		var kvs [8]fjKV
-		members := fjCollect(kvs[:0], v)
+		members := r.sc.collect(v)
 		num := fjGet(members, "$")
 		n, ok := fjInt(num)
 		if !ok || int64(int(n)) != n {

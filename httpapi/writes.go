@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/heureka/heureka/actors"
@@ -20,9 +21,25 @@ var errBodyTooLarge = errors.New("httpapi: request body too large")
 // readBody reads a request body, inflating it when Content-Encoding is gzip,
 // and enforces MaxBodyBytes on the decoded size.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	return s.readBodyTo(w, r, nil)
+}
+
+// bodyBuffers recycles registration bodies (*[]byte): the decoders copy
+// what they keep, so a body's memory is free once it is decoded. Buffers
+// that grew beyond maxPooledBody are left to the collector.
+var bodyBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, 4096)
+	return &b
+}}
+
+// maxPooledBody is the largest body buffer bodyBuffers keeps.
+const maxPooledBody = 64 << 10
+
+// readBodyTo is readBody appending to dst.
+func (s *Server) readBodyTo(w http.ResponseWriter, r *http.Request, dst []byte) ([]byte, error) {
 	limit := s.cfg.MaxBodyBytes
 	var src io.Reader = http.MaxBytesReader(w, r.Body, limit)
-	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	switch enc := strings.ToLower(strings.TrimSpace(headerValue(r.Header, "Content-Encoding"))); enc {
 	case "", "identity":
 	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(src)
@@ -34,7 +51,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	default:
 		return nil, &httpError{code: http.StatusUnsupportedMediaType, msg: fmt.Sprintf("unsupported Content-Encoding %q", enc)}
 	}
-	body, err := io.ReadAll(io.LimitReader(src, limit+1))
+	body, err := readAll(dst, io.LimitReader(src, limit+1))
 	var maxErr *http.MaxBytesError
 	switch {
 	case errors.As(err, &maxErr) || int64(len(body)) > limit:
@@ -43,6 +60,23 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		return nil, badRequest("cannot read request body: " + err.Error())
 	}
 	return body, nil
+}
+
+// readAll is io.ReadAll appending to dst.
+func readAll(dst []byte, src io.Reader) ([]byte, error) {
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)] // grow
+		}
+		n, err := src.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return dst, err
+		}
+	}
 }
 
 // validateRegistration applies Eureka's register checks in order (spec §2
@@ -79,12 +113,17 @@ func validateRegistration(inst *actors.Instance, pathApp string) error {
 }
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) {
-	body, err := s.readBody(w, r)
+	buf := bodyBuffers.Get().(*[]byte)
+	body, err := s.readBodyTo(w, r, (*buf)[:0])
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	inst, err := DecodeInstance(headerValue(r.Header, "Content-Type"), body)
+	if cap(body) <= maxPooledBody {
+		*buf = body[:0]
+		bodyBuffers.Put(buf)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
