@@ -81,6 +81,7 @@ func measure(t *testing.T, size, perApp int) {
 	cfg.Sinks = []actors.Sink{v}
 	cfg.SelfPreservation = false
 	cfg.RequestTimeout = 10 * time.Minute // the machine may be loaded
+	cfg.EvictionInterval = 24 * time.Hour // loading may take longer than a lease
 	reg, err := actors.NewRegistry(cfg)
 	require.NoError(t, err)
 	defer reg.Close()
@@ -147,4 +148,75 @@ func measure(t *testing.T, size, perApp int) {
 		})
 	})
 	runtime.KeepAlive(s)
+}
+
+var (
+	churnRate    = flag.Int("churn-rate", 4000, "register+cancel pairs per simulated second (TestChurnMemory)")
+	churnMinutes = flag.Int("churn-minutes", 10, "simulated minutes of churn (TestChurnMemory)")
+	churnSize    = flag.Int("churn-size", 20000, "fixed registry size under churn (TestChurnMemory)")
+)
+
+// TestChurnMemory measures what churn retains in the view: a registry of
+// churn-size instances (20 per application) takes churn-rate register+cancel
+// pairs per second with fresh ids, on a simulated clock, with the delta
+// pruned every 30 s and the full and delta documents (JSON, gzip) read every
+// 30 s as Eureka's response cache would. It logs the heap after GC and the
+// RSS every simulated minute.
+//
+//	go test -tags memtest -run TestChurnMemory -v -timeout 60m ./actors/view/
+func TestChurnMemory(t *testing.T) {
+	base := heapAfterGC()
+	clock := actors.NewManualClock(time.Unix(1754500000, 0))
+	cfg := view.DefaultConfig(httpapi.Encoders())
+	cfg.Clock = clock
+	v := view.New(cfg)
+	size, rate := *churnSize, *churnRate
+	var ver uint64
+	apply := func(action actors.ActionType, in *actors.Instance) {
+		in.ActionType = action
+		ver++
+		v.Apply(&actors.Event{Action: action, Instance: in, Version: actors.Version{Clock: ver, Node: "n1"}})
+	}
+	for i := 0; i < size; i++ {
+		apply(actors.ActionAdded, decodedInstance(appName(i/20), i))
+	}
+	v.ClearDelta()
+	loaded := heapAfterGC()
+	t.Logf("registry of %d: view heap %.1f MiB, RSS %.1f MiB", size, float64(loaded-base)/(1<<20),
+		float64(procStatus("VmRSS"))/(1<<20))
+
+	const tick = 100 * time.Millisecond
+	perTick := rate / 10
+	next := size // fresh ids
+	start := time.Now()
+	for step := 1; step <= *churnMinutes*600; step++ {
+		for j := 0; j < perTick; j++ {
+			// A fresh instance joins an application and leaves at once:
+			// the registry size stays fixed, the window fills.
+			in := decodedInstance(appName(next%(size/20)), next)
+			apply(actors.ActionAdded, in)
+			gone := in.Clone()
+			gone.LeaseInfo.EvictionTimestamp = clock.Now().UnixMilli()
+			apply(actors.ActionDeleted, gone)
+			next++
+		}
+		clock.Advance(tick)
+		if step%300 == 0 { // every 30 s
+			v.PruneDelta()
+			s := v.Snapshot()
+			s.Full(view.FormatJSON, true)
+			s.Delta(view.FormatJSON, true)
+		}
+		if step%600 == 0 {
+			h := heapAfterGC()
+			s := v.Snapshot()
+			t.Logf("minute %2d (%v): %d entries in the delta window, delta gzip %.1f MiB; view heap %.1f MiB "+
+				"(%.0f B per retained entry); RSS %.1f MiB, peak %.1f MiB",
+				step/600, time.Since(start).Round(time.Second), s.DeltaLen(),
+				float64(len(s.Delta(view.FormatJSON, true)))/(1<<20), float64(h-base)/(1<<20),
+				float64(h-loaded)/float64(max(1, s.DeltaLen())),
+				float64(procStatus("VmRSS"))/(1<<20), float64(procStatus("VmHWM"))/(1<<20))
+		}
+	}
+	require.Equal(t, size, v.Snapshot().Count())
 }
