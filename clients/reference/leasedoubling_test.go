@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -49,32 +50,24 @@ func TestLeaseDoubling(t *testing.T) {
 		a, err := send(url, registerJSON("register", i))
 		require.NoError(t, err)
 		require.Equal(t, http.StatusNoContent, a.Status, "register on %s", url)
+		registered, ok := leaseTimes(url, i)
+		require.True(t, ok, "GET instance on %s", url)
+		// The renewal must fall in a later millisecond than the
+		// registration, to tell the two apart.
+		for time.Now().UnixMilli() <= registered.reg+1 {
+			runtime.Gosched()
+		}
 		renewed := time.Now()
 		a, err = send(url, put("renew", instPath(i)))
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, a.Status, "renew on %s", url)
-		var last time.Time
+		var last int64
 		require.Eventually(t, func() bool {
-			a, err := send(url, get("GET instance", instPath(i), jsonAccept))
-			if err != nil || a.Status != http.StatusOK {
-				return false
-			}
-			var doc struct {
-				Instance struct {
-					LeaseInfo struct {
-						LastRenewalTimestamp int64 `json:"lastRenewalTimestamp"`
-					} `json:"leaseInfo"`
-				} `json:"instance"`
-			}
-			if json.Unmarshal(a.Body, &doc) != nil {
-				return false
-			}
-			// The registration happened before renewed (to the
-			// millisecond), the renewal after it.
-			last = time.UnixMilli(doc.Instance.LeaseInfo.LastRenewalTimestamp)
-			return !last.Before(renewed.Truncate(time.Millisecond))
+			lt, ok := leaseTimes(url, i)
+			last = lt.last
+			return ok && lt.last > registered.reg
 		}, 5*time.Second, 10*time.Millisecond, "%s: the renewal never showed in lastRenewalTimestamp", url)
-		return last.Sub(renewed)
+		return time.UnixMilli(last).Sub(renewed)
 	}
 	tolerance := lease / 10
 	assert.InDelta(t, lease, lastRenewal(r.url), float64(tolerance), "the reference: a lease ahead of the renewal")
@@ -83,6 +76,30 @@ func TestLeaseDoubling(t *testing.T) {
 		"Heureka by default: the renewal itself (README row lease-doubling)")
 	t.Logf("README row lease-doubling: the reference reports lastRenewalTimestamp %d s after a renewal, Heureka by default the renewal",
 		i.duration)
+}
+
+// leaseTime are an instance's registrationTimestamp and
+// lastRenewalTimestamp (epoch ms).
+type leaseTime struct{ reg, last int64 }
+
+// leaseTimes reads them from GET instance.
+func leaseTimes(url string, i inst) (leaseTime, bool) {
+	a, err := send(url, get("GET instance", instPath(i), jsonAccept))
+	if err != nil || a.Status != http.StatusOK {
+		return leaseTime{}, false
+	}
+	var doc struct {
+		Instance struct {
+			LeaseInfo struct {
+				Registration int64 `json:"registrationTimestamp"`
+				LastRenewal  int64 `json:"lastRenewalTimestamp"`
+			} `json:"leaseInfo"`
+		} `json:"instance"`
+	}
+	if json.Unmarshal(a.Body, &doc) != nil {
+		return leaseTime{}, false
+	}
+	return leaseTime{doc.Instance.LeaseInfo.Registration, doc.Instance.LeaseInfo.LastRenewal}, true
 }
 
 // startPlainHeureka starts a node with Heureka's defaults (but
