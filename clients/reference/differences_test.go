@@ -234,9 +234,10 @@ var knownDiffs = []knownDiff{
 		}
 		changed := false
 		for i := range rl {
-			re, _ := rl[i].(map[string]any)["responseEntity"].(map[string]any)
-			he, _ := hl[i].(map[string]any)["responseEntity"].(map[string]any)
-			if re == nil || he == nil {
+			ri, hi := rl[i].(map[string]any), hl[i].(map[string]any)
+			re, _ := ri["responseEntity"].(map[string]any)
+			he, _ := hi["responseEntity"].(map[string]any)
+			if re == nil || he == nil || fmt.Sprint(ri["statusCode"]) != "409" || fmt.Sprint(hi["statusCode"]) != "409" {
 				continue
 			}
 			for _, k := range []string{"actionType", "status", "overriddenStatus"} {
