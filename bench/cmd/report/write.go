@@ -406,7 +406,7 @@ func writeChurnReads(w io.Writer, rn *run) {
 	conc := bench.Concurrency()
 	fmt.Fprintln(w, "### Reads under churn")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Each document read on %d connections for %v with nothing else running (quiet), then for %v while %d other connections churn (each pair registers a new instance and cancels the oldest, so the registry keeps its size and every change lands in the delta window).\n\n",
+	fmt.Fprintf(w, "Each document read on %d connections for %v with nothing else running (quiet), then for %v while %d other connections churn (each pair registers a new instance into the application of the oldest instance and cancels that one, so the registry and every application keep their size and every change lands in the delta window).\n\n",
 		max(1, conc/2), rn.opts.underChurn, rn.opts.underChurn, max(1, conc/2))
 	tableHeader(w, "instances", "server", "read", "quiet req/s", "under churn req/s", "under churn ÷ quiet = under churn req/s ÷ quiet req/s",
 		"churn pairs/s", "quiet B/resp", "under churn B/resp", "load")
@@ -440,7 +440,7 @@ func writeChurn(w io.Writer, rn *run) {
 		if cr.server == inProcess {
 			where = "this process's /proc/self/status (server and load generator)"
 		}
-		fmt.Fprintf(w, "%s: every operation registers a new instance id and cancels the oldest; %d instances, %d connections, %v (%d windows of %v); RSS (VmRSS) from %s every %v; load average %s at start, %s at end. %d pairs in all.\n\n",
+		fmt.Fprintf(w, "%s: every operation registers a new instance id (in the application of the oldest instance) and cancels the oldest; %d instances, %d connections, %v (%d windows of %v); RSS (VmRSS) from %s every %v; load average %s at start, %s at end. %d pairs in all.\n\n",
 			cr.server, cr.run.Size, cr.run.Conns, cr.run.Result.Elapsed.Round(time.Second), len(wins), cr.window, where,
 			rn.opts.churnSample, cr.load0, cr.load1, cr.run.Result.Requests)
 		if len(wins) == 0 {
