@@ -13,8 +13,7 @@ type step struct {
 	// kind names the kind of request (the test counts distinct kinds).
 	kind   string
 	method string
-	// path is relative to the servers' /eureka base, or absolute (from the
-	// host) when it starts with "//".
+	// path is relative to the servers' /eureka base.
 	path   string
 	header map[string]string
 	body   string

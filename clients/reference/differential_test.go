@@ -271,9 +271,6 @@ var client = &http.Client{
 // send sends s to the server whose Eureka base URL is base.
 func send(base string, s step) (answer, error) {
 	url := base + s.path
-	if strings.HasPrefix(s.path, "//") {
-		url = strings.TrimSuffix(base, "/eureka") + s.path[1:]
-	}
 	var body io.Reader
 	if s.body != "" {
 		body = strings.NewReader(s.body)
