@@ -135,6 +135,11 @@ func explainedByRejoinAfterLeave(r *Result, v Verdict) bool {
 // "x re-published by nK with a version stamped at +T, …").
 var republishRE = regexp.MustCompile(`re-published by (\S+) (?:at|with a version stamped at) \+([0-9.]+)s`)
 
+// backWithVersionRE reads the time and the version's author of a
+// no-resurrection return ("x back on nK at +T … with the version nJ made at
+// …").
+var backWithVersionRE = regexp.MustCompile(` back on \S+ at \+([0-9.]+)s .* with the version (\S+) made at `)
+
 // locationRE reads the client's location in a renewer-kept line.
 var locationRE = regexp.MustCompile(`\(location (\S+),`)
 
@@ -144,6 +149,13 @@ var locationRE = regexp.MustCompile(`\(location (\S+),`)
 func republications(v Verdict) (authors []string, at []time.Duration, locs []string, ok bool) {
 	for _, d := range v.Details {
 		m := republishRE.FindStringSubmatch(d)
+		if m == nil {
+			// A return no-resurrection saw in the samples, served with a
+			// version a node made after the client stopped.
+			if b := backWithVersionRE.FindStringSubmatch(d); b != nil {
+				m = []string{b[0], b[2], b[1]}
+			}
+		}
 		if m == nil {
 			return nil, nil, nil, false
 		}

@@ -169,3 +169,20 @@ func TestClockJumpIsRecognised(t *testing.T) {
 	v.Details[0] = "catalog-004 re-published by n0 with a version stamped at +19.0s, 2.78s after its client stopped"
 	assert.Nil(t, ExplainFailure(r, v), "long after the jumps")
 }
+
+// TestClockJumpReturnIsRecognised: the returns that a skewed node's
+// re-publication causes on other nodes are BUG-10's too.
+func TestClockJumpReturnIsRecognised(t *testing.T) {
+	o := &Observations{Timers: DefaultTimers(), Timeline: []Event{
+		{At: 1300 * time.Millisecond, Kind: "clock-skew", Detail: "n4's wall clock set 3m0s off"},
+		{At: 9300 * time.Millisecond, Kind: "clock-skew", Detail: "n4's wall clock set 0s off"},
+	}}
+	r := &Result{Scenario: "clock-skew", Observations: o}
+	v := Verdict{Invariant: InvNoResurrection, Details: []string{
+		"catalog-005 re-published by n4 with a version stamped at +9.8s, 2.98s after its client stopped (cancelled=false), with no registration since",
+		"catalog-005 back on n2 at +9.8s (in a probe) after it was gone at +9.7s (client stopped at +6.8s, cancelled=false) with the version n4 made at +185.1s",
+	}}
+	require.NotNil(t, ExplainFailure(r, v))
+	v.Details[1] = strings.Replace(v.Details[1], "version n4", "version n1", 1)
+	assert.Nil(t, ExplainFailure(r, v))
+}
