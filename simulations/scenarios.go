@@ -188,7 +188,15 @@ func driveSteadyChurn(s *Sim) error {
 	}
 	s.Event("clients", "%d steady clients registered", len(steady))
 	s.StartChurn(standardChurn(400 * time.Millisecond))
-	return s.Sleep(s.Duration())
+	if err := s.Sleep(s.Duration()); err != nil {
+		return err
+	}
+	// Stop the churn and wait out the eviction bound, so that a client that
+	// died silently in the last seconds is judged by eviction-latency (with
+	// the one-second settle tail of the short runs it was not, and a run
+	// whose silent deaths all fell there had nothing to judge).
+	s.FaultsOver()
+	return s.Sleep(s.cfg.Thresholds.EvictionLatency + time.Second)
 }
 
 // drivePartitionHeal: a minority and a majority side both take writes for
