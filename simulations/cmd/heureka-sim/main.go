@@ -179,7 +179,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			if logger != nil {
 				cfg.Logger = logger
 			}
-			w, err := simulations.MeasureWireCost(ctx, cfg, 2, 10, 5*time.Second)
+			w, err := simulations.MeasureWireCost(ctx, cfg, 2, 10, 10*time.Second)
 			if err != nil {
 				fmt.Fprintf(stderr, "heureka-sim: %v\n", err)
 				return 1
