@@ -192,6 +192,16 @@ func (s *selfPreservation) onEvent(ev *Event) {
 	case ev.Action == ActionDeleted && s.expected > 0:
 		s.expected--
 	}
+	s.expectationChanged()
+}
+
+// expectationChanged ends the engagement when a new expectation (an event,
+// a recount) lowered the threshold below the count between two closes, so
+// that the next close does not take it for one that is still engaged.
+func (s *selfPreservation) expectationChanged() {
+	if !s.engagedSince.IsZero() && !s.engaged() {
+		s.engagedSince = time.Time{}
+	}
 }
 
 // closeWindow records the renewals of the window that just ended: local
@@ -282,6 +292,7 @@ func (s *selfPreservation) recount(count int, now time.Time) {
 	if !s.enabled || float64(count) > s.percent*float64(s.expected) {
 		s.expected = count
 	}
+	s.expectationChanged()
 }
 
 // reason says in plain words what self-preservation decided and why.

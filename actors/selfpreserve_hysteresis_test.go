@@ -140,3 +140,18 @@ func TestOneHighCloseDoesNotFlap(t *testing.T) {
 	assert.False(t, sp.engaged(), "two closes in a row above the threshold release it")
 	assert.True(t, sp.engagedSince.IsZero())
 }
+
+// An engagement that ends between two closes (evictions lowered the
+// expectation, and with it the threshold, below the count) is over: the
+// next close above the new threshold does not bring it back as if it had
+// lasted (seed 4 of scale-down).
+func TestEngagementEndedByEventsStaysEnded(t *testing.T) {
+	sp := scaleDownSP() // expected 10, threshold 17
+	at := closeAll(sp, testEpoch, 20, 20, 16)
+	require.True(t, sp.engaged())
+	sp.onEvent(&Event{Action: ActionDeleted})
+	sp.onEvent(&Event{Action: ActionDeleted}) // expected 8, threshold 13
+	assert.False(t, sp.engaged(), "16 renewals are above the new threshold")
+	closeAll(sp, at, 15)
+	assert.False(t, sp.engaged(), "the next close above it does not re-engage")
+}
