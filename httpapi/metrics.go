@@ -21,6 +21,7 @@ package httpapi
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -149,7 +150,8 @@ func (rm *routeMetrics) end(sw *statusWriter, start time.Time) {
 
 // statusWriter records the status code a handler writes. It keeps the
 // optional interfaces net/http's writer has that a handler may use
-// (http.Flusher, http.Hijacker, and Unwrap for http.ResponseController).
+// (http.Flusher, http.Hijacker, io.ReaderFrom, and Unwrap for
+// http.ResponseController).
 type statusWriter struct {
 	http.ResponseWriter
 	code int // 0 until the handler writes
@@ -189,6 +191,18 @@ func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return h.Hijack()
 	}
 	return nil, nil, http.ErrNotSupported
+}
+
+// ReadFrom implements io.ReaderFrom, so that net/http's sendfile path
+// (static files) stays available through the wrapper.
+func (w *statusWriter) ReadFrom(src io.Reader) (int64, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(src)
+	}
+	return io.Copy(w.ResponseWriter, src)
 }
 
 // Unwrap returns the underlying writer (for http.ResponseController).
