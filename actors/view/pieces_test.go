@@ -170,7 +170,7 @@ func staleScenario(t *testing.T) *Snapshot {
 	stale := v.Snapshot().App("A")
 	in := testInst("A", "a2", actors.StatusUp)
 	in.ActionType = actors.ActionAdded
-	c := prepare(&actors.Event{Action: actors.ActionAdded, Instance: in, Version: actors.Version{Clock: 100, Node: "n1"}}, stale)
+	c := prepare(&actors.Event{Action: actors.ActionAdded, Instance: in, Version: actors.Version{Clock: 100, Node: "n1"}}, stale, nil)
 	f.add("A", "a3", actors.StatusUp) // another writer replaces A meanwhile
 	v.install1(&c)
 	return v.Snapshot()
@@ -182,4 +182,5 @@ func TestStalePreparedChangeIsRecomputed(t *testing.T) {
 	s := staleScenario(t)
 	assert.Len(t, s.App("A").Instances(), 3, "a1, a2 and a3")
 	assert.Equal(t, 3, s.Count())
+	assert.Len(t, s.deltaApp("A").Instances(), 3, "the delta group too")
 }

@@ -277,12 +277,21 @@ type change struct {
 	p      *piece
 	base   *App // the App the change was computed from (nil: none)
 	newApp *App // base with the change (nil: the application is gone)
+	// deltaBase and newDelta are the same for the application's group in
+	// the delta.
+	deltaBase, newDelta *App
 }
 
-func prepare(ev *actors.Event, base *App) change {
+func prepare(ev *actors.Event, base, deltaBase *App) change {
 	c := change{ev: ev, key: ev.Instance.Key(), p: newPiece(ev.Instance), base: base}
 	c.rebase(base)
+	c.rebaseDelta(deltaBase)
 	return c
+}
+
+func (c *change) rebaseDelta(deltaBase *App) {
+	c.deltaBase = deltaBase
+	c.newDelta = deltaBase.with(c.key.App, c.p, c.ev.Version)
 }
 
 func (c *change) rebase(base *App) {
@@ -296,7 +305,8 @@ func (c *change) rebase(base *App) {
 
 // Apply folds one event into a new snapshot. It implements actors.Sink.
 func (v *View) Apply(ev *actors.Event) {
-	c := prepare(ev, v.head.Load().App(ev.Instance.App))
+	h := v.head.Load()
+	c := prepare(ev, h.App(ev.Instance.App), h.deltaApp(ev.Instance.App))
 	v.install1(&c)
 }
 
@@ -321,7 +331,7 @@ func (v *View) ApplyBatch(evs []actors.Event) {
 	next := v.head.Load().derive()
 	now := v.cfg.Clock.Now().UnixMilli()
 	for i := range evs {
-		c := prepare(&evs[i], next.App(evs[i].Instance.App))
+		c := prepare(&evs[i], next.App(evs[i].Instance.App), next.deltaApp(evs[i].Instance.App))
 		v.fold(next, &c, now)
 	}
 	next.window = v.window[:len(v.window):len(v.window)]
@@ -330,7 +340,8 @@ func (v *View) ApplyBatch(evs []actors.Event) {
 
 // fold applies one prepared change to next, a snapshot under construction,
 // and appends it to the delta window. v.mu must be held. If another writer
-// changed the application since c was prepared (only possible when events of
+// changed the application (or its delta group; pruning does) since c was
+// prepared (only possible when events of
 // one application come from more than one goroutine, which the registry
 // never does), the change is recomputed here.
 func (v *View) fold(next *Snapshot, c *change, now int64) {
@@ -364,8 +375,16 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 	next.svips = updateGroups(next.svips, c.key, old, cur, func(i *actors.Instance) string { return i.SecureVIPAddress })
 
 	v.window = append(v.window, deltaEntry{at: now, p: c.p})
-	g, _ := next.delta.Get(c.key.App)
-	next.delta = next.delta.Set(c.key.App, g.with(c.key.App, c.p, c.ev.Version))
+	if g, _ := next.delta.Get(c.key.App); g != c.deltaBase && !sabotage.On(sabotage.ViewStaleAppInstalled) {
+		c.rebaseDelta(g)
+	}
+	next.delta = next.delta.Set(c.key.App, c.newDelta)
+}
+
+// deltaApp returns the delta's group of application name, or nil.
+func (s *Snapshot) deltaApp(name string) *App {
+	a, _ := s.delta.Get(name)
+	return a
 }
 
 // Snapshot is an immutable state of the registry with lazily built, cached
