@@ -565,10 +565,14 @@ func (m *Membership) leaveLocked(timeout time.Duration) error {
 	// effort: a member that got neither records the node as dead, not left.
 	m.leaving.Store(true)
 	m.announceLeave(deadline)
-	if err := m.ml.UpdateNode(time.Until(deadline)); err != nil {
+	wait := leaveWait(deadline)
+	if sabotage.On(sabotage.LeaveWaitsUnbounded) {
+		wait = time.Until(deadline) // ≤ 0 once announceLeave used it all
+	}
+	if err := m.ml.UpdateNode(wait); err != nil {
 		m.log.Debug("cluster: leave flag not fully gossiped", "err", err)
 	}
-	err := m.ml.Leave(max(time.Until(deadline), time.Millisecond))
+	err := m.ml.Leave(leaveWait(deadline))
 	m.mu.Lock()
 	m.left = true
 	m.mu.Unlock()
@@ -578,6 +582,16 @@ func (m *Membership) leaveLocked(timeout time.Duration) error {
 	}
 	m.log.Info("cluster: left the cluster")
 	return nil
+}
+
+// leaveWait is how long memberlist may wait for a leave broadcast to go
+// out: what is left until deadline, but at least a millisecond.
+// memberlist's UpdateNode and Leave wait without limit for a timeout ≤ 0,
+// and with the others gone the broadcast may never go out: announceLeave
+// can spend the whole leave timeout (many members, slow streams), and the
+// node's Stop then hung for good (BUG-8 of the simulations).
+func leaveWait(deadline time.Time) time.Duration {
+	return max(time.Until(deadline), time.Millisecond)
 }
 
 // announceLeave sends ctlLeaving to every live member in parallel and waits

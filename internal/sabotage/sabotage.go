@@ -71,6 +71,18 @@ const (
 	// writes) back to the Eureka peers, as if a client had made them
 	// (cluster/eurekapeer Observe).
 	EurekaPeerEcho Switch = "eurekapeer-echo"
+	// LeaveWaitsUnbounded passes memberlist the leave's remaining time even
+	// when it has run out, which memberlist takes as "wait without limit",
+	// as before the BUG-8 fix (cluster leaveLocked).
+	LeaveWaitsUnbounded Switch = "leave-waits-unbounded"
+	// RejoinBelowLeftIncarnation lets a fresh process announce itself at
+	// memberlist's first incarnation, below the one its predecessor left
+	// with, as before the BUG-9 fix (cluster Membership.Start).
+	RejoinBelowLeftIncarnation Switch = "rejoin-below-left-incarnation"
+	// SyncAnswerDialled sends the answer to an anti-entropy sync request on
+	// a stream the answering node dials, not on the asker's stream, as
+	// before the BUG-7 fix (cluster anti-entropy).
+	SyncAnswerDialled Switch = "sync-answer-dialled"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -90,5 +102,11 @@ var All = []Switch{
 //
 // NoFailedMembersInState is here for the same reason: long-partition shows
 // BUG-4 in about one run in five.
+//
+// LeaveWaitsUnbounded, RejoinBelowLeftIncarnation and SyncAnswerDialled
+// (BUG-8, BUG-9, BUG-7) are unit-only too: their cluster tests show each
+// directly, while the simulations show BUG-9 in about one run in three and
+// BUG-8 only at 50 nodes.
 var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
-	NoFailedMembersInState, ViewStaleAppInstalled, EurekaPeerEcho}
+	NoFailedMembersInState, ViewStaleAppInstalled, EurekaPeerEcho,
+	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled}

@@ -41,7 +41,9 @@ func TestSwitchLists(t *testing.T) {
 		}
 		seen[s] = true
 	}
-	if !seen[LateRegistrationOutranksCancel] {
-		t.Fatal("late-registration-outranks-cancel is not listed")
+	for _, s := range []Switch{LateRegistrationOutranksCancel, LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled} {
+		if !seen[s] {
+			t.Fatalf("%s is not listed", s)
+		}
 	}
 }
