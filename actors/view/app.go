@@ -84,19 +84,37 @@ type App struct {
 	instances []*actors.Instance // sorted by id
 	versions  []actors.Version   // versions[i] is the version of instances[i]
 	pieces    []*piece           // pieces[i].inst == instances[i]
-	gz        [NumFormats]lazyGz // the element as a gzip piece
-	doc       [NumFormats][2]lazy
-	digest    struct {
+	// cache holds what is built on first use. It is allocated by the first
+	// reader, so that a write, which copies an App, does not pay for the
+	// caches of a version nobody may read.
+	cache atomic.Pointer[appCache]
+}
+
+// appCache is an App's lazily built bytes and digest.
+type appCache struct {
+	gz     [NumFormats]lazyGz // the element as a gzip piece
+	doc    [NumFormats][2]lazy
+	digest struct {
 		once sync.Once
 		v    uint64
 	}
+}
+
+// caches returns a's cache, allocating it on first use.
+func (a *App) caches() *appCache {
+	if c := a.cache.Load(); c != nil {
+		return c
+	}
+	a.cache.CompareAndSwap(nil, &appCache{})
+	return a.cache.Load()
 }
 
 // Digest summarizes the application's instance versions: two nodes holding
 // the same versions of the same instances get the same digest. It is an XOR
 // of a hash of every instance's id and version, computed once per App.
 func (a *App) Digest() uint64 {
-	a.digest.once.Do(func() {
+	d := &a.caches().digest
+	d.once.Do(func() {
 		var buf [8]byte
 		for i, in := range a.instances {
 			h := fnv.New64a()
@@ -104,10 +122,10 @@ func (a *App) Digest() uint64 {
 			binary.LittleEndian.PutUint64(buf[:], a.versions[i].Clock)
 			_, _ = h.Write(buf[:])
 			_, _ = h.Write([]byte(a.versions[i].Node))
-			a.digest.v ^= mix64(h.Sum64())
+			d.v ^= mix64(h.Sum64())
 		}
 	})
-	return a.digest.v
+	return d.v
 }
 
 // mix64 is a finalizer that spreads FNV's output over all bits.
@@ -264,7 +282,7 @@ func (a *App) plainLen(f Format) int {
 // compressed once per App. Instance bytes already cached are reused; the
 // others are encoded into a scratch buffer and not kept.
 func (a *App) gzElement(enc Encoder, f Format) gzPiece {
-	return a.gz[f].get(func() gzPiece {
+	return a.caches().gz[f].get(func() gzPiece {
 		z := newPieceWriter()
 		buf := scratch.Get().(*[]byte)
 		defer scratch.Put(buf)
@@ -294,7 +312,7 @@ func (a *App) Document(enc Encoder, f Format, gz bool) []byte {
 	if gz {
 		g = 1
 	}
-	return a.doc[f][g].get(func() []byte {
+	return a.caches().doc[f][g].get(func() []byte {
 		plain := enc.AppendApplicationDocument(nil, a.name, a.instances)
 		if gz {
 			return assembleGzip([]gzPiece{compressPiece(plain)})

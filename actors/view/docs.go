@@ -96,7 +96,7 @@ func each(apps *immutable.SortedMap[string, *App], fn func(*App)) {
 // if gz, built once per snapshot (on first use) from the applications'
 // cached pieces. Applications without instances are omitted.
 func (s *Snapshot) Full(f Format, gz bool) []byte {
-	return s.docCache.full[f][gzIndex(gz)].get(func() []byte {
+	return s.docs().full[f][gzIndex(gz)].get(func() []byte {
 		if gz {
 			return appsGzip(s.enc[f], f, s.apps, FullVersionDelta, s.HashCode())
 		}
@@ -122,7 +122,7 @@ func (s *Snapshot) AppDocument(name string, f Format, gz bool) ([]byte, bool) {
 // like the registry's (and shared with it), so after a change only the
 // changed application's part of the delta is encoded and compressed.
 func (s *Snapshot) Delta(f Format, gz bool) []byte {
-	return s.docCache.delta[f][gzIndex(gz)].get(func() []byte {
+	return s.docs().delta[f][gzIndex(gz)].get(func() []byte {
 		version := strconv.FormatUint(s.version, 10)
 		if gz {
 			return appsGzip(s.enc[f], f, s.delta, version, s.HashCode())
@@ -141,13 +141,13 @@ const VIPVersionDelta = "-1"
 // (GET vips/{vip}); an unknown VIP gives an empty document.
 func (s *Snapshot) VIP(vip string, f Format, gz bool) []byte {
 	g, _ := s.vips.Get(vip)
-	return s.groupDocument(&s.docCache.vips, g, vipOf, vip, f, gz)
+	return s.groupDocument(&s.docs().vips, g, vipOf, vip, f, gz)
 }
 
 // SVIP is VIP for secureVipAddress (GET svips/{svip}).
 func (s *Snapshot) SVIP(svip string, f Format, gz bool) []byte {
 	g, _ := s.svips.Get(svip)
-	return s.groupDocument(&s.docCache.svips, g, svipOf, svip, f, gz)
+	return s.groupDocument(&s.docs().svips, g, svipOf, svip, f, gz)
 }
 
 func vipOf(i *actors.Instance) string  { return i.VIPAddress }

@@ -105,13 +105,12 @@ func New(cfg Config) *View {
 	}
 	v := &View{cfg: cfg}
 	s := &Snapshot{
-		enc:      &v.cfg.Encoders,
-		apps:     immutable.NewSortedMap[string, *App](nil),
-		vips:     immutable.NewMap[string, *Group](nil),
-		svips:    immutable.NewMap[string, *Group](nil),
-		delta:    immutable.NewSortedMap[string, *App](nil),
-		version:  1,
-		docCache: newDocCache(),
+		enc:     &v.cfg.Encoders,
+		apps:    immutable.NewSortedMap[string, *App](nil),
+		vips:    immutable.NewMap[string, *Group](nil),
+		svips:   immutable.NewMap[string, *Group](nil),
+		delta:   immutable.NewSortedMap[string, *App](nil),
+		version: 1,
 	}
 	v.head.Store(s)
 	v.pub.Store(s)
@@ -403,15 +402,25 @@ type Snapshot struct {
 	// each with its own cached bytes, so a write changes one of them.
 	delta *immutable.SortedMap[string, *App]
 
-	docCache *docCache
+	// cache holds the documents built from this snapshot, allocated by the
+	// first reader: a snapshot that nobody reads (most, under a burst of
+	// writes) costs no cache.
+	cache atomic.Pointer[docCache]
+}
+
+// docs returns s's document cache, allocating it on first use.
+func (s *Snapshot) docs() *docCache {
+	if c := s.cache.Load(); c != nil {
+		return c
+	}
+	s.cache.CompareAndSwap(nil, newDocCache())
+	return s.cache.Load()
 }
 
 // derive returns a copy of s with a new version and empty document caches.
 func (s *Snapshot) derive() *Snapshot {
-	n := *s
-	n.version++
-	n.docCache = newDocCache()
-	return &n
+	return &Snapshot{enc: s.enc, version: s.version + 1, apps: s.apps, vips: s.vips, svips: s.svips,
+		counts: s.counts, total: s.total, window: s.window, delta: s.delta}
 }
 
 // Version increases with every change (and every delta pruning).
