@@ -269,6 +269,9 @@ type Membership struct {
 	transport *deadlineTransport // what memberlist uses; set by Start
 
 	joinFailures atomic.Int64 // failed join attempts, for tests
+	// predecessor: a join's push/pull listed a node by this node's name, a
+	// previous process of it (see announceRestart).
+	predecessor atomic.Bool
 }
 
 // New returns a Membership for cfg, not yet started.
@@ -702,6 +705,9 @@ func (m *Membership) joinLoop(ctx context.Context) {
 			n, jerr := m.ml.Join(addrs)
 			if n > 0 {
 				m.log.Info("cluster: joined", "seeds_answered", n, "seeds_tried", len(addrs), "attempt", attempt)
+				if m.predecessor.Load() && !sabotage.On(sabotage.RejoinBelowLeftIncarnation) {
+					m.announceRestart()
+				}
 				m.markJoined("")
 				return
 			}
@@ -728,6 +734,39 @@ func (m *Membership) joinLoop(ctx context.Context) {
 		}
 		delay = min(2*delay, m.cfg.JoinRetryMax)
 	}
+}
+
+// announceRestart pushes this node's state to every live member (a
+// push/pull each, as a join does), after a join that found a previous
+// process of this node listed.
+//
+// A fresh process starts at memberlist's first incarnation. Its
+// predecessor's leave raised the predecessor's incarnation (the leaving
+// flag's update, then the leave message), and memberlist ignores an alive
+// message whose incarnation is not above the one it holds, so the members
+// ignore the fresh process's alive. The first seed's push/pull lists the
+// predecessor; memberlist refutes it at once with a higher incarnation, and
+// the seeds joined after that one take it from the join's push/pull. The
+// others, the first seed included, had only gossip to learn it from, which
+// reaches every member with high probability only: members that missed it
+// did not see the node for a whole push/pull interval (BUG-9 of the
+// simulations: 10–22 s). Pushing the refuted state to every member makes
+// it certain.
+func (m *Membership) announceRestart() {
+	m.mu.Lock()
+	var addrs []string
+	for name, mem := range m.members {
+		if name != m.cfg.NodeName && mem.State.Live() {
+			addrs = append(addrs, net.JoinHostPort(mem.node.Addr.String(), strconv.Itoa(int(mem.node.Port))))
+		}
+	}
+	m.mu.Unlock()
+	if len(addrs) == 0 {
+		return
+	}
+	n, err := m.ml.Join(addrs)
+	m.log.Info("cluster: a previous process of this node was listed; told every member this one is alive",
+		"members", len(addrs), "answered", n, "err", ErrorText(err))
 }
 
 // jitter returns a random duration in [d/2, d] ("equal jitter"), so nodes
@@ -1327,6 +1366,12 @@ func (h *hooks) NotifyAlive(n *memberlist.Node) error {
 // another wire protocol; memberlist then fails the join on both sides.
 func (h *hooks) NotifyMerge(peers []*memberlist.Node) error {
 	h.m.noteHeardDead(peers)
+	if slices.ContainsFunc(peers, func(n *memberlist.Node) bool { return n.Name == h.m.cfg.NodeName }) {
+		// A joiner's state does not list its seed unless the two met
+		// before; the seeds' state lists a fresh process only if it
+		// lists a previous one. Only joinLoop reads this, after its join.
+		h.m.predecessor.Store(true)
+	}
 	for _, n := range peers {
 		if n.State != memberlist.StateAlive && n.State != memberlist.StateSuspect {
 			continue

@@ -1068,3 +1068,70 @@ func TestRestartedDuringPartitionReconnectsToTheOtherSide(t *testing.T) {
 	require.Eventually(t, func() bool { return state(c2, "a") == StateAlive }, waitFor, 20*time.Millisecond,
 		"c2 re-dials a after the heal")
 }
+
+// restartCluster starts names on a MemNetwork with memberlist's periodic
+// push/pull off (an hour), so that only a join's push/pull and gossip move
+// membership: what a fresh process makes of its predecessor's leave is then
+// visible. Every node joins all the ones started before it (gossip alone
+// leaves a member unknown to another now and then).
+func restartCluster(t *testing.T, n *MemNetwork, names ...string) (map[string]*Membership, func(name string, join ...string) Config) {
+	t.Helper()
+	cfg := func(name string, join ...string) Config {
+		c := memConfig(t, n, name, join...)
+		c.MemberlistConfig = func(mc *memberlist.Config) {
+			fastTimings(mc)
+			mc.PushPullInterval = time.Hour
+		}
+		c.ReconnectInterval = time.Hour // no reconnect joins (push/pulls) either
+		return c
+	}
+	ms := map[string]*Membership{}
+	for i, name := range names {
+		ms[name] = startNode(t, cfg(name, names[:i]...))
+	}
+	for _, m := range ms {
+		waitView(t, m, allAre(StateAlive, names...))
+	}
+	return ms, cfg
+}
+
+// restartAfterLeave starts names (restartCluster), has the second leave
+// gracefully and start again as a fresh process, same name and address,
+// joining the first only, and returns the members and the fresh process once
+// it has joined.
+func restartAfterLeave(t *testing.T, names ...string) (map[string]*Membership, *Membership) {
+	t.Helper()
+	n := NewMemNetwork(1)
+	t.Cleanup(n.Shutdown)
+	ms, cfg := restartCluster(t, n, names...)
+	gone := names[1]
+	require.NoError(t, ms[gone].Shutdown()) // leaves gracefully
+	others := slices.DeleteFunc(slices.Clone(names), func(s string) bool { return s == gone })
+	for _, name := range others {
+		waitView(t, ms[name], merge(allAre(StateAlive, others...), allAre(StateLeft, gone)))
+	}
+	fresh := startNode(t, cfg(gone, names[0]))
+	waitJoined(t, fresh)
+	return ms, fresh
+}
+
+// TestRestartAfterLeaveSeenAliveByAll is BUG-9 of the simulations: a node
+// that left gracefully and restarts as a fresh process, same name and
+// address, joining every member, is alive again in every member's view
+// well before memberlist's periodic push/pull (off here) would tell them.
+// The leave raised the old process's incarnation above the fresh one's;
+// only the seed's push/pull tells the fresh process, and gossip alone
+// does not reach every member for sure.
+func TestRestartAfterLeaveSeenAliveByAll(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e"}
+	ms, b2 := restartAfterLeave(t, names...)
+	for _, name := range names {
+		m := ms[name]
+		if name == "b" {
+			m = b2
+		}
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Equal(c, allAre(StateAlive, names...), states(m), "view of %s", name)
+		}, 5*time.Second, 10*time.Millisecond, "%s sees the restarted b alive", name)
+	}
+}
