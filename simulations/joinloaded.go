@@ -8,9 +8,11 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/httpapi"
 )
 
@@ -50,6 +52,7 @@ const bulkPerApp = 100
 // bulk instances, which replicate to n1 and n2; steady clients and churn
 // start next to n0–n2; n3 starts as a fresh process and joins.
 func driveJoinLoaded(s *Sim, size int) error {
+	s.fingerprint = clientAppsFingerprint(s)
 	names := s.Cluster().Names()
 	joiner, members := names[len(names)-1], names[:len(names)-1]
 	if err := s.Crash(joiner, "(taken down before the load, to join later)"); err != nil {
@@ -144,4 +147,27 @@ func (s *Sim) loadBulk(name string, size int) error {
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// clientAppsFingerprint is Fingerprint restricted to the clients'
+// applications, plus the registry's hashcode (instances per status, over
+// every application, the bulk ones included): two nodes that differ in the
+// bulk applications by anything but a status change still differ.
+func clientAppsFingerprint(s *Sim) func(*node.Node) string {
+	return func(nd *node.Node) string {
+		snap := nd.View().Snapshot()
+		var b strings.Builder
+		b.WriteString(snap.HashCode())
+		for _, name := range s.appNames() {
+			a := snap.App(name)
+			if a == nil {
+				continue
+			}
+			vs := a.Versions()
+			for j, in := range a.Instances() {
+				fmt.Fprintf(&b, "|%s/%s@%d.%s", a.Name(), in.ID(), vs[j].Clock, vs[j].Node)
+			}
+		}
+		return b.String()
+	}
 }

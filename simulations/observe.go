@@ -449,7 +449,11 @@ func (s *Sim) probe() Probe {
 		}
 		p.Up = append(p.Up, name)
 		p.Ready[name] = nd.Ready()
-		p.Fingerprint[name] = Fingerprint(nd)
+		if s.fingerprint != nil {
+			p.Fingerprint[name] = s.fingerprint(nd)
+		} else {
+			p.Fingerprint[name] = Fingerprint(nd)
+		}
 		p.Live[name] = liveNames(nd)
 		if sp := nd.Registry().SelfPreservation(); sp != nil {
 			p.SP[name] = *sp

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heureka/heureka/cluster"
+	"github.com/heureka/heureka/cmd/heureka/node"
 )
 
 // Scenario is one simulation: a story of clients and faults, and the
@@ -108,6 +109,11 @@ type Sim struct {
 	churnWG   sync.WaitGroup
 
 	stats clientCounters
+
+	// fingerprint, if set, replaces Fingerprint in the probes (join-loaded:
+	// a fingerprint of 100k instances is megabytes, and the checkers scan
+	// it per instance and probe).
+	fingerprint func(*node.Node) string
 }
 
 // Run runs sc with cfg and judges it. An error means the run could not be
