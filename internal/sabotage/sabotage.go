@@ -79,10 +79,6 @@ const (
 	// memberlist's first incarnation, below the one its predecessor left
 	// with, as before the BUG-9 fix (cluster Membership.Start).
 	RejoinBelowLeftIncarnation Switch = "rejoin-below-left-incarnation"
-	// SyncAnswerDialled sends the answer to an anti-entropy sync request on
-	// a stream the answering node dials, not on the asker's stream, as
-	// before the BUG-7 fix (cluster anti-entropy).
-	SyncAnswerDialled Switch = "sync-answer-dialled"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -103,10 +99,10 @@ var All = []Switch{
 // NoFailedMembersInState is here for the same reason: long-partition shows
 // BUG-4 in about one run in five.
 //
-// LeaveWaitsUnbounded, RejoinBelowLeftIncarnation and SyncAnswerDialled
-// (BUG-8, BUG-9, BUG-7) are unit-only too: their cluster tests show each
-// directly, while the simulations show BUG-9 in about one run in three and
-// BUG-8 only at 50 nodes.
+// LeaveWaitsUnbounded and RejoinBelowLeftIncarnation (BUG-8, BUG-9) are
+// unit-only too: their cluster tests show each directly, while the
+// simulations show BUG-9 in about one run in three and BUG-8 only at 50
+// nodes.
 var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
 	NoFailedMembersInState, ViewStaleAppInstalled, EurekaPeerEcho,
-	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled}
+	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation}
