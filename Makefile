@@ -58,8 +58,10 @@ tidy:
 
 ## bench: the benchmarks recorded in BENCHMARKS.md (not part of `make test`).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s -timeout 60m ./bench/ | tee $(BENCHOUT)
+	@echo "load average at start: $$(cut -d' ' -f1-3 /proc/loadavg)" | tee $(BENCHOUT)
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s -timeout 60m ./bench/ | tee -a $(BENCHOUT)
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/cluster/ | tee -a $(BENCHOUT)
+	@echo "load average at end: $$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $(BENCHOUT)
 
 ## bench-report: the single-node tables of BENCHMARKS.md (throughput against the ceiling, cost vs
 ## size, deploy, reads under churn, register-to-readable, heap); BENCH_SIZES=1000,10000,100000,1000000

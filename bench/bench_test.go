@@ -21,7 +21,8 @@ package bench
 // The trivial server answers an empty 200; the static server writes the
 // bytes Heureka serves for the same request, with the same headers. Compare
 // req/s (wall clock) or cpu-µs/req (process CPU per request, load generator
-// included, insensitive to other load on the machine) within a scenario.
+// included, insensitive to other load on the machine) within a scenario;
+// load1 is the 1-minute load average when the benchmark ended.
 // Sizes run one after another, so only one registry is in memory at a time.
 // BenchmarkHeap reports the live heap per instance. The ratio table is
 // printed by `go run ./bench/cmd/report`. Nothing here runs without -bench
@@ -86,6 +87,7 @@ func runLoad(b *testing.B, l Load) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 	b.ReportMetric(float64(cpu)/float64(time.Microsecond)/float64(b.N), "cpu-µs/req")
 	b.ReportMetric(float64(nbytes.Load())/float64(b.N), "B/resp")
+	b.ReportMetric(Load1(), "load1")
 }
 
 func sizeName(size int) string { return fmt.Sprintf("instances=%d", size) }
@@ -169,6 +171,7 @@ func benchPart(b *testing.B, f *Fixture, p Part) {
 	cpu := cpuTime() - cpu0
 	b.StopTimer()
 	b.ReportMetric(float64(cpu)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(Load1(), "load1")
 }
 
 // benchReadable registers b.N new instances one at a time and reports the
