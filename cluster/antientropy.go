@@ -26,6 +26,7 @@ package cluster
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/heureka/heureka/actors/view"
@@ -41,6 +42,8 @@ type antiEntropy struct {
 	pending    map[string]bool       // apps asked for in the initial sync
 	inflight   map[syncKey]time.Time // transfers asked for and not yet done, by when
 	initialAsk bool
+	// exch is the membership's exchanges (nil: pull the old way only).
+	exch atomic.Pointer[exchanger]
 }
 
 func (a *antiEntropy) init() {
@@ -219,6 +222,12 @@ func (r *Replicator) syncDone(apps []string) {
 // the applications completed so far. It reports whether the transfer is
 // over (finished, or abandoned after a failed send).
 func (r *Replicator) transferStep(l *peerLink, tr *transfer) bool {
+	return r.transferStepTo(l.ctx, l.name, tr, func(m wire.Message) error { return r.send(l.name, m) })
+}
+
+// transferStepTo is transferStep for any way of sending to peer: a link,
+// or the asker's own stream (answerExchange).
+func (r *Replicator) transferStepTo(ctx context.Context, peer string, tr *transfer, send func(wire.Message) error) bool {
 	apps := tr.req.Apps
 	if !r.Ready() {
 		// Half-synced data would be sent again by the node it came from;
@@ -228,8 +237,8 @@ func (r *Replicator) transferStep(l *peerLink, tr *transfer) bool {
 		for i, a := range apps {
 			done[i] = a.App
 		}
-		if err := r.send(l.name, &wire.Records{Done: done}); err != nil {
-			r.log.Debug("sync answer failed", "peer", l.name, "err", err)
+		if err := send(&wire.Records{Done: done}); err != nil {
+			r.log.Debug("sync answer failed", "peer", peer, "err", err)
 		}
 		return true
 	}
@@ -245,10 +254,10 @@ func (r *Replicator) transferStep(l *peerLink, tr *transfer) bool {
 			}
 			sa := apps[tr.next]
 			tr.next++
-			recs, err := r.store.RecordsNewerThan(l.ctx, sa.App, versionsFromWire(sa.Have))
+			recs, err := r.store.RecordsNewerThan(ctx, sa.App, versionsFromWire(sa.Have))
 			if err != nil {
 				r.log.Warn("reading records for sync failed", "app", sa.App, "err", err)
-				if l.ctx.Err() != nil {
+				if ctx.Err() != nil {
 					return true
 				}
 				continue
@@ -266,8 +275,8 @@ func (r *Replicator) transferStep(l *peerLink, tr *transfer) bool {
 	if len(batch) == 0 && len(tr.done) == 0 {
 		return finished
 	}
-	if err := r.send(l.name, &wire.Records{Records: batch, Done: tr.done}); err != nil {
-		r.log.Debug("sync transfer abandoned", "peer", l.name, "err", err)
+	if err := send(&wire.Records{Records: batch, Done: tr.done}); err != nil {
+		r.log.Debug("sync transfer abandoned", "peer", peer, "err", err)
 		return true
 	}
 	r.stats.transferRecs.Add(uint64(len(batch)))
@@ -345,4 +354,72 @@ func (r *Replicator) LocalState(join bool) []byte {
 		return nil
 	}
 	return b
+}
+
+// useExchanger gives the Replicator the membership's exchanges (see
+// exchange.go); Membership.Start calls it.
+func (r *Replicator) useExchanger(x exchanger) { r.ae.exch.Store(&x) }
+
+// pull sends a digest that asks for a reply, or a sync request, to peer on
+// a stream this node dials, and handles the answers that come back on it
+// (BUG-7: the answers then need no stream from peer to this node). It
+// reports false when it did not reach the peer that way or the peer did not
+// answer (an older node, or a busy one): the caller then sends m the old way.
+func (r *Replicator) pull(peer string, m wire.Message) bool {
+	x := r.ae.exch.Load()
+	if x == nil || sabotage.On(sabotage.SyncAnswerDialled) {
+		return false
+	}
+	b, err := wire.Encode(m)
+	if err != nil {
+		r.log.Warn("encoding a pull failed", "type", m.Type(), "err", err)
+		return true
+	}
+	if err := (*x).exchange(peer, b, r.handleMessage); err != nil {
+		r.log.Debug("pull failed", "peer", peer, "type", m.Type(), "err", err)
+		return false
+	}
+	return true
+}
+
+// answerExchange answers a peer's pull on the peer's stream: a digest with
+// the local digest (and the peer's digest is merged as if pushed, without
+// a reply by dial), a sync request with its transfer. It implements
+// exchangeUser.
+func (r *Replicator) answerExchange(req []byte, reply func([]byte) error) {
+	m, err := wire.Decode(req)
+	if err != nil {
+		r.log.Warn("refused peer pull", "err", err)
+		return
+	}
+	if sabotage.On(sabotage.NoAntiEntropy) {
+		return
+	}
+	send := func(m wire.Message) error {
+		b, err := wire.Encode(m)
+		if err != nil {
+			return err
+		}
+		return reply(b)
+	}
+	switch m := m.(type) {
+	case *wire.Digest:
+		if err := send(r.localDigest(false)); err != nil {
+			r.log.Debug("digest answer failed", "peer", m.Node, "err", err)
+		}
+		d := *m
+		d.Reply = false // answered here
+		select {
+		case r.controlQ <- &d:
+		default:
+			r.log.Debug("digest dropped: control queue full", "peer", m.Node)
+		}
+	case *wire.SyncRequest:
+		if m.Node == "" {
+			return
+		}
+		tr := &transfer{req: m}
+		for !r.transferStepTo(r.ctx, m.Node, tr, send) {
+		}
+	}
 }

@@ -342,12 +342,17 @@ func (m *Membership) Start(ctx context.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	mc.Transport = tr
+	xt := newExchangeTransport(tr, m, m.cfg.StreamTimeout)
+	mc.Transport = xt
+	if u, ok := m.cfg.Delegate.(exchangeUser); ok {
+		u.useExchanger(m)
+	}
 
 	go m.dispatch() // memberlist reports our own join during Create
 	ml, err := memberlist.Create(mc)
 	if err != nil {
 		m.stopDispatcher()
+		xt.stopSorting()
 		if m.cfg.Transport == nil {
 			_ = tr.Shutdown() // ours; memberlist may have shut it already
 		}

@@ -255,7 +255,9 @@ func (l *peerLink) sendSome() bool {
 	}
 	if ctrl != nil {
 		sent = true
-		if err := l.r.send(l.name, ctrl); err != nil {
+		if l.pulls(ctrl) && l.r.pull(l.name, ctrl) {
+			l.r.countControl(ctrl)
+		} else if err := l.r.send(l.name, ctrl); err != nil {
 			l.r.log.Debug("control send failed", "peer", l.name, "type", ctrl.Type(), "err", err)
 		} else {
 			l.r.countControl(ctrl)
@@ -291,6 +293,18 @@ func (l *peerLink) sendSome() bool {
 		}
 	}
 	return sent
+}
+
+// pulls reports whether m expects an answer (a digest asking for a reply,
+// a sync request), which then comes on the stream this node dials (pull).
+func (l *peerLink) pulls(m wire.Message) bool {
+	switch m := m.(type) {
+	case *wire.Digest:
+		return m.Reply
+	case *wire.SyncRequest:
+		return true
+	}
+	return false
 }
 
 // updateLinks makes a link for every other alive member and closes the

@@ -79,6 +79,10 @@ const (
 	// memberlist's first incarnation, below the one its predecessor left
 	// with, as before the BUG-9 fix (cluster Membership.Start).
 	RejoinBelowLeftIncarnation Switch = "rejoin-below-left-incarnation"
+	// SyncAnswerDialled sends digests that ask for a reply and sync
+	// requests the old way, so that the answers travel on streams the
+	// answering node dials, as before the BUG-7 fix (cluster pull).
+	SyncAnswerDialled Switch = "sync-answer-dialled"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -99,10 +103,10 @@ var All = []Switch{
 // NoFailedMembersInState is here for the same reason: long-partition shows
 // BUG-4 in about one run in five.
 //
-// LeaveWaitsUnbounded and RejoinBelowLeftIncarnation (BUG-8, BUG-9) are
-// unit-only too: their cluster tests show each directly, while the
+// LeaveWaitsUnbounded, RejoinBelowLeftIncarnation and SyncAnswerDialled
+// (BUG-8, BUG-9, BUG-7) are unit-only too: their cluster tests show each directly, while the
 // simulations show BUG-9 in about one run in three and BUG-8 only at 50
 // nodes.
 var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
 	NoFailedMembersInState, ViewStaleAppInstalled, EurekaPeerEcho,
-	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation}
+	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled}

@@ -1,0 +1,92 @@
+package cluster
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/actors/view"
+)
+
+// memPeers adapts a Membership to the Replicator, as the node does.
+type memPeers struct {
+	m    *Membership
+	name string
+}
+
+func (p memPeers) LocalName() string { return p.name }
+
+func (p memPeers) AliveMembers() []string { return names(p.m.LiveMembers()) }
+
+func (p memPeers) SendReliable(name string, msg []byte) error { return p.m.SendReliable(name, msg) }
+
+// startMemReplNode starts a registry, its view, its replicator and its
+// membership on a MemNetwork (memberlist's periodic push/pull off, so that
+// only the replicator's own anti-entropy moves records that fan-out lost).
+func startMemReplNode(t *testing.T, n *MemNetwork, name string, join ...string) (*testNode, *Membership) {
+	t.Helper()
+	repl, err := NewReplicator(testReplicatorConfig())
+	require.NoError(t, err)
+	ac := actors.DefaultConfig(name)
+	ac.EvictionInterval = 50 * time.Millisecond
+	ac.SelfPreservation = false
+	v := view.New(view.DefaultConfig([view.NumFormats]view.Encoder{}))
+	ac.Sinks = []actors.Sink{v, repl}
+	ac.Ownership = repl
+	ac.Peers = repl
+	ac.OnRenew = repl.OnRenew
+	reg, err := actors.NewRegistry(ac)
+	require.NoError(t, err)
+	repl.Attach(reg, v)
+
+	c := memConfig(t, n, name, join...)
+	c.Delegate = repl
+	c.MemberlistConfig = func(mc *memberlist.Config) {
+		fastTimings(mc)
+		mc.PushPullInterval = time.Hour
+	}
+	m, err := New(c)
+	require.NoError(t, err)
+	_, unsub := m.Subscribe(func(MemberEvent) { repl.MembersChanged() })
+	require.NoError(t, m.Start(context.Background()))
+	repl.Start(memPeers{m, name}, len(join) > 0)
+	t.Cleanup(func() {
+		unsub()
+		repl.Stop()
+		assert.NoError(t, m.Shutdown())
+		reg.Close()
+	})
+	return &testNode{name: name, reg: reg, view: v, repl: repl}, m
+}
+
+// oneWayBlocked sets up BUG-7's case: a and b, where a cannot dial or send
+// to b while b still reaches a, and an instance registered on a after the
+// block (its fan-out to b fails). It returns b.
+func oneWayBlocked(t *testing.T) *testNode {
+	t.Helper()
+	n := NewMemNetwork(1)
+	t.Cleanup(n.Shutdown)
+	a, ma := startMemReplNode(t, n, "a")
+	b, mb := startMemReplNode(t, n, "b", "a")
+	for _, m := range []*Membership{ma, mb} {
+		waitView(t, m, allAre(StateAlive, "a", "b"))
+	}
+	n.BlockOneWay([]string{"a"}, []string{"b"})
+	require.NoError(t, a.reg.Register(context.Background(), inst("ONEWAY", "i-1"), false))
+	return b
+}
+
+// TestPullThroughOneWayBlock is BUG-7 of the simulations: in an asymmetric
+// partition, a registration on the side that cannot dial reaches the other
+// side through that side's anti-entropy pull, before the block lifts: the
+// digest and the records come back on the stream the puller dials.
+func TestPullThroughOneWayBlock(t *testing.T) {
+	b := oneWayBlocked(t)
+	require.Eventually(t, func() bool { return b.has("ONEWAY", "i-1") }, waitFor, tick,
+		"b pulls a's registration while a cannot dial b")
+}
