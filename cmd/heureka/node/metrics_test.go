@@ -184,7 +184,8 @@ func TestMetricsSingleNode(t *testing.T) {
 	assert.Equal(t, 1.0, f.must(t, "heureka_registry_changes_total", "cause", "status-update"))
 	assert.Equal(t, 1.0, f.must(t, "heureka_registry_changes_total", "cause", "cancel"))
 	assert.Equal(t, 0.0, f.must(t, "heureka_registry_changes_total", "cause", "metadata"))
-	assert.Len(t, f["heureka_registry_changes_total"].GetMetric(), 7, "every cause, present from the start")
+	assert.Len(t, f["heureka_registry_changes_total"].GetMetric(), 8, "every cause, present from the start")
+	assert.Equal(t, 0.0, f.must(t, "heureka_registry_changes_total", "cause", "refuse-late"))
 	for _, a := range []string{"added", "modified", "deleted"} {
 		assert.Equal(t, 0.0, f.must(t, "heureka_replicated_changes_total", "action", a))
 	}
