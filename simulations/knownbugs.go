@@ -32,10 +32,8 @@ type KnownBug struct {
 //     already forgotten the other side (GossipToTheDeadTime) and the alive
 //     messages of the heal do not reach it in time.
 //
-//   - bug7, bug9, bug10 (knownbugs2.go), from the second round of
-//     scenarios: an asymmetric partition hides the blocked side's
-//     registrations; a node restarted after a graceful leave is not seen
-//     as live for ~10 s; lease ages follow the wall clock.
+//   - bug10 (knownbugs2.go), from the second round of scenarios: lease
+//     ages follow the wall clock.
 //
 // The bugs found before were fixed soon after; their entries are kept, with
 // their tests, as the pattern:
@@ -51,6 +49,13 @@ type KnownBug struct {
 //     was stalled) evicted it at once from the copy's old last renewal;
 //     fixed in 7f14a4d (a lease learned late gets one lease of grace, and
 //     an owner deaf to every member evicts nothing).
+//   - bug7, BUG-7 (knownbugs2.go): in an asymmetric partition the blocked
+//     side's registrations stayed missing on the other side until the
+//     block lifted; fixed in 65b9842 (pulls answered on the puller's own
+//     stream).
+//   - bug9, BUG-9 (knownbugs2.go): a node restarted after a graceful leave
+//     was not seen as live by some members for ~10 s; fixed in 7dda0f8 (the
+//     fresh process pushes its refuted state to every member).
 //
 // BUG-3 (a restarted node whose initial transfer was lost never synced;
 // introduced in e8b67b3, fixed in 387afac) failed the owner-crash scenario
