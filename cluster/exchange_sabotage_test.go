@@ -18,7 +18,7 @@ import (
 func TestSabotageSyncAnswerDialled(t *testing.T) {
 	require.NoError(t, sabotage.Set(sabotage.SyncAnswerDialled))
 	defer func() { require.NoError(t, sabotage.Set()) }()
-	b := oneWayBlocked(t)
+	b := oneWayBlocked(t, nil)
 	assert.Never(t, func() bool { return b.has("ONEWAY", "i-1") }, 3*time.Second, tick,
 		"b gets nothing of a's through the block (30 anti-entropy rounds)")
 }

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -25,10 +27,10 @@ func (p memPeers) AliveMembers() []string { return names(p.m.LiveMembers()) }
 
 func (p memPeers) SendReliable(name string, msg []byte) error { return p.m.SendReliable(name, msg) }
 
-// startMemReplNode starts a registry, its view, its replicator and its
+// startMemReplNode starts (with gossip encryption under key, if any) a registry, its view, its replicator and its
 // membership on a MemNetwork (memberlist's periodic push/pull off, so that
 // only the replicator's own anti-entropy moves records that fan-out lost).
-func startMemReplNode(t *testing.T, n *MemNetwork, name string, join ...string) (*testNode, *Membership) {
+func startMemReplNode(t *testing.T, n *MemNetwork, key []byte, name string, join ...string) (*testNode, *Membership) {
 	t.Helper()
 	repl, err := NewReplicator(testReplicatorConfig())
 	require.NoError(t, err)
@@ -46,6 +48,7 @@ func startMemReplNode(t *testing.T, n *MemNetwork, name string, join ...string) 
 
 	c := memConfig(t, n, name, join...)
 	c.Delegate = repl
+	c.GossipKey = key
 	c.MemberlistConfig = func(mc *memberlist.Config) {
 		fastTimings(mc)
 		mc.PushPullInterval = time.Hour
@@ -67,12 +70,12 @@ func startMemReplNode(t *testing.T, n *MemNetwork, name string, join ...string) 
 // oneWayBlocked sets up BUG-7's case: a and b, where a cannot dial or send
 // to b while b still reaches a, and an instance registered on a after the
 // block (its fan-out to b fails). It returns b.
-func oneWayBlocked(t *testing.T) *testNode {
+func oneWayBlocked(t *testing.T, key []byte) *testNode {
 	t.Helper()
 	n := NewMemNetwork(1)
 	t.Cleanup(n.Shutdown)
-	a, ma := startMemReplNode(t, n, "a")
-	b, mb := startMemReplNode(t, n, "b", "a")
+	a, ma := startMemReplNode(t, n, key, "a")
+	b, mb := startMemReplNode(t, n, key, "b", "a")
 	for _, m := range []*Membership{ma, mb} {
 		waitView(t, m, allAre(StateAlive, "a", "b"))
 	}
@@ -86,7 +89,41 @@ func oneWayBlocked(t *testing.T) *testNode {
 // side through that side's anti-entropy pull, before the block lifts: the
 // digest and the records come back on the stream the puller dials.
 func TestPullThroughOneWayBlock(t *testing.T) {
-	b := oneWayBlocked(t)
+	b := oneWayBlocked(t, nil)
 	require.Eventually(t, func() bool { return b.has("ONEWAY", "i-1") }, waitFor, tick,
 		"b pulls a's registration while a cannot dial b")
+}
+
+// With a gossip key the pull works the same: the exchange's frames are
+// sealed with it.
+func TestPullThroughOneWayBlockEncrypted(t *testing.T) {
+	b := oneWayBlocked(t, []byte("0123456789abcdef"))
+	require.Eventually(t, func() bool { return b.has("ONEWAY", "i-1") }, waitFor, tick,
+		"b pulls a's registration while a cannot dial b, over sealed frames")
+}
+
+// A frame sealed under one key opens with a keyring that holds it, and
+// not with one that does not.
+func TestExchangeFramesSealed(t *testing.T) {
+	k1, k2 := []byte("0123456789abcdef"), []byte("fedcba9876543210")
+	seal := &Membership{cfg: Config{GossipKeys: [][]byte{k1}}}
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	require.NoError(t, seal.writeFrame(w, []byte("digest")))
+	require.NoError(t, w.Flush())
+	assert.NotContains(t, buf.String(), "digest", "sealed")
+	frame := buf.Bytes()
+
+	ring := &Membership{cfg: Config{GossipKeys: [][]byte{k2, k1}}}
+	got, err := ring.readFrame(bufio.NewReader(bytes.NewReader(frame)))
+	require.NoError(t, err)
+	assert.Equal(t, "digest", string(got))
+
+	other := &Membership{cfg: Config{GossipKey: k2}}
+	_, err = other.readFrame(bufio.NewReader(bytes.NewReader(frame)))
+	assert.Error(t, err, "no key of the ring opens it")
+
+	plain := &Membership{}
+	_, err = plain.readFrame(bufio.NewReader(bytes.NewReader([]byte{0xff, 0xff, 0xff, 0xff, 0x7f})))
+	assert.Error(t, err, "a frame over the size limit is refused")
 }
