@@ -12,6 +12,13 @@ package cluster
 // list. So a heal moves the records that differ (each at most once per
 // direction asked), not whole applications.
 //
+// A digest that asks for a reply and a sync request are pulls: they go on a
+// stream the asker dials (an exchange, exchange.go), and the peer's digest
+// or transfer comes back on that stream, so anti-entropy works whenever the
+// asker can dial, even if the peer cannot dial it (an asymmetric partition,
+// BUG-7). A peer that does not answer gets the message the old way, and
+// answers on a stream it dials (the link's transfers).
+//
 // Deleted instances stay deleted: see actors.applyRecord for tombstones aged
 // by HLC time and for copies that outlived them. A record older than the
 // tombstone TTL that nobody renews is refused and answered with an

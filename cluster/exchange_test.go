@@ -13,6 +13,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/wire"
 )
 
 // memPeers adapts a Membership to the Replicator, as the node does.
@@ -27,7 +28,8 @@ func (p memPeers) AliveMembers() []string { return names(p.m.LiveMembers()) }
 
 func (p memPeers) SendReliable(name string, msg []byte) error { return p.m.SendReliable(name, msg) }
 
-// startMemReplNode starts (with gossip encryption under key, if any) a registry, its view, its replicator and its
+// startMemReplNode starts (with gossip encryption under key, if any; on
+// real loopback if n is nil) a registry, its view, its replicator and its
 // membership on a MemNetwork (memberlist's periodic push/pull off, so that
 // only the replicator's own anti-entropy moves records that fan-out lost).
 func startMemReplNode(t *testing.T, n *MemNetwork, key []byte, name string, join ...string) (*testNode, *Membership) {
@@ -46,7 +48,12 @@ func startMemReplNode(t *testing.T, n *MemNetwork, key []byte, name string, join
 	require.NoError(t, err)
 	repl.Attach(reg, v)
 
-	c := memConfig(t, n, name, join...)
+	var c Config
+	if n != nil {
+		c = memConfig(t, n, name, join...)
+	} else {
+		c = testConfig(t, name, join...) // real loopback UDP/TCP
+	}
 	c.Delegate = repl
 	c.GossipKey = key
 	c.MemberlistConfig = func(mc *memberlist.Config) {
@@ -126,4 +133,27 @@ func TestExchangeFramesSealed(t *testing.T) {
 	plain := &Membership{}
 	_, err = plain.readFrame(bufio.NewReader(bytes.NewReader([]byte{0xff, 0xff, 0xff, 0xff, 0x7f})))
 	assert.Error(t, err, "a frame over the size limit is refused")
+}
+
+// Over real TCP an exchange reaches the peer's replicator past memberlist
+// and brings its answer back: a's digest, asked for by b.
+func TestExchangeOverLoopback(t *testing.T) {
+	_, ma := startMemReplNode(t, nil, nil, "a")
+	waitJoined(t, ma)
+	addr := ma.LocalNode().Address
+	_, mb := startMemReplNode(t, nil, nil, "b", addr)
+	waitView(t, mb, allAre(StateAlive, "a", "b"))
+	req, err := wire.Encode(&wire.Digest{Node: "b", Reply: true})
+	require.NoError(t, err)
+	var got []wire.Message
+	require.NoError(t, mb.exchange("a", req, func(b []byte) {
+		m, err := wire.Decode(b)
+		require.NoError(t, err)
+		got = append(got, m)
+	}))
+	require.Len(t, got, 1)
+	d, ok := got[0].(*wire.Digest)
+	require.True(t, ok, "%T", got[0])
+	assert.Equal(t, "a", d.Node)
+	waitView(t, ma, allAre(StateAlive, "a", "b")) // memberlist's own streams still work
 }

@@ -13,7 +13,9 @@ package cluster
 //     load report replaces a queued one (like memberlist's
 //     TransmitLimitedQueue; a replaced digest's request for a reply is
 //     kept), and at most maxSyncQueued sync requests wait (beyond, the ask
-//     is dropped and released, so the next digest asks again);
+//     is dropped and released, so the next digest asks again); a digest
+//     asking for a reply and a sync request are sent as pulls, whose
+//     answers come back on the same stream (antientropy.go);
 //   - renewals: a coalesced set, merged in by the forwarding timer;
 //   - records: local changes for fan-out, at most MaxQueue; on overflow the
 //     oldest go and a digest exchange repairs the peer afterwards;
