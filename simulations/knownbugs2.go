@@ -17,12 +17,31 @@ import (
 // routes around the blocked direction. Fixed in 65b9842 (anti-entropy pulls
 // on the puller's own stream: the digest reply and the sync transfer come
 // back on the stream the asker dials); kept, with its test, as history.
+// Its consequence on renewer-kept is still open: bug7Renewals.
 var bug7 = KnownBug{
 	ID: "BUG-7",
 	Title: "in an asymmetric partition the blocked side's registrations are missing on the other side until the block lifts " +
 		"(replication and anti-entropy answers only travel on connections the sender dials)",
 	Explains: explainedByOneWayBlock,
 }
+
+// bug7Renewals: what remains of BUG-7 after 65b9842. The renewals that
+// the blocked side's clients send there are forwarded to their owner on a
+// stream the blocked side dials; for an owner on the other side they are
+// lost until the block lifts, so the owner evicts the renewing client and
+// the blocked side overrules (renewer-kept; asymmetric-partition -short,
+// seed 1, on 65b9842). It matches bug7's renewer-kept evidence only: a
+// registration missing on the other side is no longer explained.
+var bug7Renewals = KnownBug{
+	ID: "BUG-7",
+	Title: "in an asymmetric partition the renewals the blocked side forwards to an owner on the other side are lost: " +
+		"the owner evicts renewing clients and the blocked side overrules (registrations now come through the pull)",
+	Explains: func(r *Result, v Verdict) bool {
+		return v.Invariant == InvRenewerKept && explainedByOneWayBlock(r, v)
+	},
+}
+
+func init() { KnownBugs = append(KnownBugs, bug7Renewals) }
 
 // blockRE reads the sides of a block-one-way event.
 var blockRE = regexp.MustCompile(`^\{([^}]*)\} → \{([^}]*)\} blocked`)
