@@ -7,6 +7,11 @@ import (
 )
 
 // lease is one instance's lease, owned by its application's actor.
+//
+// Its wall-clock times (registered, lastUpdate, serviceUp) are what goes on
+// the wire; its age is measured on the lease clock (renewed, clientRenewed,
+// installed, received: see leaseClock), so a wall clock set back or forward
+// neither keeps a dead lease alive nor expires a renewing one (BUG-10).
 type lease struct {
 	inst    *Instance // current published state; immutable
 	version Version
@@ -16,27 +21,30 @@ type lease struct {
 	// of the last renewal, plus the duration when LeaseDurationDoubling
 	// reproduces Java's quirk.
 	lastUpdate int64
-	duration   time.Duration
-	serviceUp  int64
+	// renewed is lastUpdate on the lease clock: the instant expiry counts
+	// from (for a peer's copy, its age at receipt taken back from then).
+	renewed   int64
+	duration  time.Duration
+	serviceUp int64
 	// clientRenewed is when a client last renewed or registered this lease
-	// on this node (epoch ms; 0 if only peers ever told us of it). Only
+	// on this node (lease clock; 0 if only peers ever told us of it). Only
 	// such a renewal can overrule a peer's eviction.
 	clientRenewed int64
-	// installed is when this node first held the lease (epoch ms). An
+	// installed is when this node first held the lease (lease clock). An
 	// owner that learns of a lease late (it was cut off when the client
 	// registered) gives it one lease duration from then before evicting:
 	// the renewals forwarded to it meanwhile are on their way. It is a
 	// grace for eviction here only; records still carry lastUpdate, so no
 	// copy is born fresh elsewhere.
 	installed int64
-	// received is when the last peer record for this lease arrived (epoch
-	// ms; 0 if none): only the sabotage switch ReplicaOverrulesEviction
+	// received is when the last peer record for this lease arrived (lease
+	// clock; 0 if none): only the sabotage switch ReplicaOverrulesEviction
 	// reads it, to put BUG-1 back.
 	received int64
 }
 
 // renewedByClient reports whether a client renewed l on this node within its
-// lease duration before now.
+// lease duration before now (lease clock).
 func (l *lease) renewedByClient(now int64) bool {
 	return l.clientRenewed > 0 && now-l.clientRenewed <= l.duration.Milliseconds()
 }
@@ -69,8 +77,10 @@ func (t tombstone) deletedAt() int64 {
 
 // appOptions are the settings an appState needs from the registry.
 type appOptions struct {
-	node                  string
-	clock                 Clock
+	node  string
+	clock Clock
+	// leaseClock measures lease ages; nil: clock does (appState tests).
+	leaseClock            *leaseClock
 	hlc                   *HLC
 	leaseDurationDoubling bool
 	tombstoneTTL          time.Duration
@@ -93,6 +103,23 @@ func newAppState(name string, opts *appOptions) *appState {
 }
 
 func (a *appState) now() int64 { return a.opts.clock.Now().UnixMilli() }
+
+// leaseNow is the lease clock's reading (see leaseClock).
+func (a *appState) leaseNow() int64 {
+	if a.opts.leaseClock == nil {
+		return a.now()
+	}
+	return a.opts.leaseClock.now()
+}
+
+// leaseTime converts a wall-clock instant to the lease clock (see
+// leaseClock.fromWall) given the readings of both clocks now.
+func (a *appState) leaseTime(wallMillis, wallNow, leaseNow int64, maxAge time.Duration) int64 {
+	if a.opts.leaseClock == nil {
+		return wallMillis
+	}
+	return a.opts.leaseClock.fromWall(wallMillis, wallNow, leaseNow, maxAge.Milliseconds())
+}
 
 // empty reports whether the application holds nothing worth keeping.
 func (a *appState) empty() bool { return len(a.leases) == 0 && len(a.tombstones) == 0 }
@@ -145,7 +172,7 @@ func statusFor(r *Instance, l *lease, replicated bool) Status {
 // register adds or replaces an instance (spec §4.3). in must be normalized;
 // the registry takes ownership of it (its maps are kept, not copied).
 func (a *appState) register(in *Instance, replicated bool) Event {
-	now := a.now()
+	now, mono := a.now(), a.leaseNow()
 	existing := a.leases[in.ID()]
 	c := *in
 	r := &c
@@ -165,8 +192,8 @@ func (a *appState) register(in *Instance, replicated bool) Event {
 	r.LeaseInfo.EvictionTimestamp = 0
 	r.IsCoordinatingDiscoveryServer = false
 
-	l := &lease{registered: now, lastUpdate: now, duration: time.Duration(r.LeaseInfo.DurationSecs) * time.Second,
-		version: a.currentVersion(r.ID()), installed: now}
+	l := &lease{registered: now, lastUpdate: now, renewed: mono, duration: time.Duration(r.LeaseInfo.DurationSecs) * time.Second,
+		version: a.currentVersion(r.ID()), installed: mono}
 	if existing != nil {
 		l.serviceUp = existing.serviceUp
 		l.installed = existing.installed
@@ -175,7 +202,7 @@ func (a *appState) register(in *Instance, replicated bool) Event {
 		l.serviceUp = now
 	}
 	// A registration relayed by a Eureka peer is a client's all the same.
-	l.clientRenewed = now
+	l.clientRenewed = mono
 	a.leases[r.ID()] = l
 	delete(a.tombstones, r.ID())
 	return a.publish(l, r, ActionAdded, CauseRegister, existing == nil, now)
@@ -268,7 +295,7 @@ func (a *appState) renew(req RenewRequest) (RenewResult, []Event, bool) {
 	if st == StatusUnknown {
 		return RenewResult{Outcome: RenewNotFound}, nil, false
 	}
-	now := a.now()
+	now, mono := a.now(), a.leaseNow()
 	var events []Event
 	if st != l.inst.Status {
 		// Eureka overwrites silently; we publish the change so that cached
@@ -277,10 +304,10 @@ func (a *appState) renew(req RenewRequest) (RenewResult, []Event, bool) {
 		inst.Status = st
 		events = append(events, a.publish(l, inst, ActionModified, CauseStatusUpdate, false, now))
 	}
-	a.touch(l, now)
+	a.touch(l, now, mono)
 	// Every renewal here is a client's: sent to this node, relayed by a
 	// Eureka peer or forwarded by the Heureka member the client sent it to.
-	l.clientRenewed = now
+	l.clientRenewed = mono
 	if req.LastDirtyTimestamp == nil {
 		return RenewResult{Outcome: RenewOK}, events, true
 	}
@@ -300,11 +327,12 @@ func (a *appState) renew(req RenewRequest) (RenewResult, []Event, bool) {
 	return RenewResult{Outcome: RenewOK}, events, true
 }
 
-// touch renews l at now.
-func (a *appState) touch(l *lease, now int64) {
-	l.lastUpdate = now
+// touch renews l at now (wall clock) and mono (lease clock).
+func (a *appState) touch(l *lease, now, mono int64) {
+	l.lastUpdate, l.renewed = now, mono
 	if a.opts.leaseDurationDoubling {
 		l.lastUpdate += l.duration.Milliseconds()
+		l.renewed += l.duration.Milliseconds()
 	}
 }
 
@@ -334,7 +362,7 @@ func (a *appState) setStatus(id string, s Status, lastDirty *int64, replicated b
 		return Event{}, false, false
 	}
 	now := a.now()
-	a.touch(l, now)
+	a.touch(l, now, a.leaseNow())
 	if l.inst.Status == s {
 		return Event{}, false, true // Eureka records nothing when already s.
 	}
@@ -359,7 +387,7 @@ func (a *appState) deleteOverride(id string, s Status, lastDirty *int64, replica
 		return Event{}, false, false
 	}
 	now := a.now()
-	a.touch(l, now)
+	a.touch(l, now, a.leaseNow())
 	if l.inst.OverriddenStatus == StatusUnknown {
 		return Event{}, false, true
 	}
@@ -393,7 +421,7 @@ func (a *appState) updateMetadata(id string, kv map[string]string, replicated bo
 
 // get returns the live state of id with its lease timestamps as of now, and
 // whether the lease has expired for an owner that has held the application
-// since since (epoch ms; see expiredSince).
+// since since (lease clock; see expiredSince).
 func (a *appState) get(id string, since int64) (*Instance, bool, bool) {
 	l := a.leases[id]
 	if l == nil {
@@ -401,11 +429,11 @@ func (a *appState) get(id string, since int64) (*Instance, bool, bool) {
 	}
 	inst := *l.inst
 	inst.LeaseInfo.LastRenewalTimestamp = l.lastUpdate
-	return &inst, a.expiredSince(l, a.now(), 0, since), true
+	return &inst, a.expiredSince(l, a.leaseNow(), 0, since), true
 }
 
 // expiredSince reports whether l has run out at now for an owner that has
-// held the application since since (epoch ms): the grace of one lease
+// held the application since since (both on the lease clock): the grace of one lease
 // duration after start or takeover is per lease, counted from the later of
 // the last renewal and since, so the renewals now forwarded to this node
 // have one whole lease to arrive.
@@ -415,13 +443,13 @@ func (a *appState) expiredSince(l *lease, now int64, extra time.Duration, since 
 	} else {
 		since = max(since, l.installed)
 	}
-	return now > max(l.lastUpdate, since)+l.duration.Milliseconds()+extra.Milliseconds()
+	return now > max(l.renewed, since)+l.duration.Milliseconds()+extra.Milliseconds()
 }
 
 // expiredIDs lists the leases expired at now with extra slack, for an owner
-// since since (epoch ms).
+// since since (lease clock).
 func (a *appState) expiredIDs(extra time.Duration, since int64) []string {
-	now := a.now()
+	now := a.leaseNow()
 	var ids []string
 	for id, l := range a.leases {
 		if a.expiredSince(l, now, extra, since) {
@@ -435,7 +463,7 @@ func (a *appState) expiredIDs(extra time.Duration, since int64) []string {
 // since the sweep that chose it).
 func (a *appState) evict(id string, extra time.Duration, since int64) (Event, bool) {
 	l := a.leases[id]
-	if l == nil || !a.expiredSince(l, a.now(), extra, since) {
+	if l == nil || !a.expiredSince(l, a.leaseNow(), extra, since) {
 		return Event{}, false
 	}
 	return a.remove(id, CauseEvict, false)
@@ -527,10 +555,10 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 	if !cur.Less(r.Version) {
 		return Event{}, ApplyIgnored
 	}
-	now := a.now()
+	now, mono := a.now(), a.leaseNow()
 	l := a.leases[r.ID]
 	if r.Deleted {
-		if r.Evicted && l != nil && a.overrulesEviction(l, now) {
+		if r.Evicted && l != nil && a.overrulesEviction(l, mono) {
 			// The owner gave up on this lease, but a client renewed it here
 			// within a lease duration: the renewal wins, and a new version
 			// (above the tombstone's) tells everyone. A copy merely received
@@ -567,10 +595,14 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 			return a.refuseLate(r, inst, t, now), ApplyRefusedLate
 		}
 	}
+	// The copy's age at receipt is the sender's last renewal against this
+	// node's wall clock, at most a lease; from then on it ages on the
+	// lease clock.
 	nl := &lease{registered: inst.LeaseInfo.RegistrationTimestamp, lastUpdate: lastRenewal,
-		duration: duration, serviceUp: inst.LeaseInfo.ServiceUpTimestamp, installed: now, received: now}
+		renewed:  a.leaseTime(lastRenewal, now, mono, duration),
+		duration: duration, serviceUp: inst.LeaseInfo.ServiceUpTimestamp, installed: mono, received: mono}
 	if sabotage.On(sabotage.CopiedLeaseFresh) {
-		nl.lastUpdate = now
+		nl.lastUpdate, nl.renewed = now, mono
 	}
 	if nl.registered == 0 {
 		nl.registered = now
@@ -578,6 +610,7 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 	if l != nil {
 		// A replicated change never moves the local lease clock back.
 		nl.lastUpdate = max(l.lastUpdate, nl.lastUpdate)
+		nl.renewed = max(l.renewed, nl.renewed)
 		nl.clientRenewed = l.clientRenewed
 		nl.installed = l.installed
 	}
@@ -594,7 +627,7 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 
 // overrulesEviction reports whether the lease l, held here, survives a
 // peer's eviction tombstone: a client renewed it on this node within a lease
-// duration.
+// duration before now (lease clock).
 func (a *appState) overrulesEviction(l *lease, now int64) bool {
 	if sabotage.On(sabotage.ReplicaOverrulesEviction) {
 		// BUG-1 as it was: a copy received less than a lease ago counted

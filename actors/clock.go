@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // Clock tells the time. Tests and simulations inject a fake one.
@@ -107,3 +109,55 @@ func (h *HLC) Refused() uint64 {
 
 // HLCMillis returns the wall-clock milliseconds of an HLC reading.
 func HLCMillis(reading uint64) int64 { return int64(reading >> hlcLogicalBits) }
+
+// leaseClock measures lease ages in milliseconds on a clock that does not
+// jump when the wall clock is set (BUG-10): a lease's last renewal, its
+// installation here and a client's last renewal here are instants on this
+// clock, and a lease's age is the difference of two of them. Readings
+// start at the wall clock's epoch milliseconds when the registry starts
+// and then follow the lease clock, so they read like epoch milliseconds
+// while the wall clock is right; they never go on the wire. The wall clock
+// keeps the timestamps that do (lastRenewalTimestamp and the others) and
+// the HLC.
+type leaseClock struct {
+	wall, mono Clock
+	base       time.Time // mono's reading at the start
+	baseMillis int64     // wall's epoch ms at the start
+}
+
+// newLeaseClock returns a lease clock that follows mono from now on; a nil
+// mono makes wall the lease clock itself (appState tests drive one clock).
+func newLeaseClock(wall, mono Clock) *leaseClock {
+	c := &leaseClock{wall: wall, mono: mono, baseMillis: wall.Now().UnixMilli()}
+	if mono != nil {
+		c.base = mono.Now()
+	}
+	return c
+}
+
+// now returns the lease clock's reading (ms). Under the sabotage switch
+// LeaseAgesWallClock it is the wall clock's, as before the BUG-10 fix.
+func (c *leaseClock) now() int64 {
+	if c.mono == nil || sabotage.On(sabotage.LeaseAgesWallClock) {
+		return c.wall.Now().UnixMilli()
+	}
+	return c.baseMillis + c.mono.Now().Sub(c.base).Milliseconds()
+}
+
+// fromWall converts wallMillis, an instant by a wall clock (this node's or
+// a peer's), to a lease-clock reading: its age by this node's wall clock
+// now (wallNow), clamped to [0, maxAge] when maxAge is positive (to [0, ∞)
+// otherwise), is taken back from the lease clock's reading now (leaseNow).
+// A clock set back makes an instant look younger, never from the future;
+// one set forward makes it look at most maxAge old. Under the sabotage
+// switch LeaseAgesWallClock it returns wallMillis unchanged.
+func (c *leaseClock) fromWall(wallMillis, wallNow, leaseNow, maxAge int64) int64 {
+	if c.mono == nil || sabotage.On(sabotage.LeaseAgesWallClock) {
+		return wallMillis
+	}
+	age := max(wallNow-wallMillis, 0)
+	if maxAge > 0 {
+		age = min(age, maxAge)
+	}
+	return leaseNow - age
+}

@@ -58,7 +58,7 @@ type fastLease struct {
 	// one takes the slow path.
 	dirty int64
 	// renewedAt is the latest renewal time recorded by the fast path
-	// (epoch ms; 0: none yet).
+	// (lease clock, see leaseClock; 0: none yet).
 	renewedAt atomic.Int64
 	// queued is true while the fastLease is in its entry's pending list.
 	queued atomic.Bool
@@ -124,7 +124,7 @@ func (r *Registry) fastRenew(req RenewRequest) (res RenewResult, ok bool) {
 		return RenewResult{}, false
 	default:
 	}
-	t.renew(l, r.cfg.Clock.Now().UnixMilli())
+	t.renew(l, r.leaseClock.now())
 	r.countRenewal(req.App)
 	if r.cfg.OnRenew != nil {
 		r.cfg.OnRenew(req.App, req.ID)
@@ -142,11 +142,14 @@ func (a *appActor) applyFastRenewals() {
 	if len(a.pending) == 0 || sabotage.On(sabotage.FastRenewNotApplied) {
 		return
 	}
+	// The wall-clock time of a renewal (lastRenewalTimestamp) is its
+	// lease-clock age taken back from the wall clock now.
+	now, mono := a.state.now(), a.state.leaseNow()
 	for i, l := range a.pending {
 		l.queued.Store(false)
 		at := l.renewedAt.Load()
 		if a.state.leases[l.id] == l.lease && at > l.lease.clientRenewed {
-			a.state.touch(l.lease, at)
+			a.state.touch(l.lease, now-(mono-at), at)
 			l.lease.clientRenewed = at
 		}
 		a.pending[i] = nil

@@ -43,8 +43,15 @@ type BatchSink interface {
 type Config struct {
 	// NodeName names this node in versions; it must be unique in a cluster.
 	NodeName string
-	// Clock tells the time of leases and versions. Default: SystemClock.
+	// Clock is the wall clock: it tells the lease timestamps that go on the
+	// wire and drives the HLC of versions. Default: SystemClock.
 	Clock Clock
+	// LeaseClock measures lease ages (expiry, the takeover grace, a
+	// client's renewal here within a lease): it must not jump when the
+	// wall clock is set (BUG-10). Default: Clock itself when it is a
+	// *ManualClock (a test moves both together), SystemClock otherwise
+	// (Go's monotonic clock).
+	LeaseClock Clock
 	// Logger receives the registry's logs and protoactor's. Default: discard.
 	Logger *slog.Logger
 	// EvictionInterval is how often expired leases are evicted. Default 60s.
@@ -159,11 +166,17 @@ type Registry struct {
 	sinks  []Sink
 	hlc    *HLC
 
+	leaseClock *leaseClock
+	// owned maps application names to the ownership instant last
+	// converted to the lease clock (see ownedSince).
+	ownedMu sync.Mutex
+	owned   map[string]ownedMark
+
 	// apps maps application names to their actors' entries, so that
 	// commands for a running application skip the front (see appEntry).
 	apps sync.Map
 
-	started  int64        // epoch ms at NewRegistry: a single node's grace base
+	started  int64        // lease clock at NewRegistry: a single node's grace base
 	count    atomic.Int64 // live leases
 	renewals atomic.Int64 // renewals in the current window
 	sp       atomic.Pointer[SelfPreservationStatus]
@@ -176,6 +189,12 @@ type Registry struct {
 func NewRegistry(cfg Config) (*Registry, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = SystemClock{}
+	}
+	if cfg.LeaseClock == nil {
+		cfg.LeaseClock = SystemClock{}
+		if mc, ok := cfg.Clock.(*ManualClock); ok {
+			cfg.LeaseClock = mc
+		}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -197,8 +216,9 @@ func NewRegistry(cfg Config) (*Registry, error) {
 		hlc:    NewHLC(cfg.Clock),
 		closed: make(chan struct{}),
 	}
-	r.started = cfg.Clock.Now().UnixMilli()
-	r.opts = &appOptions{node: cfg.NodeName, clock: cfg.Clock, hlc: r.hlc,
+	r.leaseClock = newLeaseClock(cfg.Clock, cfg.LeaseClock)
+	r.started = r.leaseClock.now()
+	r.opts = &appOptions{node: cfg.NodeName, clock: cfg.Clock, leaseClock: r.leaseClock, hlc: r.hlc,
 		leaseDurationDoubling: cfg.LeaseDurationDoubling, tombstoneTTL: cfg.TombstoneTTL}
 	newSP := func() selfPreservation {
 		return selfPreservation{enabled: cfg.SelfPreservation, percent: cfg.RenewalPercentThreshold,
@@ -264,8 +284,16 @@ func (r *Registry) owns(app string) bool {
 	return r.cfg.Ownership == nil || r.cfg.Ownership.Owns(app)
 }
 
+// ownedMark is an ownership instant by the wall clock and the lease-clock
+// reading it was converted to.
+type ownedMark struct{ wall, lease int64 }
+
 // ownedSince reports whether this node may evict app's leases and since
-// when it has owned app (epoch ms; see appState.expiredSince).
+// when it has owned app (lease clock; see appState.expiredSince).
+// Ownership tells the instant by the wall clock; it is converted to the
+// lease clock when first seen (its age then, never negative) and the
+// conversion kept while it stays the same, so a wall clock set back or
+// forward afterwards moves no takeover grace.
 func (r *Registry) ownedSince(app string) (int64, bool) {
 	if r.cfg.Ownership == nil {
 		return r.started, true
@@ -274,7 +302,18 @@ func (r *Registry) ownedSince(app string) (int64, bool) {
 	if sabotage.On(sabotage.EvictWithoutOwnership) {
 		ok = true
 	}
-	return t.UnixMilli(), ok
+	wall := t.UnixMilli()
+	r.ownedMu.Lock()
+	defer r.ownedMu.Unlock()
+	if m, found := r.owned[app]; found && m.wall == wall {
+		return m.lease, ok
+	}
+	lease := r.leaseClock.fromWall(wall, r.cfg.Clock.Now().UnixMilli(), r.leaseClock.now(), 0)
+	if r.owned == nil {
+		r.owned = map[string]ownedMark{}
+	}
+	r.owned[app] = ownedMark{wall: wall, lease: lease}
+	return lease, ok
 }
 
 // countRenewal counts, for self-preservation, a renewal (or registration)
