@@ -237,7 +237,19 @@ func drivePartitionHeal(s *Sim) error {
 		return err
 	}
 	s.Heal()
-	return s.Sleep(max(0, d-lead-split))
+	healed := time.Now()
+	if err := s.Sleep(max(0, d-lead-split)); err != nil {
+		return err
+	}
+	// sp-partition wants every node released within SPRelease of the heal:
+	// stay until they are (an engaged node lets go only after two windows
+	// above the threshold), or the bound passed.
+	for limit := healed.Add(s.cfg.Thresholds.SPRelease + time.Second); time.Now().Before(limit) && !s.allReleased(); {
+		if err := s.Sleep(s.cfg.Timers.ProbeInterval); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // driveOwnerCrash: crash the owner of the busiest application, restart it

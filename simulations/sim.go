@@ -174,7 +174,21 @@ func Run(ctx context.Context, sc Scenario, cfg Config) (*Result, error) {
 	if driveErr == nil {
 		s.settle(ctx)
 	}
-	s.rec.mark(func(o *Observations) { o.QuietEnd = time.Now() })
+	quietEnd := time.Now()
+	s.rec.mark(func(o *Observations) { o.QuietEnd = quietEnd })
+	// A probe that started before the end of the quiet phase may still be
+	// reading the nodes; the teardown's cancels must not land in it (the
+	// convergence checker judges the last probe before QuietEnd). The
+	// prober is sequential: once a probe that started after QuietEnd is in,
+	// every earlier one is complete.
+	for limit := time.Now().Add(5 * time.Second); time.Now().Before(limit); {
+		if p := s.rec.lastProbe(); p != nil && p.At.After(quietEnd) {
+			break
+		}
+		if !sleepCtx(ctx, 10*time.Millisecond) {
+			break
+		}
+	}
 	s.teardown(ctx)
 	s.rec.mark(func(o *Observations) { o.End = time.Now() })
 	stopObs()
