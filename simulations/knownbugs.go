@@ -32,10 +32,9 @@ type KnownBug struct {
 //     already forgotten the other side (GossipToTheDeadTime) and the alive
 //     messages of the heal do not reach it in time.
 //
-//   - bug7Renewals, bug10 (knownbugs2.go), from the second round of
-//     scenarios: in an asymmetric partition the renewals the blocked side
-//     forwards to an owner on the other side are lost (what remains of
-//     BUG-7); lease ages follow the wall clock.
+//   - bug7Renewals (knownbugs2.go), from the second round of scenarios: in
+//     an asymmetric partition the renewals the blocked side forwards to an
+//     owner on the other side are lost (what remains of BUG-7).
 //
 // The bugs found before were fixed soon after; their entries are kept, with
 // their tests, as the pattern:
@@ -58,6 +57,9 @@ type KnownBug struct {
 //   - bug9, BUG-9 (knownbugs2.go): a node restarted after a graceful leave
 //     was not seen as live by some members for ~10 s; fixed in 7dda0f8 (the
 //     fresh process pushes its refuted state to every member).
+//   - bug10, BUG-10 (knownbugs2.go): lease ages followed the wall clock;
+//     fixed in d4eaf3f (a lease clock the wall clock's setting does not
+//     move).
 //
 // BUG-3 (a restarted node whose initial transfer was lost never synced;
 // introduced in e8b67b3, fixed in 387afac) failed the owner-crash scenario
