@@ -12,7 +12,8 @@ import (
 
 // TestWireCostFlatFrom5To10 counts, on real 5- and 10-node clusters, the
 // replication messages per client renewal and per registration: at most one
-// per renewal (and per registration and peer) at both sizes, and no more at
+// per renewal (plus the window's edge) and per registration and peer at both
+// sizes, and no more at
 // 10 nodes than at 5 beyond WireCostSlack. Counts, not times.
 func TestWireCostFlatFrom5To10(t *testing.T) {
 	if testing.Short() {
@@ -27,7 +28,9 @@ func TestWireCostFlatFrom5To10(t *testing.T) {
 		t.Logf("%d nodes: %d renewals, %d renewal messages (%.2f each); %d registrations, %d record messages (%.2f per peer)",
 			n, w.Renewals, w.RenewalMessages, w.PerRenewal(), w.Registrations, w.RecordMessages, w.PerRegistrationPerPeer())
 		require.Positive(t, w.Renewals)
-		assert.LessOrEqual(t, w.PerRenewal(), 1.0)
+		// One forwarding flush per node may carry renewals accepted just
+		// before the window (see CheckWireCost).
+		assert.LessOrEqual(t, w.PerRenewal(), 1+float64(n)/float64(w.Renewals))
 		assert.LessOrEqual(t, w.PerRegistrationPerPeer(), 1.0)
 		costs = append(costs, w)
 	}
