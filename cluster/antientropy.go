@@ -46,7 +46,7 @@ type syncKey struct{ peer, app string }
 
 // antiEntropy is the bookkeeping of the transfers this node asked for.
 type antiEntropy struct {
-	pending    map[string]bool       // apps asked for in the initial sync
+	pending    map[string]time.Time  // apps of the initial sync not yet done, by when last asked
 	inflight   map[syncKey]time.Time // transfers asked for and not yet done, by when
 	initialAsk bool
 	// exch is the membership's exchanges (nil: pull the old way only).
@@ -54,7 +54,7 @@ type antiEntropy struct {
 }
 
 func (a *antiEntropy) init() {
-	a.pending = map[string]bool{}
+	a.pending = map[string]time.Time{}
 	a.inflight = map[syncKey]time.Time{}
 }
 
@@ -167,25 +167,32 @@ func (r *Replicator) claimTransfers(peer string, want []string) ([]string, bool)
 	defer r.aeMu.Unlock()
 	first := !r.ae.initialAsk
 	r.ae.initialAsk = true
+	now := time.Now()
 	if first {
 		for _, app := range want {
-			r.ae.pending[app] = true
+			r.ae.pending[app] = now
 		}
 	}
 	// Do not ask a peer again for a transfer it is still sending: digests
 	// arrive from several timers, and re-requesting a running transfer only
 	// multiplies it. Other peers may still be asked, since each may hold
 	// changes the others lack.
-	now := time.Now()
 	retry := 6 * r.cfg.AntiEntropyInterval
+	ready := r.Ready()
 	kept := want[:0]
 	for _, app := range want {
 		k := syncKey{peer: peer, app: app}
 		if at, ok := r.ae.inflight[k]; ok && now.Sub(at) < retry {
 			continue
 		}
-		if !first && r.ae.pending[app] && !r.Ready() {
-			continue // the initial sync is bringing it: one copy is enough
+		if at, ok := r.ae.pending[app]; ok && !first && !ready {
+			// The initial sync is bringing it: one copy is enough, unless
+			// nothing came of the ask for a retry time (the answer was
+			// lost with its stream or peer: BUG-11), then ask again.
+			if now.Sub(at) < retry {
+				continue
+			}
+			r.ae.pending[app] = now
 		}
 		r.ae.inflight[k] = now
 		kept = append(kept, app)
@@ -202,6 +209,24 @@ func (r *Replicator) releaseTransfers(peer string, apps []string) {
 		delete(r.ae.inflight, syncKey{peer: peer, app: app})
 		delete(r.ae.pending, app)
 	}
+}
+
+// syncProgress reports whether recs carry records of applications the
+// initial sync waits for, and marks those as heard of now (their retry
+// time restarts). Fan-out of live changes to other applications is no
+// progress: under client churn it would hold the ready timeout off for
+// ever (BUG-11).
+func (r *Replicator) syncProgress(recs []wire.InstanceRecord) bool {
+	r.aeMu.Lock()
+	defer r.aeMu.Unlock()
+	now, progress := time.Now(), false
+	for i := range recs {
+		if _, ok := r.ae.pending[recs[i].App]; ok {
+			r.ae.pending[recs[i].App] = now
+			progress = true
+		}
+	}
+	return progress
 }
 
 // syncDone records finished transfers.

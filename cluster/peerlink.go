@@ -20,7 +20,8 @@ package cluster
 //   - records: local changes for fan-out, at most MaxQueue; on overflow the
 //     oldest go and a digest exchange repairs the peer afterwards;
 //   - transfers: anti-entropy answers to the peer's sync requests (at most
-//     maxTransfers waiting), sent one batch at a time between the other
+//     maxTransfers waiting; later requests are merged into the newest
+//     waiting one), sent one batch at a time between the other
 //     classes, and abandoned when the peer leaves or a send fails.
 
 import (
@@ -156,16 +157,39 @@ func (l *peerLink) addRenewals(keys map[actors.Key]uint32) {
 	l.poke()
 }
 
-// pushTransfer queues an answer to the peer's sync request. When too many
-// wait, the oldest is abandoned: the peer asks again after its retry time.
+// pushTransfer queues an answer to the peer's sync request. When
+// maxTransfers wait, the request is merged into the newest waiting one,
+// which has not started (only the first is being sent): nothing the peer
+// asked for is dropped, and what waits stays bounded by the applications
+// there are (BUG-11: dropping the oldest lost half of a joining node's
+// initial sync).
 func (l *peerLink) pushTransfer(req *wire.SyncRequest) {
 	l.mu.Lock()
-	if len(l.transfers) >= maxTransfers {
-		l.transfers = l.transfers[1:]
+	if n := len(l.transfers); n >= maxTransfers {
+		last := l.transfers[n-1]
+		last.req = mergeSyncRequests(last.req, req)
+	} else {
+		l.transfers = append(l.transfers, &transfer{req: req})
 	}
-	l.transfers = append(l.transfers, &transfer{req: req})
 	l.mu.Unlock()
 	l.poke()
+}
+
+// mergeSyncRequests returns a request for the applications of both, b's
+// versions winning for an application both ask for.
+func mergeSyncRequests(a, b *wire.SyncRequest) *wire.SyncRequest {
+	out := &wire.SyncRequest{Node: b.Node, Apps: make([]wire.SyncApp, 0, len(a.Apps)+len(b.Apps))}
+	newer := make(map[string]bool, len(b.Apps))
+	for _, sa := range b.Apps {
+		newer[sa.App] = true
+	}
+	for _, sa := range a.Apps {
+		if !newer[sa.App] {
+			out.Apps = append(out.Apps, sa)
+		}
+	}
+	out.Apps = append(out.Apps, b.Apps...)
+	return out
 }
 
 // close stops the link at once: what is queued is dropped (anti-entropy

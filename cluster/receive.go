@@ -98,11 +98,16 @@ func (r *Replicator) onSyncRequest(m *wire.SyncRequest) {
 		l.pushTransfer(m)
 		return
 	}
-	asks := append(r.orphans[m.Node], orphanAsk{req: m, at: time.Now()})
-	if len(asks) > maxTransfers {
-		asks = asks[len(asks)-maxTransfers:]
+	asks := r.orphans[m.Node]
+	if len(asks) >= maxTransfers {
+		// Merge into the newest ask rather than drop one: a joining
+		// node's initial sync asks for every application at once (BUG-11).
+		last := &asks[len(asks)-1]
+		last.req = mergeSyncRequests(last.req, m)
+		last.at = time.Now()
+		return
 	}
-	r.orphans[m.Node] = asks
+	r.orphans[m.Node] = append(asks, orphanAsk{req: m, at: time.Now()})
 }
 
 // applyLoop applies received records in arrival order.
@@ -113,7 +118,7 @@ func (r *Replicator) applyLoop(ctx context.Context) {
 			return
 		case m := <-r.applyQ:
 			initial := !r.Ready()
-			if len(m.Done) > 0 || initial {
+			if len(m.Done) > 0 || (initial && r.syncProgress(m.Records)) {
 				r.progress.Store(time.Now().UnixNano())
 			}
 			r.applyRecords(ctx, m.Records, initial)
