@@ -43,7 +43,12 @@
 //     the asker lists its (id, version) pairs and the peer sends only the
 //     records that are newer or missing, so a heal moves what differs. A
 //     joining node is ready after its initial sync and serves no registry
-//     reads before.
+//     reads before; an application nothing came of is asked again after a
+//     retry time, and only its own applications' records count as progress.
+//   - exchange.go: pulls (a digest asking for a reply, a sync request)
+//     travel on a stream the asker dials and are answered on it, so
+//     anti-entropy works whenever the asker can dial (an asymmetric
+//     partition); a peer that does not answer that way is sent the old way.
 //   - load.go: every member reports the client renewals it counted per
 //     window, so self-preservation weighs cluster-wide figures
 //     (actors.RenewalPeers).
