@@ -97,14 +97,16 @@ func checkRatios(report string) ratioCheck {
 	return out
 }
 
-// cells splits a Markdown table line into trimmed cells.
+// cells splits a Markdown table line into trimmed cells; an escaped pipe
+// (\|) stays inside its cell.
 func cells(line string) []string {
-	line = strings.TrimSpace(line)
+	const escaped = "\x00"
+	line = strings.ReplaceAll(strings.TrimSpace(line), `\|`, escaped)
 	line = strings.TrimPrefix(line, "|")
 	line = strings.TrimSuffix(line, "|")
 	parts := strings.Split(line, "|")
 	for k := range parts {
-		parts[k] = strings.TrimSpace(parts[k])
+		parts[k] = strings.ReplaceAll(strings.TrimSpace(parts[k]), escaped, "|")
 	}
 	return parts
 }
