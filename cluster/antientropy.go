@@ -17,7 +17,11 @@ package cluster
 // or transfer comes back on that stream, so anti-entropy works whenever the
 // asker can dial, even if the peer cannot dial it (an asymmetric partition,
 // BUG-7). A peer that does not answer gets the message the old way, and
-// answers on a stream it dials (the link's transfers).
+// answers on a stream it dials (the link's transfers). Besides the random
+// peer of each round, a node pulls every round from each member whose
+// renewal reports stopped (silentPeers): if that member cannot dial this
+// node, the answer to the pull carries the renewals it holds for this node
+// as their owner (answerRenewals), which its forwards could not deliver.
 //
 // Deleted instances stay deleted: see actors.applyRecord for tombstones aged
 // by HLC time and for copies that outlived them. A record older than the
@@ -335,14 +339,75 @@ func (r *Replicator) antiEntropyLoop(ctx context.Context) {
 					others = append(others, m)
 				}
 			}
+			peer := ""
 			if len(others) > 0 {
 				r.rndMu.Lock()
-				peer := others[r.rnd.Intn(len(others))]
+				peer = others[r.rnd.Intn(len(others))]
 				r.rndMu.Unlock()
 				r.pushDigest(peer, true)
 			}
+			var d *wire.Digest // built once for every silent peer
+			for _, p := range r.silentPeers(others) {
+				l := r.link(p)
+				if p == peer || l == nil {
+					continue
+				}
+				if d == nil {
+					d = r.localDigest(true)
+				}
+				l.pushControl(d)
+			}
 		}
 	}
+}
+
+// silentPeers returns the members among others whose renewal reports
+// (load.go, every LoadInterval) stopped: they reported once, and not for
+// three LoadIntervals. Such a member may be unable to dial this node (an
+// asymmetric partition) while this node can still dial it, so the
+// anti-entropy loop pulls from it every round, and the pull brings back
+// what it could not send, renewals forwarded to this node included
+// (answerRenewals). While every member reports, the list is empty and
+// nothing extra is sent.
+func (r *Replicator) silentPeers(others []string) []string {
+	if sabotage.On(sabotage.ForwardedRenewalsDropped) {
+		return nil
+	}
+	now := time.Now()
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	var out []string
+	for _, m := range others {
+		if p, ok := r.loads[m]; ok && !p.fresh(now, r.cfg.LoadInterval) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// answerRenewals sends, on the stream of peer's pull, the renewals this
+// node holds for peer as their owner (forwards that could not be sent, or
+// not yet), so that an owner that can dial this node gets them even when
+// this node cannot dial it (BUG-7). A failed send puts them back.
+func (r *Replicator) answerRenewals(peer string, send func(wire.Message) error) {
+	if peer == "" || sabotage.On(sabotage.ForwardedRenewalsDropped) {
+		return
+	}
+	l := r.link(peer)
+	if l == nil {
+		return
+	}
+	ren := l.takeRenewals()
+	if ren == nil {
+		return
+	}
+	if err := send(renewalsMessage(ren)); err != nil {
+		r.log.Debug("renewals in a pull's answer failed; held", "owner", peer, "err", err)
+		l.holdRenewals(ren)
+		return
+	}
+	r.stats.renewalMsgs.Add(1)
+	r.stats.renewals.Add(uint64(len(ren)))
 }
 
 // readyLoop gives up waiting for the initial sync when it stops making
@@ -415,7 +480,7 @@ func (r *Replicator) pull(peer string, m wire.Message) bool {
 }
 
 // answerExchange answers a peer's pull on the peer's stream: a digest with
-// the local digest (and the peer's digest is merged as if pushed, without
+// the renewals held for the peer (answerRenewals) and the local digest (and the peer's digest is merged as if pushed, without
 // a reply by dial), a sync request with its transfer. It implements
 // exchangeUser.
 func (r *Replicator) answerExchange(req []byte, reply func([]byte) error) {
@@ -436,6 +501,7 @@ func (r *Replicator) answerExchange(req []byte, reply func([]byte) error) {
 	}
 	switch m := m.(type) {
 	case *wire.Digest:
+		r.answerRenewals(m.Node, send)
 		if err := send(r.localDigest(false)); err != nil {
 			r.log.Debug("digest answer failed", "peer", m.Node, "err", err)
 		}

@@ -16,7 +16,12 @@ package cluster
 //     is dropped and released, so the next digest asks again); a digest
 //     asking for a reply and a sync request are sent as pulls, whose
 //     answers come back on the same stream (antientropy.go);
-//   - renewals: a coalesced set, merged in by the forwarding timer;
+//   - renewals: a coalesced set, merged in by the forwarding timer. A set
+//     whose send fails stays (merged with newer renewals) and is tried
+//     again on the next flush or after any send to the peer succeeds, and
+//     the peer takes it on its own stream when it pulls from this node
+//     (answerExchange): in an asymmetric partition an owner this node
+//     cannot dial still gets the renewals (BUG-7);
 //   - records: local changes for fan-out, at most MaxQueue; on overflow the
 //     oldest go and a digest exchange repairs the peer afterwards;
 //   - transfers: anti-entropy answers to the peer's sync requests (at most
@@ -31,6 +36,7 @@ import (
 	"time"
 
 	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/internal/sabotage"
 	"github.com/heureka/heureka/wire"
 )
 
@@ -48,6 +54,7 @@ type peerLink struct {
 	mu        sync.Mutex
 	control   []wire.Message
 	renewals  map[actors.Key]uint32
+	renewHeld bool // the last renewal send failed: wait for a flush or a send that works
 	records   []wire.InstanceRecord
 	dropped   bool
 	transfers []*transfer
@@ -147,14 +154,61 @@ func (l *peerLink) pushControl(m wire.Message) bool {
 	return true
 }
 
-// addRenewals merges coalesced renewals for this peer.
+// addRenewals merges coalesced renewals for this peer (the forwarding
+// timer's flush); renewals held after a failed send are tried again with
+// them.
 func (l *peerLink) addRenewals(keys map[actors.Key]uint32) {
 	l.mu.Lock()
+	l.mergeRenewalsLocked(keys)
+	l.renewHeld = false
+	l.mu.Unlock()
+	l.poke()
+}
+
+// mergeRenewalsLocked adds keys to the coalesced set. The set holds one
+// entry per instance, so it is bounded by the instances this node forwards
+// renewals of, however long sends fail.
+func (l *peerLink) mergeRenewalsLocked(keys map[actors.Key]uint32) {
 	for k, n := range keys {
 		l.renewals[k] += n
 	}
+}
+
+// holdRenewals puts back renewals whose send failed: they wait, merged
+// with newer ones, for the next flush, a send to the peer that works, or
+// the peer's pull (takeRenewals). With the forwarded-renewals-dropped
+// sabotage switch they are dropped, as before the BUG-7 fix.
+func (l *peerLink) holdRenewals(keys map[actors.Key]uint32) {
+	if sabotage.On(sabotage.ForwardedRenewalsDropped) {
+		return
+	}
+	l.mu.Lock()
+	l.mergeRenewalsLocked(keys)
+	l.renewHeld = true
 	l.mu.Unlock()
-	l.poke()
+}
+
+// takeRenewals removes and returns the coalesced renewals queued for the
+// peer (nil if none), for the answer to its pull.
+func (l *peerLink) takeRenewals() map[actors.Key]uint32 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.renewals) == 0 {
+		return nil
+	}
+	ren := l.renewals
+	l.renewals = map[actors.Key]uint32{}
+	l.renewHeld = false
+	return ren
+}
+
+// renewalsMessage is the wire form of a coalesced set.
+func renewalsMessage(ren map[actors.Key]uint32) *wire.Renewals {
+	msg := &wire.Renewals{Renewals: make([]wire.Renewal, 0, len(ren))}
+	for k, c := range ren {
+		msg.Renewals = append(msg.Renewals, wire.Renewal{App: k.App, ID: k.ID, Count: c})
+	}
+	return msg
 }
 
 // pushTransfer queues an answer to the peer's sync request. When
@@ -251,11 +305,6 @@ func (l *peerLink) sendSome() bool {
 		ctrl = l.control[0]
 		l.control = l.control[1:]
 	}
-	var ren map[actors.Key]uint32
-	if len(l.renewals) > 0 {
-		ren = l.renewals
-		l.renewals = map[actors.Key]uint32{}
-	}
 	n := min(len(l.records), l.r.cfg.MaxBatch)
 	var batch []wire.InstanceRecord
 	if n > 0 {
@@ -279,24 +328,32 @@ func (l *peerLink) sendSome() bool {
 		l.pushControl(l.r.localDigest(true))
 		sent = true
 	}
+	reached := false // a send to the peer worked: held renewals may go too
 	if ctrl != nil {
 		sent = true
 		if l.pulls(ctrl) && l.r.pull(l.name, ctrl) {
 			l.r.countControl(ctrl)
+			reached = true
 		} else if err := l.r.send(l.name, ctrl); err != nil {
 			l.r.log.Debug("control send failed", "peer", l.name, "type", ctrl.Type(), "err", err)
 		} else {
 			l.r.countControl(ctrl)
+			reached = true
 		}
 	}
+	l.mu.Lock()
+	var ren map[actors.Key]uint32
+	if len(l.renewals) > 0 && (!l.renewHeld || reached) {
+		ren = l.renewals
+		l.renewals = map[actors.Key]uint32{}
+		l.renewHeld = false
+	}
+	l.mu.Unlock()
 	if ren != nil {
 		sent = true
-		msg := &wire.Renewals{Renewals: make([]wire.Renewal, 0, len(ren))}
-		for k, c := range ren {
-			msg.Renewals = append(msg.Renewals, wire.Renewal{App: k.App, ID: k.ID, Count: c})
-		}
-		if err := l.r.send(l.name, msg); err != nil {
-			l.r.log.Debug("renewal forwarding failed", "owner", l.name, "err", err)
+		if err := l.r.send(l.name, renewalsMessage(ren)); err != nil {
+			l.r.log.Debug("renewal forwarding failed; held for the next try", "owner", l.name, "err", err)
+			l.holdRenewals(ren)
 		} else {
 			l.r.stats.renewalMsgs.Add(1)
 			l.r.stats.renewals.Add(uint64(len(ren)))

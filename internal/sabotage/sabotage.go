@@ -88,6 +88,12 @@ const (
 	// eviction) on the wall clock, which a node's clock setting moves, as
 	// before the BUG-10 fix (actors leaseClock).
 	LeaseAgesWallClock Switch = "lease-ages-wall-clock"
+	// ForwardedRenewalsDropped drops the renewals a failed forward could
+	// not deliver, sends none with the answer to the owner's pull, and
+	// makes no node pull from a peer whose reports stopped, as before the
+	// fix of what remained of BUG-7 (cluster holdRenewals, answerExchange,
+	// antiEntropyLoop).
+	ForwardedRenewalsDropped Switch = "forwarded-renewals-dropped"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -116,6 +122,9 @@ var All = []Switch{
 // LeaseAgesWallClock (BUG-10) is unit-only: its actors tests set the wall
 // clock back and forward directly, while clock-skew showed it in two runs
 // of six.
+//
+// ForwardedRenewalsDropped (the rest of BUG-7) is unit-only: its cluster
+// test shows it directly, and `make sabotage` runs no one-way block.
 var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
 	NoFailedMembersInState, ViewStaleAppInstalled, EurekaPeerEcho,
-	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock}
+	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped}

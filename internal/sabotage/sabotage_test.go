@@ -41,7 +41,7 @@ func TestSwitchLists(t *testing.T) {
 		}
 		seen[s] = true
 	}
-	for _, s := range []Switch{LateRegistrationOutranksCancel, LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock} {
+	for _, s := range []Switch{LateRegistrationOutranksCancel, LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped} {
 		if !seen[s] {
 			t.Fatalf("%s is not listed", s)
 		}

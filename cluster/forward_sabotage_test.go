@@ -1,0 +1,26 @@
+//go:build sabotage
+
+package cluster
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/internal/sabotage"
+)
+
+// With forwarded-renewals-dropped on, the owner of
+// TestRenewalsReachOwnerThroughOneWayBlock gets no renewal of the client
+// renewing on b while the block lasts (run with -tags sabotage): b's
+// forwards fail and are dropped, and the owner's pulls bring none back.
+func TestSabotageForwardedRenewalsDropped(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.ForwardedRenewalsDropped))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+	a, app, _ := renewedThroughBlock(t)
+	blocked := time.Now()
+	assert.Never(t, func() bool { return a.lastRenewal(t, app) > blocked.Add(fwdLease).UnixMilli() },
+		3*fwdLease, tick, "no renewal reaches the owner through the block")
+}
