@@ -32,10 +32,6 @@ type KnownBug struct {
 //     already forgotten the other side (GossipToTheDeadTime) and the alive
 //     messages of the heal do not reach it in time.
 //
-//   - bug7Renewals (knownbugs2.go), from the second round of scenarios: in
-//     an asymmetric partition the renewals the blocked side forwards to an
-//     owner on the other side are lost (what remains of BUG-7).
-//
 // The bugs found before were fixed soon after; their entries are kept, with
 // their tests, as the pattern:
 //
@@ -53,7 +49,9 @@ type KnownBug struct {
 //   - bug7, BUG-7 (knownbugs2.go): in an asymmetric partition the blocked
 //     side's registrations stayed missing on the other side until the
 //     block lifted; fixed in 65b9842 (pulls answered on the puller's own
-//     stream), except for forwarded renewals (bug7Renewals).
+//     stream), except for forwarded renewals (bug7Renewals: lost on their
+//     way to an owner on the other side; fixed in 5d76e62, held and carried
+//     back on the owner's pull).
 //   - bug9, BUG-9 (knownbugs2.go): a node restarted after a graceful leave
 //     was not seen as live by some members for ~10 s; fixed in 7dda0f8 (the
 //     fresh process pushes its refuted state to every member).

@@ -17,7 +17,7 @@ import (
 // routes around the blocked direction. Fixed in 65b9842 (anti-entropy pulls
 // on the puller's own stream: the digest reply and the sync transfer come
 // back on the stream the asker dials); kept, with its test, as history.
-// Its consequence on renewer-kept is still open: bug7Renewals.
+// Its consequence on renewer-kept was fixed in 5d76e62: bug7Renewals.
 var bug7 = KnownBug{
 	ID: "BUG-7",
 	Title: "in an asymmetric partition the blocked side's registrations are missing on the other side until the block lifts " +
@@ -25,13 +25,16 @@ var bug7 = KnownBug{
 	Explains: explainedByOneWayBlock,
 }
 
-// bug7Renewals: what remains of BUG-7 after 65b9842. The renewals that
-// the blocked side's clients send there are forwarded to their owner on a
-// stream the blocked side dials; for an owner on the other side they are
-// lost until the block lifts, so the owner evicts the renewing client and
-// the blocked side overrules (renewer-kept; asymmetric-partition -short,
+// bug7Renewals: what remained of BUG-7 after 65b9842. The renewals that
+// the blocked side's clients send there were forwarded to their owner on a
+// stream the blocked side dials; for an owner on the other side they were
+// lost until the block lifted, so the owner evicted the renewing client and
+// the blocked side overruled (renewer-kept; asymmetric-partition -short,
 // seed 1, on 65b9842). It matches bug7's renewer-kept evidence only: a
-// registration missing on the other side is no longer explained.
+// registration missing on the other side is no longer explained. Fixed in
+// 5d76e62 (a failed forward's renewals are held and go back on the owner's
+// pull, and every node pulls from members whose reports stopped); kept, with
+// its test, as history.
 var bug7Renewals = KnownBug{
 	ID: "BUG-7",
 	Title: "in an asymmetric partition the renewals the blocked side forwards to an owner on the other side are lost: " +
@@ -40,8 +43,6 @@ var bug7Renewals = KnownBug{
 		return v.Invariant == InvRenewerKept && explainedByOneWayBlock(r, v)
 	},
 }
-
-func init() { KnownBugs = append(KnownBugs, bug7Renewals) }
 
 // blockRE reads the sides of a block-one-way event.
 var blockRE = regexp.MustCompile(`^\{([^}]*)\} → \{([^}]*)\} blocked`)
