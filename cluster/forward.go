@@ -7,7 +7,11 @@ package cluster
 // coalesced into a per-owner set that is handed to the owner's peer link
 // every RenewFlushInterval and sent as one wire.Renewals message. A renewal
 // therefore costs at most one message (to one node), whatever the cluster
-// size.
+// size. A forward that fails is not lost: the link holds its renewals for
+// the next try, and the owner takes them with the answer to its next pull
+// from this node, which it makes every anti-entropy round once this node's
+// reports stop reaching it (an owner this node cannot dial, BUG-7; see
+// peerlink.go and antientropy.go).
 
 import (
 	"context"
