@@ -3,6 +3,8 @@ package simulations
 import (
 	"fmt"
 	"time"
+
+	"github.com/heureka/heureka/actors"
 )
 
 // InvSPPartition: self-preservation engages on both sides of a partition and
@@ -18,6 +20,16 @@ func init() { Checkers[InvSPPartition] = CheckSPPartition }
 // threshold), and releases within SPRelease of the heal (or earlier, by the
 // release rule, when the split outlasted the recount interval). A node that
 // was not running at the split or the heal is judged only on what it saw.
+//
+// The release is asked of a node only when the clients running when it is
+// due (SPRelease after the heal) can bring its renewals back above the
+// threshold: when fewer than RenewalPercentThreshold of the clients it
+// expects then are alive (churn clients that died silently while it was
+// engaged, which it rightly kept, while new ones kept registering), no
+// renewal count can recover, and the node stays engaged until the release
+// rule lets go one RecountInterval after it engaged (judged by
+// sp-recount-release in scale-down, not here); the verdict says so in its
+// details.
 func CheckSPPartition(o *Observations, th Thresholds) Verdict {
 	v := Verdict{Invariant: InvSPPartition, Property: 5,
 		Threshold: fmt.Sprintf("every node engages within %s of the split, on both sides, and releases within %s of the heal",
@@ -77,7 +89,19 @@ func CheckSPPartition(o *Observations, th Thresholds) Verdict {
 		if !engagedAt.IsZero() {
 			worstEngage = max(worstEngage, engagedAt.Sub(split))
 		}
+		late := releasedAt.IsZero() || releasedAt.Sub(heal) > th.SPRelease
+		due := heal.Add(th.SPRelease)
+		if !o.QuietEnd.IsZero() && due.After(o.QuietEnd) {
+			due = o.QuietEnd // the clients' teardown is no recovery to judge
+		}
+		shrank := false
+		if expected, live := expectedAt(o, n, due), liveClients(o, due); late && expected > 0 && float64(live) < spPercent*float64(expected) {
+			shrank = true
+			v.Details = append(v.Details, fmt.Sprintf("%s not judged on its release: %d clients alive when it was due "+
+				"(%s), below %.0f%% of the %d it expected", n, live, o.offset(due), 100*spPercent, expected))
+		}
 		switch {
+		case shrank:
 		case releasedAt.IsZero():
 			ok = false
 			v.Details = append(v.Details, fmt.Sprintf("%s never released after the heal at %s", n, o.offset(heal)))
@@ -97,4 +121,37 @@ func CheckSPPartition(o *Observations, th Thresholds) Verdict {
 		len(nodes), secs(worstEngage), secs(worstRelease))
 	v.Key = keySecs("worst engage", worstEngage)
 	return v
+}
+
+// spPercent is the renewal share below which the nodes engage
+// (actors.Config.RenewalPercentThreshold, which the simulations leave at its
+// default).
+var spPercent = actors.DefaultConfig("sim").RenewalPercentThreshold
+
+// expectedAt is how many clients node n expected at its last probe at or
+// before t (0 if none).
+func expectedAt(o *Observations, n string, t time.Time) int {
+	expected := 0
+	for i := range o.Probes {
+		p := &o.Probes[i]
+		if p.At.After(t) {
+			break
+		}
+		if sp, ok := p.SP[n]; ok {
+			expected = sp.Expected
+		}
+	}
+	return expected
+}
+
+// liveClients counts the clients running at t whose registration had been
+// acknowledged by then.
+func liveClients(o *Observations, t time.Time) int {
+	n := 0
+	for _, l := range o.Instances {
+		if lf := l.lifeAt(t); lf != nil && !lf.Acked.IsZero() && !lf.Acked.After(t) {
+			n++
+		}
+	}
+	return n
 }
