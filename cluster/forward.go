@@ -65,3 +65,9 @@ func (r *Replicator) flushRenewals() {
 		}
 	}
 }
+
+// maxRenewalHold bounds how long renewals whose forward failed wait for the
+// owner (see peerLink.dropStaleHeldLocked): two anti-entropy rounds, in which
+// an owner that can dial this node pulls them (it pulls every round from a
+// member whose reports stopped), a small part of any lease.
+func (r *Replicator) maxRenewalHold() time.Duration { return 2 * r.cfg.AntiEntropyInterval }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -129,4 +130,24 @@ func TestSilentPeers(t *testing.T) {
 	r.loads["silent"] = peerLoad{at: now.Add(-4 * r.cfg.LoadInterval)}
 	r.loadMu.Unlock()
 	assert.Equal(t, []string{"silent"}, r.silentPeers([]string{"fresh", "silent", "never"}))
+}
+
+// Renewals held for an owner longer than two anti-entropy rounds are
+// dropped rather than delivered: the owner would stamp them with its clock
+// on arrival and renew leases whose clients may be gone (long-partition
+// seeds 1 and 11 brought a cancelled instance back that way).
+func TestHeldRenewalsTooOldAreDropped(t *testing.T) {
+	r := &Replicator{cfg: ReplicatorConfig{AntiEntropyInterval: time.Second}, log: slog.New(slog.DiscardHandler)}
+	l := &peerLink{r: r, name: "owner", renewals: map[actors.Key]uint32{}, wake: make(chan struct{}, 1)}
+	k := actors.Key{App: "ORDERS", ID: "o-1"}
+	l.holdRenewals(map[actors.Key]uint32{k: 1})
+	assert.Equal(t, map[actors.Key]uint32{k: 1}, l.takeRenewals(), "fresh held renewals go on the owner's pull")
+
+	l.holdRenewals(map[actors.Key]uint32{k: 1})
+	l.mu.Lock()
+	l.heldSince = time.Now().Add(-3 * time.Second)
+	l.mu.Unlock()
+	assert.Nil(t, l.takeRenewals(), "held past two rounds: dropped")
+	l.addRenewals(map[actors.Key]uint32{k: 1})
+	assert.Equal(t, map[actors.Key]uint32{k: 1}, l.takeRenewals(), "renewals of the next flush go again")
 }

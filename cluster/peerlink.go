@@ -55,6 +55,9 @@ type peerLink struct {
 	control   []wire.Message
 	renewals  map[actors.Key]uint32
 	renewHeld bool // the last renewal send failed: wait for a flush or a send that works
+	// heldSince is when renewals were first held after a failed send (zero
+	// while none are): held renewals older than maxRenewalHold are dropped.
+	heldSince time.Time
 	records   []wire.InstanceRecord
 	dropped   bool
 	transfers []*transfer
@@ -185,7 +188,28 @@ func (l *peerLink) holdRenewals(keys map[actors.Key]uint32) {
 	l.mu.Lock()
 	l.mergeRenewalsLocked(keys)
 	l.renewHeld = true
+	if l.heldSince.IsZero() {
+		l.heldSince = time.Now()
+	}
 	l.mu.Unlock()
+}
+
+// dropStaleHeldLocked drops the coalesced set when renewals in it have been
+// held for longer than maxRenewalHold. The owner stamps a renewal with its
+// own clock when it arrives, so one delivered late would renew a lease
+// whose client may have cancelled or died since, and publish it again
+// (long-partition seeds 1 and 11: renewals held for a crashed owner reached
+// its restarted process 11 s later and brought a cancelled instance back).
+// Fresh renewals merged in meanwhile go with them; the next flush brings
+// them again.
+func (l *peerLink) dropStaleHeldLocked(now time.Time) {
+	if l.heldSince.IsZero() || now.Sub(l.heldSince) <= l.r.maxRenewalHold() {
+		return
+	}
+	l.r.log.Debug("held renewals dropped: too old to deliver", "owner", l.name, "renewals", len(l.renewals))
+	l.renewals = map[actors.Key]uint32{}
+	l.renewHeld = false
+	l.heldSince = time.Time{}
 }
 
 // takeRenewals removes and returns the coalesced renewals queued for the
@@ -193,11 +217,13 @@ func (l *peerLink) holdRenewals(keys map[actors.Key]uint32) {
 func (l *peerLink) takeRenewals() map[actors.Key]uint32 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.dropStaleHeldLocked(time.Now())
 	if len(l.renewals) == 0 {
 		return nil
 	}
 	ren := l.renewals
 	l.renewals = map[actors.Key]uint32{}
+	l.heldSince = time.Time{}
 	l.renewHeld = false
 	return ren
 }
@@ -342,11 +368,13 @@ func (l *peerLink) sendSome() bool {
 		}
 	}
 	l.mu.Lock()
+	l.dropStaleHeldLocked(time.Now())
 	var ren map[actors.Key]uint32
 	if len(l.renewals) > 0 && (!l.renewHeld || reached) {
 		ren = l.renewals
 		l.renewals = map[actors.Key]uint32{}
 		l.renewHeld = false
+		l.heldSince = time.Time{}
 	}
 	l.mu.Unlock()
 	if ren != nil {
