@@ -24,3 +24,14 @@ func TestSabotageForwardedRenewalsDropped(t *testing.T) {
 	assert.Never(t, func() bool { return a.lastRenewal(t, app) > blocked.Add(fwdLease).UnixMilli() },
 		3*fwdLease, tick, "no renewal reaches the owner through the block")
 }
+
+// With stale-renewals-forwarded on, the renewal b held through the
+// partition reaches the owner after the heal and is stamped then: the check
+// of TestRenewalHeldThroughPartitionIsNotDelivered fails.
+func TestSabotageStaleRenewalsForwarded(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.StaleRenewalsForwarded))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+	a, app, healed := renewalHeldThroughPartition(t)
+	assert.Eventually(t, func() bool { return a.lastRenewal(t, app) >= healed.UnixMilli() },
+		fwdLease/2, tick, "the held renewal is stamped after the heal")
+}

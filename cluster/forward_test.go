@@ -97,6 +97,18 @@ func TestRenewalsReachOwnerThroughOneWayBlock(t *testing.T) {
 		"the owner does not evict the renewing client after the block")
 }
 
+// counts turns a coalesced set into its counts, for comparing.
+func counts(s renewalSet) map[actors.Key]uint32 {
+	if s == nil {
+		return nil
+	}
+	out := map[actors.Key]uint32{}
+	for k, p := range s {
+		out[k] = p.count
+	}
+	return out
+}
+
 // Renewals whose forward failed stay on the link, merged with newer ones,
 // until the owner takes them with its pull; the set holds one entry per
 // instance however often the forward fails.
@@ -106,15 +118,16 @@ func TestHeldRenewalsMergeAndAreTaken(t *testing.T) {
 	defer r.Stop()
 	l := newPeerLink(r, "owner")
 	k1, k2 := actors.Key{App: "A", ID: "1"}, actors.Key{App: "A", ID: "2"}
-	l.addRenewals(map[actors.Key]uint32{k1: 1})
+	now := time.Now()
+	l.addRenewals(renewalSet{k1: {1, now}})
 	ren := l.takeRenewals()
-	require.Equal(t, map[actors.Key]uint32{k1: 1}, ren)
+	require.Equal(t, map[actors.Key]uint32{k1: 1}, counts(ren))
 	l.holdRenewals(ren) // the send failed
 	assert.True(t, l.renewHeld, "held: the link does not retry until a flush or a send that works")
-	l.addRenewals(map[actors.Key]uint32{k1: 2, k2: 1})
+	l.addRenewals(renewalSet{k1: {2, now}, k2: {1, now}})
 	assert.False(t, l.renewHeld, "a flush tries again")
-	l.holdRenewals(map[actors.Key]uint32{k2: 1})
-	assert.Equal(t, map[actors.Key]uint32{k1: 3, k2: 2}, l.takeRenewals(), "one entry per instance, counts merged")
+	l.holdRenewals(renewalSet{k2: {1, now}})
+	assert.Equal(t, map[actors.Key]uint32{k1: 3, k2: 2}, counts(l.takeRenewals()), "one entry per instance, counts merged")
 	assert.Nil(t, l.takeRenewals(), "taken once")
 }
 
@@ -132,22 +145,73 @@ func TestSilentPeers(t *testing.T) {
 	assert.Equal(t, []string{"silent"}, r.silentPeers([]string{"fresh", "silent", "never"}))
 }
 
-// Renewals held for an owner longer than two anti-entropy rounds are
-// dropped rather than delivered: the owner would stamp them with its clock
-// on arrival and renew leases whose clients may be gone (long-partition
-// seeds 1 and 11 brought a cancelled instance back that way).
+// A renewal that came in longer than two anti-entropy rounds ago is
+// dropped rather than forwarded, however often its send was retried: the
+// owner would stamp it with its clock on arrival and renew a lease whose
+// client may be gone (long-partition seeds 1, 5 and 11 brought a cancelled
+// instance back that way). Newer renewals of the same set still go.
 func TestHeldRenewalsTooOldAreDropped(t *testing.T) {
 	r := &Replicator{cfg: ReplicatorConfig{AntiEntropyInterval: time.Second}, log: slog.New(slog.DiscardHandler)}
-	l := &peerLink{r: r, name: "owner", renewals: map[actors.Key]uint32{}, wake: make(chan struct{}, 1)}
-	k := actors.Key{App: "ORDERS", ID: "o-1"}
-	l.holdRenewals(map[actors.Key]uint32{k: 1})
-	assert.Equal(t, map[actors.Key]uint32{k: 1}, l.takeRenewals(), "fresh held renewals go on the owner's pull")
+	l := &peerLink{r: r, name: "owner", renewals: renewalSet{}, wake: make(chan struct{}, 1)}
+	old, young := actors.Key{App: "ORDERS", ID: "o-1"}, actors.Key{App: "ORDERS", ID: "o-2"}
+	now := time.Now()
+	l.holdRenewals(renewalSet{old: {1, now}})
+	assert.Equal(t, map[actors.Key]uint32{old: 1}, counts(l.takeRenewals()), "fresh held renewals go on the owner's pull")
 
-	l.holdRenewals(map[actors.Key]uint32{k: 1})
-	l.mu.Lock()
-	l.heldSince = time.Now().Add(-3 * time.Second)
-	l.mu.Unlock()
-	assert.Nil(t, l.takeRenewals(), "held past two rounds: dropped")
-	l.addRenewals(map[actors.Key]uint32{k: 1})
-	assert.Equal(t, map[actors.Key]uint32{k: 1}, l.takeRenewals(), "renewals of the next flush go again")
+	// Held since long ago, retried (taken and held again) every round: the
+	// retries do not make it young.
+	l.holdRenewals(renewalSet{old: {1, now.Add(-3 * time.Second)}})
+	for range 3 {
+		l.holdRenewals(l.takeRenewalsLocked(now.Add(-3 * time.Second)))
+	}
+	l.holdRenewals(renewalSet{young: {1, now}})
+	assert.Equal(t, map[actors.Key]uint32{young: 1}, counts(l.takeRenewals()),
+		"the renewal from 3 s ago is dropped, the one from now goes")
+	l.addRenewals(renewalSet{old: {1, time.Now()}})
+	assert.Equal(t, map[actors.Key]uint32{old: 1}, counts(l.takeRenewals()), "a new renewal of the same instance goes again")
+}
+
+// renewalHeldThroughPartition partitions a (the owner of the application)
+// from b, has the client renew once more on b (its last renewal: b cannot
+// forward it and holds it), waits three holds (maxRenewalHold), heals, and
+// returns a, the application and the moment of the heal.
+func renewalHeldThroughPartition(t *testing.T) (a *testNode, app string, healed time.Time) {
+	t.Helper()
+	n := NewMemNetwork(1)
+	t.Cleanup(n.Shutdown)
+	a, ma := startMemReplNode(t, n, nil, "a")
+	b, mb := startMemReplNode(t, n, nil, "b", "a")
+	for _, m := range []*Membership{ma, mb} {
+		waitView(t, m, allAre(StateAlive, "a", "b"))
+	}
+	require.Eventually(t, func() bool {
+		return len(a.repl.own.Load().members) == 2 && len(b.repl.own.Load().members) == 2
+	}, waitFor, tick)
+	for i := 0; app == ""; i++ {
+		if c := fmt.Sprintf("HELD-%d", i); b.repl.own.Load().owner(c) == "a" {
+			app = c
+		}
+	}
+	ctx := context.Background()
+	in := inst(app, "i-1")
+	in.LeaseInfo.DurationSecs = int(fwdLease / time.Second)
+	require.NoError(t, b.reg.Register(ctx, in, false))
+	require.Eventually(t, func() bool { return a.has(app, "i-1") }, waitFor, tick)
+	n.Partition([]string{"a"}, []string{"b"})
+	_, err := b.reg.Renew(ctx, actors.RenewRequest{App: app, ID: "i-1"})
+	require.NoError(t, err)
+	time.Sleep(3 * 2 * b.repl.cfg.AntiEntropyInterval) // three holds
+	require.True(t, a.has(app, "i-1"), "the owner still holds the lease: the partition is shorter than it")
+	n.Heal()
+	return a, app, time.Now()
+}
+
+// A renewal held through a partition longer than maxRenewalHold is not
+// delivered after the heal: the owner never stamps the client's last
+// renewal with a time after it (with stale-renewals-forwarded on, it does;
+// see forward_sabotage_test.go).
+func TestRenewalHeldThroughPartitionIsNotDelivered(t *testing.T) {
+	a, app, healed := renewalHeldThroughPartition(t)
+	assert.Never(t, func() bool { return a.lastRenewal(t, app) >= healed.UnixMilli() },
+		fwdLease/2, tick, "no renewal stamped after the heal")
 }

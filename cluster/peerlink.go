@@ -21,7 +21,8 @@ package cluster
 //     again on the next flush or after any send to the peer succeeds, and
 //     the peer takes it on its own stream when it pulls from this node
 //     (answerExchange): in an asymmetric partition an owner this node
-//     cannot dial still gets the renewals (BUG-7);
+//     cannot dial still gets the renewals (BUG-7). A renewal older than
+//     maxRenewalHold is dropped instead of sent (forward.go);
 //   - records: local changes for fan-out, at most MaxQueue; on overflow the
 //     oldest go and a digest exchange repairs the peer afterwards;
 //   - transfers: anti-entropy answers to the peer's sync requests (at most
@@ -53,11 +54,8 @@ type peerLink struct {
 
 	mu        sync.Mutex
 	control   []wire.Message
-	renewals  map[actors.Key]uint32
+	renewals  renewalSet
 	renewHeld bool // the last renewal send failed: wait for a flush or a send that works
-	// heldSince is when renewals were first held after a failed send (zero
-	// while none are): held renewals older than maxRenewalHold are dropped.
-	heldSince time.Time
 	records   []wire.InstanceRecord
 	dropped   bool
 	transfers []*transfer
@@ -93,7 +91,7 @@ const orphanTTL = 5 * time.Second
 
 func newPeerLink(r *Replicator, name string) *peerLink {
 	ctx, cancel := context.WithCancel(r.ctx)
-	return &peerLink{r: r, name: name, renewals: map[actors.Key]uint32{}, wake: make(chan struct{}, 1),
+	return &peerLink{r: r, name: name, renewals: renewalSet{}, wake: make(chan struct{}, 1),
 		ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 
@@ -160,81 +158,50 @@ func (l *peerLink) pushControl(m wire.Message) bool {
 // addRenewals merges coalesced renewals for this peer (the forwarding
 // timer's flush); renewals held after a failed send are tried again with
 // them.
-func (l *peerLink) addRenewals(keys map[actors.Key]uint32) {
+func (l *peerLink) addRenewals(set renewalSet) {
 	l.mu.Lock()
-	l.mergeRenewalsLocked(keys)
+	l.renewals.merge(set)
 	l.renewHeld = false
 	l.mu.Unlock()
 	l.poke()
-}
-
-// mergeRenewalsLocked adds keys to the coalesced set. The set holds one
-// entry per instance, so it is bounded by the instances this node forwards
-// renewals of, however long sends fail.
-func (l *peerLink) mergeRenewalsLocked(keys map[actors.Key]uint32) {
-	for k, n := range keys {
-		l.renewals[k] += n
-	}
 }
 
 // holdRenewals puts back renewals whose send failed: they wait, merged
 // with newer ones, for the next flush, a send to the peer that works, or
 // the peer's pull (takeRenewals). With the forwarded-renewals-dropped
 // sabotage switch they are dropped, as before the BUG-7 fix.
-func (l *peerLink) holdRenewals(keys map[actors.Key]uint32) {
+func (l *peerLink) holdRenewals(set renewalSet) {
 	if sabotage.On(sabotage.ForwardedRenewalsDropped) {
 		return
 	}
 	l.mu.Lock()
-	l.mergeRenewalsLocked(keys)
+	l.renewals.merge(set)
 	l.renewHeld = true
-	if l.heldSince.IsZero() {
-		l.heldSince = time.Now()
-	}
 	l.mu.Unlock()
 }
 
-// dropStaleHeldLocked drops the coalesced set when renewals in it have been
-// held for longer than maxRenewalHold. The owner stamps a renewal with its
-// own clock when it arrives, so one delivered late would renew a lease
-// whose client may have cancelled or died since, and publish it again
-// (long-partition seeds 1 and 11: renewals held for a crashed owner reached
-// its restarted process 11 s later and brought a cancelled instance back).
-// Fresh renewals merged in meanwhile go with them; the next flush brings
-// them again.
-func (l *peerLink) dropStaleHeldLocked(now time.Time) {
-	if l.heldSince.IsZero() || now.Sub(l.heldSince) <= l.r.maxRenewalHold() {
-		return
+// takeRenewalsLocked removes and returns the coalesced renewals that are
+// still young enough to deliver (nil if none); the older ones are dropped
+// (see renewalSet.dropOlder).
+func (l *peerLink) takeRenewalsLocked(now time.Time) renewalSet {
+	if n := l.renewals.dropOlder(now.Add(-l.r.maxRenewalHold())); n > 0 {
+		l.r.log.Debug("held renewals dropped: too old to deliver", "owner", l.name, "renewals", n)
 	}
-	l.r.log.Debug("held renewals dropped: too old to deliver", "owner", l.name, "renewals", len(l.renewals))
-	l.renewals = map[actors.Key]uint32{}
-	l.renewHeld = false
-	l.heldSince = time.Time{}
-}
-
-// takeRenewals removes and returns the coalesced renewals queued for the
-// peer (nil if none), for the answer to its pull.
-func (l *peerLink) takeRenewals() map[actors.Key]uint32 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.dropStaleHeldLocked(time.Now())
 	if len(l.renewals) == 0 {
 		return nil
 	}
 	ren := l.renewals
-	l.renewals = map[actors.Key]uint32{}
-	l.heldSince = time.Time{}
+	l.renewals = renewalSet{}
 	l.renewHeld = false
 	return ren
 }
 
-// renewalsMessage is the wire form of a coalesced set.
-func renewalsMessage(ren map[actors.Key]uint32) *wire.Renewals {
-	msg := &wire.Renewals{Renewals: make([]wire.Renewal, 0, len(ren))}
-	for k, c := range ren {
-		msg.Renewals = append(msg.Renewals, wire.Renewal{App: k.App, ID: k.ID, Count: c})
-	}
-	return msg
+// takeRenewals removes and returns the coalesced renewals queued for the
+// peer (nil if none), for the answer to its pull.
+func (l *peerLink) takeRenewals() renewalSet {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.takeRenewalsLocked(time.Now())
 }
 
 // pushTransfer queues an answer to the peer's sync request. When
@@ -368,13 +335,9 @@ func (l *peerLink) sendSome() bool {
 		}
 	}
 	l.mu.Lock()
-	l.dropStaleHeldLocked(time.Now())
-	var ren map[actors.Key]uint32
+	var ren renewalSet
 	if len(l.renewals) > 0 && (!l.renewHeld || reached) {
-		ren = l.renewals
-		l.renewals = map[actors.Key]uint32{}
-		l.renewHeld = false
-		l.heldSince = time.Time{}
+		ren = l.takeRenewalsLocked(time.Now())
 	}
 	l.mu.Unlock()
 	if ren != nil {

@@ -163,7 +163,7 @@ type Replicator struct {
 	running bool                   // guarded by linkMu: between Start and Stop
 
 	renewMu sync.Mutex
-	renews  map[string]map[actors.Key]uint32 // owner → key → count
+	renews  map[string]renewalSet // owner → coalesced renewals
 
 	applyQ   chan *wire.Records // received records, applied in order by one goroutine
 	controlQ chan wire.Message  // received digests, handled by one goroutine
@@ -217,7 +217,7 @@ func NewReplicator(cfg ReplicatorConfig) (*Replicator, error) {
 		log:      cfg.Logger.With("component", "replication"),
 		links:    map[string]*peerLink{},
 		orphans:  map[string][]orphanAsk{},
-		renews:   map[string]map[actors.Key]uint32{},
+		renews:   map[string]renewalSet{},
 		applyQ:   make(chan *wire.Records, 64),
 		controlQ: make(chan wire.Message, 64),
 		ready:    make(chan struct{}),

@@ -94,6 +94,11 @@ const (
 	// fix of what remained of BUG-7 (cluster holdRenewals, answerExchange,
 	// antiEntropyLoop).
 	ForwardedRenewalsDropped Switch = "forwarded-renewals-dropped"
+	// StaleRenewalsForwarded forwards a held renewal however long ago it
+	// came in, as when the hold's age restarted on every failed retry
+	// (long-partition seeds 1 and 5: a renewal held through the partition
+	// reached the owner after the heal and revived a cancelled instance).
+	StaleRenewalsForwarded Switch = "stale-renewals-forwarded"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -128,4 +133,5 @@ var All = []Switch{
 // one run of five.
 var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
 	NoFailedMembersInState, ViewStaleAppInstalled, EurekaPeerEcho,
-	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped}
+	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
+	StaleRenewalsForwarded}
