@@ -32,6 +32,11 @@ import (
 type piece struct {
 	inst *actors.Instance
 	enc  [NumFormats]atomic.Pointer[[]byte]
+	// at is when the change that made the piece was applied (epoch ms),
+	// set under the view's lock before the piece is published and read
+	// only under it: pruning drops a piece from the delta when it is
+	// older than the retention.
+	at int64
 }
 
 func newPiece(inst *actors.Instance) *piece { return &piece{inst: inst} }
@@ -149,8 +154,8 @@ func (a *App) Instances() []*actors.Instance { return a.instances }
 func (a *App) Versions() []actors.Version { return a.versions }
 
 func (a *App) index(id string) (int, bool) {
-	i := sort.Search(len(a.instances), func(i int) bool { return a.instances[i].ID() >= id })
-	return i, i < len(a.instances) && a.instances[i].ID() == id
+	i := sort.Search(len(a.pieces), func(i int) bool { return a.pieces[i].inst.ID() >= id })
+	return i, i < len(a.pieces) && a.pieces[i].inst.ID() == id
 }
 
 func (a *App) find(id string) *actors.Instance {
@@ -214,30 +219,52 @@ func (a *App) without(id string) *App {
 	return n
 }
 
-// withoutPieces returns a copy of a without the instances whose piece is
-// one of ps (an instance holding another piece stays), nil when that leaves
-// it empty, a itself when nothing goes.
-func (a *App) withoutPieces(ps []*piece) *App {
-	if a == nil {
+// withPiece returns a copy of g, a delta group (nil means a new one), with
+// p set for its instance. A delta group holds pieces only (its instances and
+// versions are not kept), so a change copies one slice of pointers.
+func (g *App) withPiece(name string, p *piece) *App {
+	n := &App{name: name}
+	if g == nil {
+		n.pieces = []*piece{p}
+		return n
+	}
+	n.name = g.name
+	i, found := g.index(p.inst.ID())
+	j := i
+	size := len(g.pieces) + 1
+	if found {
+		j++
+		size--
+	}
+	n.pieces = make([]*piece, 0, size)
+	n.pieces = append(append(append(n.pieces, g.pieces[:i]...), p), g.pieces[j:]...)
+	return n
+}
+
+// withoutExpired returns a copy of g, a delta group, without the pieces of
+// ids applied before cutoff (an instance changed since holds a newer piece
+// and stays), nil when that leaves it empty, g itself when nothing goes.
+func (g *App) withoutExpired(ids []string, cutoff int64) *App {
+	if g == nil {
 		return nil
 	}
-	drop := make(map[*piece]struct{}, len(ps))
-	for _, p := range ps {
-		drop[p] = struct{}{}
-	}
-	n := &App{name: a.name}
-	for i, p := range a.pieces {
-		if _, ok := drop[p]; !ok {
-			n.instances = append(n.instances, a.instances[i])
-			n.versions = append(n.versions, a.versions[i])
-			n.pieces = append(n.pieces, p)
+	drop := make(map[*piece]struct{}, len(ids))
+	for _, id := range ids {
+		if p := g.findPiece(id); p != nil && p.at < cutoff {
+			drop[p] = struct{}{}
 		}
 	}
-	switch len(n.pieces) {
-	case 0:
+	if len(drop) == 0 {
+		return g
+	}
+	if len(drop) == len(g.pieces) {
 		return nil
-	case len(a.pieces):
-		return a
+	}
+	n := &App{name: g.name, pieces: make([]*piece, 0, len(g.pieces)-len(drop))}
+	for _, p := range g.pieces {
+		if _, ok := drop[p]; !ok {
+			n.pieces = append(n.pieces, p)
+		}
 	}
 	return n
 }

@@ -28,11 +28,15 @@
 //
 // # Memory
 //
-// A delta entry is a time and a pointer to a piece that, for additions and
-// modifications, the application holds too; pruning also drops entries
-// superseded by a later change of the same instance, so churn retains about
-// one instance state per changed instance. The VIP index holds applications
-// and counts, nothing per instance.
+// A delta entry is a time and an instance key; the delta's group of each
+// application holds the latest piece of each changed instance (for
+// additions and modifications the same piece the application holds), and
+// holds only pieces, not the instance and version slices of a registry
+// App. So churn retains one instance state per changed instance, not one
+// per change: a state superseded by a later change (a registration
+// followed by its cancel) is collected at once. Pruning drops the entries
+// of superseded changes too. The VIP index holds applications and counts,
+// nothing per instance.
 //
 // Renewals are not events: like Eureka's response cache, cached documents
 // show lease timestamps as of the instance's last change.
@@ -159,10 +163,11 @@ func positive(d, def time.Duration) time.Duration {
 
 // PruneDelta drops delta entries older than DeltaRetention, and entries
 // superseded by a later change of the same instance (the delta shows an
-// instance once, in its latest state, so they add nothing to it but would
-// keep the instance state they refer to alive). The window is scanned
-// outside the lock; writers wait only for the survivors to be installed.
-// Nothing is re-encoded: the survivors keep their pieces.
+// instance once, in its latest state, so they add nothing to it). An
+// instance leaves the delta when its latest change is older than the
+// cutoff. The window is scanned outside the lock; writers wait only for the
+// survivors to be installed. Nothing is re-encoded: the survivors keep their
+// pieces.
 func (v *View) PruneDelta() {
 	cutoff := v.cfg.Clock.Now().Add(-positive(v.cfg.DeltaRetention, 3*time.Minute)).UnixMilli()
 	v.mu.Lock()
@@ -179,17 +184,11 @@ func (v *View) PruneDelta() {
 	// The survivors go to a new array so that the dropped ones can be
 	// collected; older snapshots keep the array they were built with.
 	kept := latestPerInstance(w[i:])
-	// The expired changes whose instance changed no later leave the delta.
-	later := make(map[actors.Key]struct{}, len(kept))
-	for _, e := range kept {
-		later[e.p.inst.Key()] = struct{}{}
-	}
-	gone := map[string][]*piece{} // by application
+	// The instances of expired changes may leave the delta: those whose
+	// latest piece is expired too do (checked under the lock, below).
+	gone := map[string][]string{} // ids by application
 	for _, e := range w[:i] {
-		k := e.p.inst.Key()
-		if _, ok := later[k]; !ok {
-			gone[k.App] = append(gone[k.App], e.p)
-		}
+		gone[e.key.App] = append(gone[e.key.App], e.key.ID)
 	}
 
 	v.mu.Lock()
@@ -201,11 +200,11 @@ func (v *View) PruneDelta() {
 	v.gen++
 	next := v.head.Load().derive()
 	next.window = v.window[:len(v.window):len(v.window)]
-	for app, ps := range gone {
+	for app, ids := range gone {
 		g, _ := next.delta.Get(app)
-		// An instance changed again after w was read holds a newer piece
+		// An instance changed again after the cutoff holds a newer piece
 		// in its group and stays.
-		if g = g.withoutPieces(ps); g == nil {
+		if g = g.withoutExpired(ids, cutoff); g == nil {
 			next.delta = next.delta.Delete(app)
 		} else {
 			next.delta = next.delta.Set(app, g)
@@ -221,7 +220,7 @@ func latestPerInstance(w []deltaEntry) []deltaEntry {
 	keep := make([]bool, len(w))
 	n := 0
 	for j := len(w) - 1; j >= 0; j-- {
-		k := w[j].p.inst.Key()
+		k := w[j].key
 		if _, dup := seen[k]; !dup {
 			seen[k] = struct{}{}
 			keep[j] = true
@@ -260,12 +259,18 @@ func (v *View) install(s *Snapshot) {
 	}
 }
 
-// deltaEntry is one change in the recently-changed window: 16 bytes, and a
-// piece shared with the App that holds the state (for additions and
-// modifications), so a change retains no bytes of its own.
+// deltaEntry is one change in the recently-changed window: when, and which
+// instance. It holds no instance state: the delta's group of the
+// application holds the latest piece of each instance, so a change that a
+// later one superseded retains nothing but its entry (40 bytes, whose
+// strings the latest state shares) until the next pruning drops it.
 type deltaEntry struct {
-	at int64  // epoch ms when the change was applied
-	p  *piece // the instance state after the change
+	at  int64      // epoch ms when the change was applied
+	key actors.Key // the instance changed
+	// held is the change's piece, set only under the sabotage switch
+	// ViewDeltaHoldsStates: the window then keeps every change's instance
+	// state (and its encodings) alive until it is pruned, as it once did.
+	held *piece
 }
 
 // change is one event prepared for installing: the piece of its new state
@@ -290,7 +295,7 @@ func prepare(ev *actors.Event, base, deltaBase *App) change {
 
 func (c *change) rebaseDelta(deltaBase *App) {
 	c.deltaBase = deltaBase
-	c.newDelta = deltaBase.with(c.key.App, c.p, c.ev.Version)
+	c.newDelta = deltaBase.withPiece(c.key.App, c.p)
 }
 
 func (c *change) rebase(base *App) {
@@ -373,7 +378,12 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 	next.vips = updateGroups(next.vips, c.key, old, cur, func(i *actors.Instance) string { return i.VIPAddress })
 	next.svips = updateGroups(next.svips, c.key, old, cur, func(i *actors.Instance) string { return i.SecureVIPAddress })
 
-	v.window = append(v.window, deltaEntry{at: now, p: c.p})
+	c.p.at = now
+	e := deltaEntry{at: now, key: c.key}
+	if sabotage.On(sabotage.ViewDeltaHoldsStates) {
+		e.held = c.p
+	}
+	v.window = append(v.window, e)
 	if g, _ := next.delta.Get(c.key.App); g != c.deltaBase && !sabotage.On(sabotage.ViewStaleAppInstalled) {
 		c.rebaseDelta(g)
 	}

@@ -67,6 +67,11 @@ const (
 	// outside its lock from a state another writer has replaced since,
 	// losing that writer's change (actors/view fold).
 	ViewStaleAppInstalled Switch = "view-stale-app-installed"
+	// ViewDeltaHoldsStates makes every delta window entry hold its
+	// change's instance state until it is pruned, so churn retains one
+	// state per change instead of one per changed instance (actors/view
+	// fold; issue 9).
+	ViewDeltaHoldsStates Switch = "view-delta-holds-states"
 	// EurekaPeerEcho sends the changes a Eureka peer made (replicated
 	// writes) back to the Eureka peers, as if a client had made them
 	// (cluster/eurekapeer Observe).
@@ -132,6 +137,6 @@ var All = []Switch{
 // test shows it directly, while asymmetric-partition -short showed it in
 // one run of five.
 var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
-	NoFailedMembersInState, ViewStaleAppInstalled, EurekaPeerEcho,
+	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded}
