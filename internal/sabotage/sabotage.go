@@ -104,6 +104,10 @@ const (
 	// (long-partition seeds 1 and 5: a renewal held through the partition
 	// reached the owner after the heal and revived a cancelled instance).
 	StaleRenewalsForwarded Switch = "stale-renewals-forwarded"
+	// FastJSONUnvalidated skips the strict validation of a register body
+	// that fastjson's lenient parser accepted (httpapi
+	// decodeInstanceJSONFast): bodies JSON forbids are then registered.
+	FastJSONUnvalidated Switch = "fast-json-unvalidated"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -139,4 +143,4 @@ var All = []Switch{
 var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
 	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
-	StaleRenewalsForwarded}
+	StaleRenewalsForwarded, FastJSONUnvalidated}
