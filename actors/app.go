@@ -172,10 +172,15 @@ func statusFor(r *Instance, l *lease, replicated bool) Status {
 // register adds or replaces an instance (spec §4.3). in must be normalized;
 // the registry takes ownership of it (its maps are kept, not copied).
 func (a *appState) register(in *Instance, replicated bool) Event {
-	now, mono := a.now(), a.leaseNow()
-	existing := a.leases[in.ID()]
 	c := *in
-	r := &c
+	return a.registerOwned(&c, replicated)
+}
+
+// registerOwned is register for an instance that nothing else holds: it is
+// stamped and stored as it is, without a copy.
+func (a *appState) registerOwned(r *Instance, replicated bool) Event {
+	now, mono := a.now(), a.leaseNow()
+	existing := a.leases[r.ID()]
 	if r.LastDirtyTimestamp == 0 {
 		r.LastDirtyTimestamp = now
 	}
@@ -211,10 +216,19 @@ func (a *appState) register(in *Instance, replicated bool) Event {
 // tryRegister registers in (see register) unless the tombstone of a cancel
 // outranks it (see cancelOutranks); it reports whether it registered.
 func (a *appState) tryRegister(in *Instance, replicated bool) (Event, bool) {
+	return a.tryRegisterOwned(in, replicated, false)
+}
+
+// tryRegisterOwned is tryRegister; owned says that nothing else holds in,
+// so that it is stored without a copy (see registerOwned).
+func (a *appState) tryRegisterOwned(in *Instance, replicated, owned bool) (Event, bool) {
 	if a.leases[in.ID()] == nil {
 		if _, ok := a.cancelOutranks(in.ID(), in.LastDirtyTimestamp, a.now()); ok {
 			return Event{}, false
 		}
+	}
+	if owned {
+		return a.registerOwned(in, replicated), true
 	}
 	return a.register(in, replicated), true
 }

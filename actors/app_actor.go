@@ -36,6 +36,7 @@ type (
 		appCmd
 		inst       *Instance
 		replicated bool
+		owned      bool // inst is the registry's alone (RegisterOwned)
 	}
 	renewCmd struct {
 		appCmd
@@ -303,7 +304,7 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 	s := a.state
 	switch m := msg.(type) {
 	case *registerCmd:
-		if ev, ok := s.tryRegister(m.inst, m.replicated); ok {
+		if ev, ok := s.tryRegisterOwned(m.inst, m.replicated, m.owned); ok {
 			a.emit(ev)
 			// A registration is a client's proof of life, as a renewal
 			// is: it counts for self-preservation (Eureka counts only

@@ -180,6 +180,11 @@ type Registry struct {
 	count    atomic.Int64 // live leases
 	renewals atomic.Int64 // renewals in the current window
 	sp       atomic.Pointer[SelfPreservationStatus]
+	// spAdded and spRemoved count the new and removed leases spSink saw
+	// since the self-preservation actor last took them; spNotified is set
+	// while a spEvents message is on its way to it.
+	spAdded, spRemoved atomic.Int64
+	spNotified         atomic.Bool
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -427,6 +432,16 @@ func (r *Registry) call(ctx context.Context, cmd appCommand) (reply, error) {
 // replicated marks a change that came from a peer.
 func (r *Registry) Register(ctx context.Context, inst *Instance, replicated bool) error {
 	_, err := r.call(ctx, &registerCmd{appCmd: appCmd{app: inst.App}, inst: inst, replicated: replicated})
+	return err
+}
+
+// RegisterOwned is Register for an instance that the caller made for this
+// call alone (a decoded request body) and never uses again, not even to
+// read: the registry stamps and stores inst itself instead of a copy, one
+// allocation of an Instance less per registration. An instance that is
+// registered more than once, or shared, must go through Register.
+func (r *Registry) RegisterOwned(ctx context.Context, inst *Instance, replicated bool) error {
+	_, err := r.call(ctx, &registerCmd{appCmd: appCmd{app: inst.App}, inst: inst, replicated: replicated, owned: true})
 	return err
 }
 

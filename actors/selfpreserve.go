@@ -188,10 +188,20 @@ func (s *selfPreservation) engaged() bool {
 func (s *selfPreservation) onEvent(ev *Event) {
 	switch {
 	case ev.NewLease:
-		s.expected++
-	case ev.Action == ActionDeleted && s.expected > 0:
-		s.expected--
+		s.onCounts(1, 0)
+	case ev.Action == ActionDeleted:
+		s.onCounts(0, 1)
+	default:
+		s.expectationChanged()
 	}
+}
+
+// onCounts is onEvent for added new leases and removed deletions at once
+// (spSink coalesces them): the additions first, then the removals, never
+// below 0.
+func (s *selfPreservation) onCounts(added, removed int64) {
+	s.expected += int(added)
+	s.expected = max(0, s.expected-int(removed))
 	s.expectationChanged()
 }
 
@@ -362,8 +372,10 @@ func (s *selfPreservation) status() *SelfPreservationStatus {
 type (
 	spWindowTick  struct{}
 	spRecountTick struct{ force bool }
-	spEvent       struct{ ev *Event }
-	spSetEnabled  struct{ enabled bool }
+	// spEvents says that spSink counted events (Registry.spAdded,
+	// spRemoved) since the actor last took them.
+	spEvents     struct{}
+	spSetEnabled struct{ enabled bool }
 )
 
 // selfPreservationActor owns the selfPreservation state: it counts new and
@@ -399,9 +411,16 @@ func (a *selfPreservationActor) Receive(ctx actor.Context) {
 		for _, t := range a.timers {
 			t.stop()
 		}
-	case *spEvent:
-		a.sp.onEvent(m.ev)
-		a.publish()
+	case *spEvents:
+		// Clear the flag before taking the counts: an event counted after
+		// this sends a new message, and one counted before it is taken now
+		// (a redundant message then finds nothing).
+		a.r.spNotified.Store(false)
+		added, removed := a.r.spAdded.Swap(0), a.r.spRemoved.Swap(0)
+		if added != 0 || removed != 0 {
+			a.sp.onCounts(added, removed)
+			a.publish()
+		}
 	case *spSetEnabled:
 		a.sp.enabled = m.enabled
 		a.sp.engagedSince = time.Time{}
@@ -456,8 +475,16 @@ func (a *selfPreservationActor) publish() {
 	}
 }
 
-// spSink forwards events to the self-preservation actor without blocking.
+// spSink counts new and removed leases for the self-preservation actor
+// without blocking. It does not send one message per event (a message and
+// a status rebuilt for every fresh registration): it adds to the
+// registry's counters and sends the singleton spEvents only when no
+// earlier one is waiting, so the actor takes the events of a burst at
+// once.
 type spSink struct{ r *Registry }
+
+// spEventsMsg is the one spEvents message spSink sends.
+var spEventsMsg = &spEvents{}
 
 func (s spSink) Apply(ev *Event) {
 	if !(ev.NewLease || ev.Action == ActionDeleted) || ev.Cause == CauseRefuseStale || ev.Cause == CauseRefuseLate {
@@ -466,5 +493,12 @@ func (s spSink) Apply(ev *Event) {
 	if sabotage.On(sabotage.SelfPreservationPerOwner) && !s.r.owns(ev.Instance.App) {
 		return
 	}
-	s.r.root.Send(s.r.spPID, &spEvent{ev: ev})
+	if ev.NewLease {
+		s.r.spAdded.Add(1)
+	} else {
+		s.r.spRemoved.Add(1)
+	}
+	if s.r.spNotified.CompareAndSwap(false, true) {
+		s.r.root.Send(s.r.spPID, spEventsMsg)
+	}
 }

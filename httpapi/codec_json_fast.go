@@ -10,16 +10,17 @@ package httpapi
 // very rules of jsonFields (the same coercions, the same first error, the
 // last of duplicate keys), and leaves to decodeInstanceJSON every body
 // whose reading could differ:
-//   - a body that is not valid JSON by encoding/json (json.Valid), so that
-//     every syntax error keeps encoding/json's message, and nothing
-//     fastjson would tolerate is accepted;
+//   - a body that is not valid JSON (fastjson.ValidateBytes, which for a
+//     body without escapes has json.Valid's grammar), so that every syntax
+//     error keeps encoding/json's message, and nothing fastjson's parser
+//     would tolerate is accepted;
 //   - a body holding a backslash anywhere, so that every string escape
 //     (lone surrogates included) is decoded by encoding/json;
 //   - a body fastjson refuses (nesting deeper than it allows).
 // A differential test and fuzz target hold the two decoders equal.
 
 import (
-	"encoding/json"
+	"bytes"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +28,7 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // fjScratch is one decoding's reusable memory: the parser (and its tree)
@@ -53,7 +55,7 @@ func decodeInstanceJSONFast(body []byte) (*actors.Instance, error) {
 	if err := checkUTF8(body); err != nil {
 		return nil, err
 	}
-	if !json.Valid(body) || strings.IndexByte(string(body), '\\') >= 0 {
+	if bytes.IndexByte(body, '\\') >= 0 {
 		return decodeInstanceJSON(body)
 	}
 	sc := fjScratches.Get().(*fjScratch)
@@ -62,8 +64,13 @@ func decodeInstanceJSONFast(body []byte) (*actors.Instance, error) {
 		sc.kvs = sc.kvs[:0]
 		fjScratches.Put(sc)
 	}()
+	// fastjson's parser tolerates what JSON forbids (control characters in
+	// strings, loose numbers): a parsed body is validated by fastjson's
+	// strict validator, the grammar of encoding/json's json.Valid for a body
+	// without escapes, in a fraction of its time. Parsing first bounds the
+	// nesting the (recursive) validator meets to fastjson.MaxDepth.
 	v, err := sc.p.ParseBytes(body)
-	if err != nil {
+	if err != nil || (!sabotage.On(sabotage.FastJSONUnvalidated) && fastjson.ValidateBytes(body) != nil) {
 		return decodeInstanceJSON(body)
 	}
 	root, ok := fjObjectOf(v)

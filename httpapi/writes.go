@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -133,11 +134,26 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.cfg.Registry.Register(r.Context(), inst, replicated(r)); err != nil {
+	// inst was decoded for this request alone: a registry that can store
+	// it without a copy (actors.Registry.RegisterOwned) is given it.
+	if o, ok := s.cfg.Registry.(ownedRegistry); ok {
+		err = o.RegisterOwned(r.Context(), inst, replicated(r))
+	} else {
+		err = s.cfg.Registry.Register(r.Context(), inst, replicated(r))
+	}
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent) // the Java client accepts only 204
+}
+
+// ownedRegistry is a Registry that can take an instance nothing else holds
+// without copying it (actors.Registry is one). A wrapper that embeds the
+// Registry interface does not offer it, so its Register still sees every
+// registration.
+type ownedRegistry interface {
+	RegisterOwned(ctx context.Context, inst *actors.Instance, replicated bool) error
 }
 
 // optionalTimestamp parses an optional epoch-millisecond query parameter.
