@@ -95,7 +95,7 @@ fuzz:
 sim:
 	$(GO) run ./simulations/cmd/heureka-sim
 
-.PHONY: sabotage chaos chaos-seeds chaos-scale chaos-join
+.PHONY: sabotage sabotage-seeds chaos chaos-seeds chaos-scale chaos-join
 
 ## sabotage: put every bug of internal/sabotage back, one switch at a time, run the scenarios
 ## simulations.SabotagePlan names for it, and fail unless a verdict catches every switch
@@ -103,6 +103,16 @@ sim:
 sabotage:
 	@$(GO) run -tags sabotage ./simulations/cmd/heureka-sim -sabotage all -parallel 3 -out simulations/SABOTAGE.md; \
 	rc=$$?; cat simulations/SABOTAGE.md; exit $$rc
+
+## sabotage-seeds: the long partition (longer than the tombstone TTL) with each switch of the
+## deletes-stay-deleted work on, and without any, over seeds 1..20: in how many seeds each switch
+## is caught (simulations/SABOTAGE-SEEDS.md; about 15 minutes on two CPUs). `-sabotage all
+## -seeds 20` runs the whole plan that way (about 45 minutes).
+SABOTAGE_SEEDS_SWITCHES = tombstone-receipt-age,tombstones-dropped,copied-lease-fresh,stale-records-accepted,stale-renewals-forwarded
+sabotage-seeds:
+	@$(GO) run -tags sabotage ./simulations/cmd/heureka-sim -sabotage $(SABOTAGE_SEEDS_SWITCHES) \
+		-scenario long-partition -seeds 20 -parallel 4 -out simulations/SABOTAGE-SEEDS.md; \
+	rc=$$?; cat simulations/SABOTAGE-SEEDS.md; exit $$rc
 
 ## chaos: every in-process scenario over seeds 1..20 at its short duration and timers, four
 ## runs at a time, summarised in simulations/RESULTS.md (passes, figure distributions, a replay

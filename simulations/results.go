@@ -186,6 +186,12 @@ func seedList(rs []*Result) string {
 	for _, r := range rs {
 		seeds = append(seeds, r.Seed)
 	}
+	return compactSeeds(seeds)
+}
+
+// compactSeeds names seeds compactly: "1–20" for a run of more than two,
+// else a list.
+func compactSeeds(seeds []int64) string {
 	contiguous := true
 	for i := 1; i < len(seeds); i++ {
 		contiguous = contiguous && seeds[i] == seeds[i-1]+1

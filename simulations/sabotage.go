@@ -68,19 +68,26 @@ type SabotageRun struct {
 // switch on and passed in the control run of the same scenario.
 type Catch struct {
 	Scenario string
+	Seed     int64
 	Verdict  Verdict
 }
 
 // Catches returns the verdicts of run that caught its switch against
-// control. A failure a known server bug explains (KnownBugs) catches
-// nothing: it is not the switch's doing.
+// control: failed with the switch on and passed in the control run of the
+// same scenario and seed. A failure a known server bug explains
+// (KnownBugs) catches nothing: it is not the switch's doing.
 func (run *SabotageRun) Catches(control *SabotageRun) []Catch {
-	passed := map[[2]string]bool{}
+	type key struct {
+		scenario  string
+		seed      int64
+		invariant string
+	}
+	passed := map[key]bool{}
 	if control != nil {
 		for _, r := range control.Results {
 			for _, v := range r.Verdicts {
 				if v.Pass {
-					passed[[2]string{r.Scenario, v.Invariant}] = true
+					passed[key{r.Scenario, r.Seed, v.Invariant}] = true
 				}
 			}
 		}
@@ -88,11 +95,23 @@ func (run *SabotageRun) Catches(control *SabotageRun) []Catch {
 	var out []Catch
 	for _, r := range run.Results {
 		for _, v := range r.Verdicts {
-			if !v.Pass && passed[[2]string{r.Scenario, v.Invariant}] && ExplainFailure(r, v) == nil {
-				out = append(out, Catch{Scenario: r.Scenario, Verdict: v})
+			if !v.Pass && passed[key{r.Scenario, r.Seed, v.Invariant}] && ExplainFailure(r, v) == nil {
+				out = append(out, Catch{Scenario: r.Scenario, Seed: r.Seed, Verdict: v})
 			}
 		}
 	}
+	return out
+}
+
+// Seeds returns the distinct seeds run ran, in order.
+func (run *SabotageRun) Seeds() []int64 {
+	var out []int64
+	for _, r := range run.Results {
+		if !slices.Contains(out, r.Seed) {
+			out = append(out, r.Seed)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 
@@ -102,13 +121,17 @@ var ErrSabotageNotBuilt = errors.New("simulations: sabotage needs a build with -
 
 // RunSabotage runs, for every switch in switches (in order, one at a time:
 // the switches are process-global), the scenarios plan (nil:
-// SabotagePlan) names for it with that switch on, parallel at a time;
-// first it runs the union of those scenarios with every switch off, as the
-// control. config gives a scenario's configuration. It returns the control
-// first, then one SabotageRun per switch. progress, if set, gets one line
-// per finished run.
+// SabotagePlan) names for it with that switch on, once per seed in seeds,
+// parallel at a time; first it runs the union of those scenarios over the
+// same seeds with every switch off, as the control. config gives a
+// scenario's configuration for a seed. It returns the control first, then
+// one SabotageRun per switch. progress, if set, gets one line per finished
+// run.
 func RunSabotage(ctx context.Context, switches []sabotage.Switch, plan map[sabotage.Switch][]string,
-	config func(Scenario) Config, parallel int, progress func(string)) ([]*SabotageRun, error) {
+	seeds []int64, config func(Scenario, int64) Config, parallel int, progress func(string)) ([]*SabotageRun, error) {
+	if len(seeds) == 0 {
+		return nil, errors.New("simulations: RunSabotage needs at least one seed")
+	}
 	if !sabotage.Enabled {
 		return nil, ErrSabotageNotBuilt
 	}
@@ -141,10 +164,12 @@ func RunSabotage(ctx context.Context, switches []sabotage.Switch, plan map[sabot
 		if err != nil {
 			return nil, err
 		}
-		jobs := make([]Job, 0, len(names))
+		jobs := make([]Job, 0, len(names)*len(seeds))
 		for _, n := range names {
 			sc, _ := ScenarioByName(n)
-			jobs = append(jobs, Job{Scenario: sc, Config: config(sc)})
+			for _, sd := range seeds {
+				jobs = append(jobs, Job{Scenario: sc, Config: config(sc, sd)})
+			}
 		}
 		label := string(sw)
 		if label == "" {
@@ -152,7 +177,7 @@ func RunSabotage(ctx context.Context, switches []sabotage.Switch, plan map[sabot
 		}
 		res := RunAll(ctx, jobs, parallel, func(_ int, r *Result) {
 			if progress != nil {
-				progress(fmt.Sprintf("%-28s %-24s %s", label, r.Scenario, VerdictLine(r)))
+				progress(fmt.Sprintf("%-28s %-24s seed %-3d %s", label, r.Scenario, r.Seed, VerdictLine(r)))
 			}
 		})
 		if err := sabotage.Set(); err != nil {
@@ -197,9 +222,10 @@ func VerdictLine(r *Result) string {
 }
 
 // WriteSabotageReport renders runs (the control first) as Markdown: a
-// table switch → the scenarios and invariants that caught it, with their
-// figures; then what the control runs measured. It reports whether every
-// switch was caught.
+// table switch → the scenarios and invariants that caught it, in how many
+// of the seeds, with the figures of the first catch; then what the control
+// runs measured. It reports whether every switch was caught (in at least
+// one seed).
 func WriteSabotageReport(w io.Writer, h ReportHeader, runs []*SabotageRun) (bool, error) {
 	var b strings.Builder
 	b.WriteString("# Heureka sabotage report\n\n")
@@ -213,36 +239,70 @@ func WriteSabotageReport(w io.Writer, h ReportHeader, runs []*SabotageRun) (bool
 		}
 		b.WriteString(".\n")
 	}
-	b.WriteString("Each switch of internal/sabotage puts one bug back; the scenarios of simulations.SabotagePlan run with it on " +
-		"(short durations, seed 1). A switch is caught by a verdict that fails with the switch on and passed in the " +
-		"control run of the same scenario without any switch.\n\n")
 	var control *SabotageRun
 	if len(runs) > 0 && runs[0].Switch == "" {
 		control, runs = runs[0], runs[1:]
 	}
+	var seeds []int64
+	if control != nil {
+		seeds = control.Seeds()
+	}
+	fmt.Fprintf(&b, "Each switch of internal/sabotage puts one bug back; the scenarios of simulations.SabotagePlan run with it on "+
+		"(short durations, %s). A switch is caught in a seed by a verdict that fails with the switch on and passed in the "+
+		"control run of the same scenario and seed without any switch.\n\n", seedsText(seeds))
 	all := true
-	b.WriteString("| switch | caught | by (scenario: invariant — measured) | scenarios run |\n|---|---|---|---|\n")
+	b.WriteString("| switch | caught | seeds that caught it | by (scenario: invariant — seeds; figures of the first) | scenarios run |\n|---|---|---:|---|---|\n")
 	for _, run := range runs {
 		catches := run.Catches(control)
-		sort.SliceStable(catches, func(i, j int) bool { return catches[i].Scenario < catches[j].Scenario })
-		var by []string
-		for _, c := range catches {
-			by = append(by, fmt.Sprintf("%s: **%s** — %s", c.Scenario, c.Verdict.Invariant, c.Verdict.Measured))
-		}
-		var ran []string
-		for _, r := range run.Results {
-			s := r.Scenario + " " + passFail(r.Pass)
-			if r.Err != "" {
-				s += " (broke off: " + r.Err + ")"
+		sort.SliceStable(catches, func(i, j int) bool {
+			if catches[i].Scenario != catches[j].Scenario {
+				return catches[i].Scenario < catches[j].Scenario
 			}
-			ran = append(ran, s)
+			return catches[i].Seed < catches[j].Seed
+		})
+		type byKey struct{ scenario, invariant string }
+		var order []byKey
+		first := map[byKey]Catch{}
+		bySeeds := map[byKey][]int64{}
+		caughtSeeds := map[int64]bool{}
+		for _, c := range catches {
+			k := byKey{c.Scenario, c.Verdict.Invariant}
+			if _, ok := first[k]; !ok {
+				order = append(order, k)
+				first[k] = c
+			}
+			bySeeds[k] = append(bySeeds[k], c.Seed)
+			caughtSeeds[c.Seed] = true
+		}
+		var by []string
+		for _, k := range order {
+			by = append(by, fmt.Sprintf("%s: **%s** — %d of %d (%s); %s", k.scenario, k.invariant,
+				len(bySeeds[k]), len(run.Seeds()), seedsText(bySeeds[k]), first[k].Verdict.Measured))
+		}
+		ran := map[string][2]int{} // scenario → failed, runs
+		var names []string
+		for _, r := range run.Results {
+			if _, ok := ran[r.Scenario]; !ok {
+				names = append(names, r.Scenario)
+			}
+			c := ran[r.Scenario]
+			c[1]++
+			if !r.Pass {
+				c[0]++
+			}
+			ran[r.Scenario] = c
+		}
+		var ranS []string
+		for _, n := range names {
+			ranS = append(ranS, fmt.Sprintf("%s FAIL in %d of %d", n, ran[n][0], ran[n][1]))
 		}
 		caught := "**yes**"
 		if len(catches) == 0 {
 			caught, all = "**NO**", false
 			by = []string{"nothing failed that passed in the control"}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", run.Switch, caught, mdEscape(strings.Join(by, "<br>")), mdEscape(strings.Join(ran, ", ")))
+		fmt.Fprintf(&b, "| %s | %s | %d of %d | %s | %s |\n", run.Switch, caught, len(caughtSeeds), len(run.Seeds()),
+			mdEscape(strings.Join(by, "<br>")), mdEscape(strings.Join(ranS, ", ")))
 	}
 	if all {
 		fmt.Fprintf(&b, "\n**Every switch (%d) was caught.**\n", len(runs))
@@ -250,7 +310,7 @@ func WriteSabotageReport(w io.Writer, h ReportHeader, runs []*SabotageRun) (bool
 		b.WriteString("\n**Some switch was not caught.**\n")
 	}
 	if control != nil {
-		b.WriteString("\n## Control runs (no switch)\n\n| scenario | result | failed invariants |\n|---|---|---|\n")
+		b.WriteString("\n## Control runs (no switch)\n\n| scenario | seed | result | failed invariants |\n|---|---:|---|---|\n")
 		for _, r := range control.Results {
 			var failed []string
 			for _, v := range r.Verdicts {
@@ -261,11 +321,22 @@ func WriteSabotageReport(w io.Writer, h ReportHeader, runs []*SabotageRun) (bool
 			if r.Err != "" {
 				failed = append(failed, "broke off: "+r.Err)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", r.Scenario, passFail(r.Pass), mdEscape(strings.Join(failed, "; ")))
+			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", r.Scenario, r.Seed, passFail(r.Pass), mdEscape(strings.Join(failed, "; ")))
 		}
-		b.WriteString("\nA verdict that failed in the control cannot catch a switch.\n")
+		b.WriteString("\nA verdict that failed in the control cannot catch a switch in that seed.\n")
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return all, err
+}
+
+// seedsText names seeds for a sentence: "seed 1", "seeds 1–20".
+func seedsText(seeds []int64) string {
+	switch len(seeds) {
+	case 0:
+		return "no seed"
+	case 1:
+		return fmt.Sprintf("seed %d", seeds[0])
+	}
+	return "seeds " + compactSeeds(seeds)
 }

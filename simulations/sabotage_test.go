@@ -21,8 +21,8 @@ import (
 //
 // `make sabotage` runs the same harness through heureka-sim.
 func TestSabotage(t *testing.T) {
-	runs, err := RunSabotage(context.Background(), sabotage.All, nil, func(sc Scenario) Config {
-		cfg := ShortConfig(sc, testSeed)
+	runs, err := RunSabotage(context.Background(), sabotage.All, nil, []int64{testSeed}, func(sc Scenario, seed int64) Config {
+		cfg := ShortConfig(sc, seed)
 		if testing.Short() {
 			cfg.Nodes = 3
 		}

@@ -71,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	scenario := fs.String("scenario", "all", "scenarios to run: all, or a comma-separated list of "+strings.Join(names, ", "))
 	seed := fs.Int64("seed", 1, "seed of every random choice")
-	seeds := fs.Int("seeds", 0, "run every chosen scenario with seeds 1..n and write a summary over the runs")
+	seeds := fs.Int("seeds", 0, "run every chosen scenario with seeds 1..n and write a summary over the runs (with -sabotage: run every switch's scenarios, and the control, over seeds 1..n)")
 	nodes := fs.Int("nodes", 5, "cluster size (at least 3)")
 	duration := fs.Duration("duration", 0, "main phase of each scenario (0: each scenario's default)")
 	short := fs.Bool("short", false, "run each scenario as the tests do: its short duration and timers, a one-second settle tail")
@@ -236,8 +236,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 				}
 			}
 		}
-		runs, err := simulations.RunSabotage(ctx, switches, plan, func(sc simulations.Scenario) simulations.Config {
-			return configFor(sc, *seed, true)
+		runSeeds := []int64{*seed}
+		if *seeds > 0 {
+			runSeeds = runSeeds[:0]
+			for sd := int64(1); sd <= int64(*seeds); sd++ {
+				runSeeds = append(runSeeds, sd)
+			}
+		}
+		runs, err := simulations.RunSabotage(ctx, switches, plan, runSeeds, func(sc simulations.Scenario, sd int64) simulations.Config {
+			return configFor(sc, sd, true)
 		}, *parallel, func(line string) { fmt.Fprintln(stderr, line) })
 		if err != nil {
 			fmt.Fprintf(stderr, "heureka-sim: %v\n", err)
