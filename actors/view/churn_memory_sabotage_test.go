@@ -1,0 +1,25 @@
+//go:build sabotage
+
+package view_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/internal/sabotage"
+)
+
+// With view-delta-holds-states on, the bound of
+// TestChurnRetainsOneStatePerInstance fails: every window entry keeps its
+// change's instance state, so a churned pair retains its registration (and
+// its encodings) beside its cancelled state (run with -tags sabotage).
+func TestSabotageViewDeltaHoldsStates(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.ViewDeltaHoldsStates))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+
+	perPair, _, _, _ := churnRetainedPerPair(t, 500, 6000)
+	t.Logf("retained %.0f B per churned pair (bound %d)", perPair, churnRetainedBound)
+	assert.Greater(t, perPair, float64(churnRetainedBound), "the check sees the states held")
+}

@@ -1,0 +1,118 @@
+package view_test
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/httpapi"
+)
+
+// churnRetainedBound is the heap the view may retain per churned
+// register+cancel pair while the pair is in the delta window (issue 9). A
+// pair's cancelled state stays in the delta until it expires (Eureka shows
+// it as DELETED): about 830 B for the Spring-shaped instance of
+// registerBody, with its metadata shared with the registration it
+// superseded, two window entries and a piece. The registration itself, its
+// encodings and the registry's copy of its maps must not stay: when the
+// window held every change's state (sabotage view-delta-holds-states) a
+// pair retained about 2,500 B.
+const churnRetainedBound = 1400
+
+// heapInUse returns the live heap after two collections.
+func heapInUse() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// churnRetainedPerPair runs deploy-style churn through a view: a registry of
+// live instances (20 per application) takes pairs fresh registrations, each
+// followed by the cancel of the oldest instance, all within the delta
+// retention (nothing is pruned), with the full document read (JSON plain
+// and gzip) and the delta read (JSON gzip, what Java clients ask for) every
+// 500 pairs. It returns the
+// heap retained per pair, measured after GC, the view, its clock and the
+// heap before the churn.
+func churnRetainedPerPair(t *testing.T, live, pairs int) (float64, *view.View, *actors.ManualClock, uint64) {
+	t.Helper()
+	clock := actors.NewManualClock(time.Unix(1754500000, 0))
+	cfg := view.DefaultConfig(httpapi.Encoders())
+	cfg.Clock = clock
+	v := view.New(cfg)
+	var ver uint64
+	apply := func(action actors.ActionType, in *actors.Instance) {
+		in.ActionType = action
+		ver++
+		v.Apply(&actors.Event{Action: action, Instance: in, Version: actors.Version{Clock: ver, Node: "n1"}})
+	}
+	queue := make([]*actors.Instance, 0, live+pairs)
+	for i := 0; i < live; i++ {
+		in := decodedInstance(appName(i/20), i)
+		apply(actors.ActionAdded, in)
+		queue = append(queue, in)
+	}
+	v.ClearDelta()
+	read := func() {
+		s := v.Snapshot()
+		s.Full(view.FormatJSON, false)
+		s.Full(view.FormatJSON, true)
+		s.Delta(view.FormatJSON, true)
+	}
+	read()
+	before := heapInUse()
+	for j := 0; j < pairs; j++ {
+		i := live + j
+		in := decodedInstance(appName(i%live/20), i)
+		apply(actors.ActionAdded, in)
+		queue = append(queue, in)
+		// The registry deletes a copy of the record, stamped (actors remove).
+		gone := queue[j].Clone()
+		queue[j] = nil
+		gone.LeaseInfo.EvictionTimestamp = clock.Now().UnixMilli()
+		apply(actors.ActionDeleted, gone)
+		clock.Advance(time.Millisecond)
+		if j%500 == 499 {
+			read()
+		}
+	}
+	read()
+	after := heapInUse()
+	runtime.KeepAlive(queue)
+	s := v.Snapshot()
+	require.Equal(t, live, s.Count())
+	require.Equal(t, 2*pairs, s.DeltaLen(), "every change is still in the window")
+	return (float64(after) - float64(before)) / float64(pairs), v, clock, before
+}
+
+// Under churn the view retains about one instance state per churned
+// instance (its cancelled state, which the delta shows), not one per
+// change: the registration that the cancel superseded, and its encodings,
+// are collected at once.
+func TestChurnRetainsOneStatePerInstance(t *testing.T) {
+	const pairs = 6000
+	perPair, v, clock, before := churnRetainedPerPair(t, 500, pairs)
+	t.Logf("retained %.0f B per churned pair (bound %d)", perPair, churnRetainedBound)
+	assert.Less(t, perPair, float64(churnRetainedBound))
+
+	// What is retained goes when the window expires.
+	clock.Advance(cfgRetention + time.Minute)
+	v.PruneDelta()
+	s := v.Snapshot()
+	assert.Zero(t, s.DeltaLen())
+	s.Delta(view.FormatJSON, true)
+	left := (float64(heapInUse()) - float64(before)) / pairs
+	t.Logf("left %.0f B per pair after the window expired", left)
+	assert.Less(t, left, 100.0)
+	runtime.KeepAlive(v)
+}
+
+// cfgRetention is DefaultConfig's DeltaRetention.
+const cfgRetention = 3 * time.Minute
