@@ -1,7 +1,7 @@
 package actors
 
 import (
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -246,26 +246,28 @@ func sharedMetadata(m map[string]string) map[string]string {
 	if size > maxSharedMetadataBytes {
 		return m
 	}
-	keys := make([]string, 0, len(m))
+	// The keys and the canonical text live on the stack: a registration
+	// whose metadata is already shared allocates nothing here.
+	var keyBuf [16]string
+	keys := keyBuf[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
-	var b strings.Builder
-	b.Grow(size + 2*len(keys))
+	slices.Sort(keys)
+	var textBuf [1024]byte
+	text := textBuf[:0]
 	for _, k := range keys {
 		// Lengths first, so that no key or value can fake a boundary.
-		b.WriteString(strconv.Itoa(len(k)))
-		b.WriteByte(':')
-		b.WriteString(k)
-		b.WriteString(strconv.Itoa(len(m[k])))
-		b.WriteByte(':')
-		b.WriteString(m[k])
+		text = strconv.AppendInt(text, int64(len(k)), 10)
+		text = append(text, ':')
+		text = append(text, k...)
+		text = strconv.AppendInt(text, int64(len(m[k])), 10)
+		text = append(text, ':')
+		text = append(text, m[k]...)
 	}
-	text := b.String()
 	sharedMeta.Lock()
 	defer sharedMeta.Unlock()
-	if s, ok := sharedMeta.m[text]; ok {
+	if s, ok := sharedMeta.m[string(text)]; ok {
 		return s
 	}
 	if sharedMeta.m == nil || len(sharedMeta.m) >= maxSharedMetadata {
@@ -275,7 +277,7 @@ func sharedMetadata(m map[string]string) map[string]string {
 	for k, v := range m {
 		s[intern(k)] = intern(v)
 	}
-	sharedMeta.m[text] = s
+	sharedMeta.m[string(text)] = s
 	return s
 }
 

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unique"
 
 	"github.com/valyala/fastjson"
 
@@ -36,10 +37,37 @@ import (
 type fjScratch struct {
 	p   fastjson.Parser
 	kvs []fjKV
+	// interned maps the values of the fields the registry interns
+	// (actors.Instance.Normalize) to their canonical copies, so that a
+	// value seen before costs no allocation; it is emptied when it reaches
+	// maxScratchInterned.
+	interned map[string]string
 }
 
+// maxScratchInterned bounds fjScratch.interned.
+const maxScratchInterned = 1024
+
 // fjScratches recycles fjScratch across requests.
-var fjScratches = sync.Pool{New: func() any { return &fjScratch{kvs: make([]fjKV, 0, 64)} }}
+var fjScratches = sync.Pool{New: func() any {
+	return &fjScratch{kvs: make([]fjKV, 0, 64), interned: make(map[string]string)}
+}}
+
+// intern returns the canonical copy of b (unique.Make, as the registry's
+// interning makes it), from sc's cache when it holds it.
+func (sc *fjScratch) intern(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if s, ok := sc.interned[string(b)]; ok {
+		return s
+	}
+	s := unique.Make(string(b)).Value()
+	if len(sc.interned) >= maxScratchInterned {
+		clear(sc.interned)
+	}
+	sc.interned[s] = s
+	return s
+}
 
 // collect returns the members of object v, in order, in sc's memory.
 func (sc *fjScratch) collect(v *fastjson.Value) []fjKV {
@@ -89,21 +117,21 @@ func decodeInstanceJSONFast(body []byte) (*actors.Instance, error) {
 	inst := &actors.Instance{
 		InstanceID:       r.str("instanceId"),
 		HostName:         r.str("hostName"),
-		App:              r.str("app"),
+		App:              r.istr("app"),
 		IPAddr:           r.str("ipAddr"),
-		SID:              r.str("sid"),
-		Status:           actors.Status(strings.ToUpper(r.str("status"))),
+		SID:              r.istr("sid"),
+		Status:           actors.Status(strings.ToUpper(r.istr("status"))),
 		Port:             r.port("port", true),
 		SecurePort:       r.port("securePort", false),
 		CountryID:        r.int("countryId"),
 		Metadata:         r.stringMap("metadata"),
-		AppGroupName:     r.str("appGroupName"),
+		AppGroupName:     r.istr("appGroupName"),
 		HomePageURL:      r.str("homePageUrl"),
 		StatusPageURL:    r.str("statusPageUrl"),
 		HealthCheckURL:   r.str("healthCheckUrl"),
-		VIPAddress:       r.str("vipAddress"),
-		SecureVIPAddress: r.str("secureVipAddress"),
-		ASGName:          r.str("asgName"),
+		VIPAddress:       r.istr("vipAddress"),
+		SecureVIPAddress: r.istr("secureVipAddress"),
+		ASGName:          r.istr("asgName"),
 		ActionType:       actors.ActionType(r.str("actionType")),
 
 		SecureHealthCheckURL:          r.str("secureHealthCheckUrl"),
@@ -116,12 +144,12 @@ func decodeInstanceJSONFast(body []byte) (*actors.Instance, error) {
 	if fjIsNull(fjGet(obj, osKey)) {
 		osKey = "overriddenstatus"
 	}
-	inst.OverriddenStatus = actors.Status(strings.ToUpper(r.str(osKey)))
+	inst.OverriddenStatus = actors.Status(strings.ToUpper(r.istr(osKey)))
 
 	if dc := r.object("dataCenterInfo"); dc != nil {
 		d := fjFields{sc: sc, obj: sc.collect(dc)}
-		inst.DataCenterInfo.Class = d.str("@class")
-		inst.DataCenterInfo.Name = d.str("name")
+		inst.DataCenterInfo.Class = d.istr("@class")
+		inst.DataCenterInfo.Name = d.istr("name")
 		md := d.stringMap("metadata")
 		if isAmazon(&inst.DataCenterInfo) {
 			inst.DataCenterInfo.Metadata = md
@@ -281,6 +309,21 @@ func (r *fjFields) str(key string) string {
 		return ""
 	case v.Type() == fastjson.TypeString:
 		return fjString(v)
+	}
+	r.fail(key, v, "a string")
+	return ""
+}
+
+// istr is str for a field the registry interns: the canonical copy,
+// without an allocation when r's scratch has seen the value.
+func (r *fjFields) istr(key string) string {
+	v := fjGet(r.obj, key)
+	switch {
+	case fjIsNull(v):
+		return ""
+	case v.Type() == fastjson.TypeString:
+		b, _ := v.StringBytes()
+		return r.sc.intern(b)
 	}
 	r.fail(key, v, "a string")
 	return ""
