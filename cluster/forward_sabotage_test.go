@@ -35,3 +35,20 @@ func TestSabotageStaleRenewalsForwarded(t *testing.T) {
 	assert.Eventually(t, func() bool { return a.lastRenewal(t, app) >= healed.UnixMilli() },
 		fwdLease/2, tick, "the held renewal is stamped after the heal")
 }
+
+// With no-grace-after-member-gap on, the grace does not restart when one
+// of two peers is heard again: the check of
+// TestReplicatorGraceRestartsAfterOneMembersGap fails.
+func TestSabotageNoGraceAfterMemberGap(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.NoGraceAfterMemberGap))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+	bus := newFakeBus()
+	a := bus.start(t, "a", false)
+	bus.start(t, "b", false)
+	bus.start(t, "c", false)
+	app := ownedBy(t, a, "a")
+	before, unmuted := memberGap(t, bus, a, app)
+	since, _ := a.repl.OwnedSince(app)
+	assert.True(t, since.Before(unmuted), "the grace did not restart")
+	assert.Equal(t, before, since)
+}

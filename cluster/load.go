@@ -14,8 +14,10 @@ package cluster
 
 import (
 	"context"
+	"slices"
 	"time"
 
+	"github.com/heureka/heureka/internal/sabotage"
 	"github.com/heureka/heureka/wire"
 )
 
@@ -58,34 +60,49 @@ func (r *Replicator) sendLoad() {
 	r.eachLink(func(l *peerLink) { l.pushControl(m) })
 }
 
-// onLoad records a member's report. The first report after this node heard
-// from no member at all (every alive member's report had gone stale: this
-// node was the one cut off or stalled) means it may have missed renewals
-// forwarded to it meanwhile: the eviction grace restarts from now (see
-// evictionGraceFrom). One member's gap (it crashed, or was paused) does not
-// restart it: its clients fail over to the others, whose renewals kept
-// coming.
+// onLoad records a member's report. A report from a member that stayed
+// in this node's membership after its reports had gone stale (it was cut
+// off from this node, one way or both, or stalled) ends a gap in which it
+// may have taken renewals that never reached this node: it forwarded them
+// to the owner of its own, narrower view, or held them until they were too
+// old to send. The eviction grace restarts from now (see
+// evictionGraceFrom). A member that failed and came back is not such a
+// gap: its links and reports are dropped when it fails (see
+// forgetLoad), its clients failed over to the others meanwhile, and the
+// applications it takes back get the takeover grace.
 func (r *Replicator) onLoad(m *wire.Load) {
 	if m.Node == "" || m.WindowMillis <= 0 || m.Node == r.localName() {
 		return
 	}
 	now := time.Now()
-	o := r.own.Load()
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
-	if prev, ok := r.loads[m.Node]; ok && !prev.fresh(now, r.cfg.LoadInterval) {
-		deaf := true
-		for _, name := range o.members {
-			if p, ok := r.loads[name]; ok && name != o.self && name != m.Node && p.fresh(now, r.cfg.LoadInterval) {
-				deaf = false
-				break
-			}
-		}
-		if deaf {
-			r.resumed = r.cfg.Clock.Now()
-		}
+	if prev, ok := r.loads[m.Node]; ok && !prev.fresh(now, r.cfg.LoadInterval) &&
+		(!sabotage.On(sabotage.NoGraceAfterMemberGap) || r.deafLocked(m.Node, now)) {
+		r.resumed = r.cfg.Clock.Now()
 	}
 	r.loads[m.Node] = peerLoad{msg: m, at: now}
+}
+
+// deafLocked reports whether no alive member but except had a fresh
+// report: the rule before the asymmetric-partition fix, which restarted
+// the grace only when this node had heard from nobody (kept for the
+// no-grace-after-member-gap sabotage switch).
+func (r *Replicator) deafLocked(except string, now time.Time) bool {
+	o := r.own.Load()
+	for _, name := range o.members {
+		if p, ok := r.loads[name]; ok && name != o.self && name != except && p.fresh(now, r.cfg.LoadInterval) {
+			return false
+		}
+	}
+	return true
+}
+
+// forgetLoad drops the report of a member that is no longer alive here.
+func (r *Replicator) forgetLoad(name string) {
+	r.loadMu.Lock()
+	delete(r.loads, name)
+	r.loadMu.Unlock()
 }
 
 // evictionGraceFrom is the earliest moment from which an owner may count
@@ -94,7 +111,11 @@ func (r *Replicator) onLoad(m *wire.Load) {
 // that used to report (it is cut off from it, or it was stalled itself),
 // it may be missing renewals, and it evicts nothing (the result is now);
 // after such a gap, silence counts only from when the reports resumed.
-// "Doubt yourself before you evict others."
+// Likewise while a node that is not alive in this node's view reports
+// fresh figures: the views disagree (an asymmetric partition), so this
+// node may own applications by its view that another member owns by the
+// cluster's, whose renewals go there. "Doubt yourself before you evict
+// others."
 func (r *Replicator) evictionGraceFrom() time.Time {
 	o := r.own.Load()
 	now := time.Now()
@@ -103,6 +124,13 @@ func (r *Replicator) evictionGraceFrom() time.Time {
 	for _, m := range o.members {
 		if p, ok := r.loads[m]; ok && m != o.self && !p.fresh(now, r.cfg.LoadInterval) {
 			return r.cfg.Clock.Now()
+		}
+	}
+	if !sabotage.On(sabotage.NoGraceAfterMemberGap) {
+		for m, p := range r.loads {
+			if p.fresh(now, r.cfg.LoadInterval) && !slices.Contains(o.members, m) {
+				return r.cfg.Clock.Now()
+			}
 		}
 	}
 	return r.resumed

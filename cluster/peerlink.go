@@ -411,6 +411,7 @@ func (r *Replicator) updateLinks(self string, members []string) {
 		if !alive[name] {
 			l.close() // abandons its transfers: the asker is gone
 			delete(r.links, name)
+			r.forgetLoad(name)
 		}
 	}
 	now := time.Now()

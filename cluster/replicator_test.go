@@ -481,3 +481,75 @@ func TestReplicatorNoEvictionWhileDeafToAMember(t *testing.T) {
 	since, _ := a.repl.OwnedSince(app)
 	assert.True(t, since.After(before), "silence counts from when b was heard again")
 }
+
+// memberGap mutes c, one of a's two peers, until a has seen its reports go
+// stale, then unmutes it and waits for c's next report. It returns a's
+// grace start before the gap and the moment c was unmuted.
+func memberGap(t *testing.T, bus *fakeBus, a *testNode, app string) (before, unmuted time.Time) {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(a.repl.MemberLoads()) == 2 }, waitFor, tick, "b and c report")
+	before, ok := a.repl.OwnedSince(app)
+	require.True(t, ok)
+	bus.mu.Lock()
+	bus.muted["c"] = true
+	bus.mu.Unlock()
+	require.Eventually(t, func() bool {
+		a.repl.loadMu.Lock()
+		defer a.repl.loadMu.Unlock()
+		return !a.repl.loads["c"].fresh(time.Now(), a.repl.cfg.LoadInterval)
+	}, waitFor, tick, "c's reports go stale on a")
+	unmuted = time.Now()
+	bus.mu.Lock()
+	bus.muted["c"] = false
+	bus.mu.Unlock()
+	require.Eventually(t, func() bool {
+		a.repl.loadMu.Lock()
+		defer a.repl.loadMu.Unlock()
+		return a.repl.loads["c"].at.After(unmuted)
+	}, waitFor, tick, "c reports again")
+	return before, unmuted
+}
+
+// A member that stayed alive but was not heard for a while (cut off one
+// way, as in asymmetric-partition) may have taken renewals that never
+// reached the owner: when its reports resume, the owner counts silence
+// only from then, although it heard its other peer all along (with
+// no-grace-after-member-gap on, it does not; see the sabotage test).
+func TestReplicatorGraceRestartsAfterOneMembersGap(t *testing.T) {
+	bus := newFakeBus()
+	a := bus.start(t, "a", false)
+	bus.start(t, "b", false)
+	bus.start(t, "c", false)
+	app := ownedBy(t, a, "a")
+	_, unmuted := memberGap(t, bus, a, app)
+	since, _ := a.repl.OwnedSince(app)
+	assert.False(t, since.Before(unmuted), "silence counts from c's first report after the gap")
+}
+
+// Reports from a node that is not alive in this node's view mean the
+// views disagree: the owner evicts nothing while they come.
+func TestReplicatorNoEvictionWhileANonMemberReports(t *testing.T) {
+	bus := newFakeBus()
+	a := bus.start(t, "a", false)
+	app := ownedBy(t, a, "a")
+	a.repl.onLoad(&wire.Load{Node: "stranger", WindowMillis: 1000, Renewals: 1})
+	since, ok := a.repl.OwnedSince(app)
+	require.True(t, ok)
+	assert.WithinDuration(t, time.Now(), since, 50*time.Millisecond, "the grace starts now while the stranger reports")
+}
+
+// ownedBy returns an application name that node owns.
+func ownedBy(t *testing.T, n *testNode, node string) string {
+	t.Helper()
+	var app string
+	require.Eventually(t, func() bool {
+		for i := range 1000 {
+			if c := fmt.Sprintf("APP%d", i); n.repl.OwnerOf(c) == node {
+				app = c
+				return true
+			}
+		}
+		return false
+	}, waitFor, tick)
+	return app
+}

@@ -108,6 +108,13 @@ const (
 	// that fastjson's lenient parser accepted (httpapi
 	// decodeInstanceJSONFast): bodies JSON forbids are then registered.
 	FastJSONUnvalidated Switch = "fast-json-unvalidated"
+	// NoGraceAfterMemberGap restarts the eviction grace only when every
+	// member had gone quiet, not when one member's reports resume, and
+	// ignores reports from nodes this node thinks are not alive
+	// (asymmetric-partition: the owner evicted, right after the block
+	// lifted, a client whose renewals the blocked member had forwarded to
+	// the owner of its narrower view).
+	NoGraceAfterMemberGap Switch = "no-grace-after-member-gap"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -143,4 +150,4 @@ var All = []Switch{
 var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
 	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
-	StaleRenewalsForwarded, FastJSONUnvalidated}
+	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap}
