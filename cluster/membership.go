@@ -53,6 +53,7 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"slices"
@@ -265,6 +266,9 @@ type Membership struct {
 	// partition learns of the other side that way, and must re-dial it
 	// after the heal like the members it saw fail (see reconnect).
 	heardDead map[string]heardOf
+	// reconnectAfter is the failed member the last reconnect round dialled
+	// last; the next round goes on from there.
+	reconnectAfter string
 
 	transport *deadlineTransport // what memberlist uses; set by Start
 
@@ -910,35 +914,41 @@ func (m *Membership) reap() {
 	}
 }
 
-// reconnect tries to join one random failed member, and the seeds when this
-// node has joined before but now sees no live peer (a partition that outlasted
-// memberlist's gossip to the dead, or peers that all restarted elsewhere).
+// reconnectPerRound bounds how many failed members one reconnect round
+// dials (memberlist's Join dials them one after another, each up to its
+// timeout).
+const reconnectPerRound = 3
+
+// reconnect tries to join failed members, up to reconnectPerRound a round
+// in turn (sorted by name, continuing where the last round stopped), so
+// each is tried within a bounded number of rounds however many there are;
+// and the seeds when this node has joined before but now sees no live peer
+// (a partition that outlasted memberlist's gossip to the dead, or peers
+// that all restarted elsewhere).
 func (m *Membership) reconnect() {
 	m.mu.Lock()
-	var dead []string
+	dead := map[string]string{} // name → address
 	alone := true
 	for name, mem := range m.members {
 		switch {
 		case name == m.cfg.NodeName:
 		case mem.State == StateDead:
-			dead = append(dead, mem.Address)
+			dead[name] = mem.Address
 		case mem.State.Live():
 			alone = false
 		}
 	}
 	for name, h := range m.heardDead {
 		if _, known := m.members[name]; !known {
-			dead = append(dead, h.addr)
+			dead[name] = h.addr
 		}
 	}
 	left := m.left
+	var targets []string
+	targets, m.reconnectAfter = reconnectTargets(dead, m.reconnectAfter, reconnectPerRound)
 	m.mu.Unlock()
 	if left {
 		return
-	}
-	var targets []string
-	if len(dead) > 0 {
-		targets = append(targets, dead[rand.N(len(dead))])
 	}
 	select {
 	case <-m.joined:
@@ -957,6 +967,23 @@ func (m *Membership) reconnect() {
 	} else {
 		m.log.Debug("cluster: reconnect failed", "targets", targets, "err", err)
 	}
+}
+
+// reconnectTargets returns the addresses of up to n of the failed members
+// dead (name → address) in name order, starting after the name after, and
+// the name of the last one returned.
+func reconnectTargets(dead map[string]string, after string, n int) ([]string, string) {
+	names := slices.Sorted(maps.Keys(dead))
+	start, found := slices.BinarySearch(names, after)
+	if found {
+		start++ // the first name after the last one dialled
+	}
+	var targets []string
+	for i := range min(len(names), n) {
+		after = names[(start+i)%len(names)]
+		targets = append(targets, dead[after])
+	}
+	return targets, after
 }
 
 // suspectPings is how many pings (Memberlist.Ping) a member whose probes

@@ -1135,3 +1135,20 @@ func TestRestartAfterLeaveSeenAliveByAll(t *testing.T) {
 		}, 5*time.Second, 10*time.Millisecond, "%s sees the restarted b alive", name)
 	}
 }
+
+// Reconnect rounds dial the failed members in turn, a few a round, so each
+// is tried within a bounded number of rounds however many there are.
+func TestReconnectTargetsTakeTurns(t *testing.T) {
+	dead := map[string]string{"n1": "a1", "n2": "a2", "n3": "a3", "n4": "a4", "n5": "a5"}
+	got, after := reconnectTargets(dead, "", 3)
+	assert.Equal(t, []string{"a1", "a2", "a3"}, got)
+	got, after = reconnectTargets(dead, after, 3)
+	assert.Equal(t, []string{"a4", "a5", "a1"}, got, "the next round goes on, wrapping around")
+	delete(dead, "n2")
+	got, _ = reconnectTargets(dead, after, 3)
+	assert.Equal(t, []string{"a3", "a4", "a5"}, got, "a member that came back is skipped")
+	got, _ = reconnectTargets(map[string]string{"n9": "a9"}, "n9", 3)
+	assert.Equal(t, []string{"a9"}, got, "one failed member is tried every round")
+	got, _ = reconnectTargets(nil, "n9", 3)
+	assert.Empty(t, got)
+}
