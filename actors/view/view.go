@@ -49,6 +49,7 @@ import (
 	"context"
 	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,7 +102,11 @@ type View struct {
 	head   atomic.Pointer[Snapshot] // newest snapshot (written under mu)
 	window []deltaEntry             // the delta window, appended in place (guarded by mu)
 	gen    uint64                   // bumped when window is replaced (guarded by mu)
-	pub    atomic.Pointer[Snapshot] // what readers see
+	// held keeps every change's piece until it is pruned, only under the
+	// sabotage switch ViewDeltaHoldsStates (guarded by mu), as the window
+	// once did.
+	held []*piece
+	pub  atomic.Pointer[Snapshot] // what readers see
 }
 
 // New returns an empty view.
@@ -200,6 +205,9 @@ func (v *View) PruneDelta() {
 	}
 	v.window = append(kept, v.window[len(w):]...)
 	v.gen++
+	if v.held != nil {
+		v.held = slices.DeleteFunc(v.held, func(p *piece) bool { return p.at < cutoff })
+	}
 	next := v.head.Load().derive()
 	next.window = v.window[:len(v.window):len(v.window)]
 	for app, ids := range gone {
@@ -246,6 +254,7 @@ func (v *View) ClearDelta() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.window = nil
+	v.held = nil
 	v.gen++
 	next := v.head.Load().derive()
 	next.window = nil
@@ -269,10 +278,6 @@ func (v *View) install(s *Snapshot) {
 type deltaEntry struct {
 	at  int64      // epoch ms when the change was applied
 	key actors.Key // the instance changed
-	// held is the change's piece, set only under the sabotage switch
-	// ViewDeltaHoldsStates: the window then keeps every change's instance
-	// state (and its encodings) alive until it is pruned, as it once did.
-	held *piece
 }
 
 // change is one event prepared for installing: the piece of its new state
@@ -416,11 +421,10 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 	next.svips = updateGroups(next.svips, c.key, old, cur, func(i *actors.Instance) string { return i.SecureVIPAddress })
 
 	c.p.at = now
-	e := deltaEntry{at: now, key: c.key}
+	v.window = append(v.window, deltaEntry{at: now, key: c.key})
 	if sabotage.On(sabotage.ViewDeltaHoldsStates) {
-		e.held = c.p
+		v.held = append(v.held, c.p)
 	}
-	v.window = append(v.window, e)
 	if g, _ := next.delta.Get(c.key.App); g != c.deltaBase && !sabotage.On(sabotage.ViewStaleAppInstalled) {
 		c.rebaseDelta(g)
 	}
