@@ -181,7 +181,7 @@ const (
 // MemNetwork so that every packet and stream byte is counted, with the
 // production replication settings (renewals flushed every second).
 func BenchmarkWirePerRenewal(b *testing.B) {
-	for _, n := range []int{3, 5, 9} {
+	for _, n := range []int{3, 5, 9, 17} {
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) { benchWire(b, n) })
 	}
 }
@@ -277,7 +277,9 @@ func benchWire(b *testing.B, n int) {
 	time.Sleep(time.Second)
 
 	total := wireDrive + wireDrain
+	idleCPU0 := processCPU()
 	idle := measurePhase(bc, total, nil)
+	idleCPU := processCPU() - idleCPU0
 
 	c := newClient(16)
 	defer c.CloseIdleConnections()
@@ -290,6 +292,7 @@ func benchWire(b *testing.B, n int) {
 	var late atomic.Int64 // renewals sent more than 100ms behind schedule
 	b.ResetTimer()
 	cw := watchCPU()
+	loadCPU0 := processCPU()
 	load := measurePhase(bc, total, func(served []atomic.Int64) {
 		start := time.Now()
 		var next atomic.Int64
@@ -321,6 +324,7 @@ func benchWire(b *testing.B, n int) {
 		}
 		wg.Wait()
 	})
+	loadCPU := processCPU() - loadCPU0
 	b.StopTimer()
 	share, note := cw.report()
 	if f := failures.Load(); f > 0 {
@@ -361,6 +365,13 @@ func benchWire(b *testing.B, n int) {
 	b.ReportMetric(float64(iNet.PacketsSent+w.idleGossipStreams)/secs/float64(n), "gossip-msgs/s/node")
 	b.ReportMetric(float64(iNet.PacketBytes+w.idleGossipStreamBytes)/secs/float64(n), "gossip-B/s/node")
 	b.ReportMetric(share, "cpu-share")
+	// What a renewal costs in CPU, the whole cluster and the load generator
+	// together: the load phase's process CPU minus the idle phase's (the
+	// same cluster, gossip, reports and anti-entropy, no renewals), per
+	// renewal. Flat in the cluster size when a renewal is served by one
+	// node and forwarded, coalesced, to one owner.
+	cpuPerRenewal := float64(loadCPU-idleCPU) / float64(time.Microsecond) / r
+	b.ReportMetric(cpuPerRenewal, "cpu-µs/renewal")
 	b.Logf("nodes=%d, %d instances in %d apps, %d renewals over %v (+%v drain), %d sent >100ms behind schedule\n"+
 		"  load phase: replicator %d msgs %d B (%d renewal msgs with %d keys, %d digests of %d B); memnet %d packets %d B, %d streams %d B\n"+
 		"  idle phase: replicator %d msgs %d B (%d digests); memnet %d packets %d B, %d streams %d B\n"+
@@ -368,7 +379,9 @@ func benchWire(b *testing.B, n int) {
 		"  anti-entropy digests: %.1f B compressed on the wire each (idle phase average)\n"+
 		"  per renewal: %.4f msgs, %.1f B payload (msgpack), %.1f B on the wire (compressed, framed; load streams minus non-renewal streams)\n"+
 		"  gross, everything the cluster sent in the load phase per renewal: %.4f msgs, %.1f B\n"+
-		"  per node (renewals served/renewal msgs sent/payload B per renewal/wire B per renewal):%s\n  %s",
+		"  per node (renewals served/renewal msgs sent/payload B per renewal/wire B per renewal):%s\n"+
+		"  CPU (this process: every node and the load generator): load phase %v, idle phase %v, "+
+		"(load − idle) ÷ renewals = %.1f µs per renewal\n  %s",
 		n, wireInstances, wireApps, renewals, wireDrive, wireDrain, late.Load(),
 		lRepl.Messages, lRepl.Bytes, lRepl.RenewalMessages, lRepl.Renewals, lRepl.DigestMessages, dsz,
 		lNet.PacketsSent, lNet.PacketBytes, lNet.StreamsOpened, lNet.StreamBytes,
@@ -376,7 +389,8 @@ func benchWire(b *testing.B, n int) {
 		iNet.PacketsSent, iNet.PacketBytes, w.idleGossipStreams, w.idleGossipStreamBytes,
 		float64(iNet.PacketsSent+w.idleGossipStreams)/secs/float64(n), float64(iNet.PacketBytes+w.idleGossipStreamBytes)/secs/float64(n),
 		w.digestWire, rw.replMsgs, rw.replBytes, rw.wireBytes,
-		float64(lNet.PacketsSent+lNet.StreamsOpened)/r, float64(lNet.PacketBytes+lNet.StreamBytes)/r, perNode.String(), note)
+		float64(lNet.PacketsSent+lNet.StreamsOpened)/r, float64(lNet.PacketBytes+lNet.StreamBytes)/r, perNode.String(),
+		loadCPU.Round(time.Millisecond), idleCPU.Round(time.Millisecond), cpuPerRenewal, note)
 }
 
 // renewalWire is the renewal traffic of a load phase, separated from the rest with
