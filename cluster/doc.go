@@ -37,7 +37,9 @@
 //     when it leaves.
 //   - forward.go: client renewals are applied where they arrive and
 //     forwarded, coalesced, to the owner: at most one message per renewal,
-//     whatever the cluster size.
+//     whatever the cluster size. The owner stamps a renewal when it
+//     arrives, so one that came in more than two anti-entropy rounds ago
+//     is dropped rather than delivered late.
 //   - antientropy.go: per-application digests through push/pull, on
 //     membership changes and periodically; for an application that differs
 //     the asker lists its (id, version) pairs and the peer sends only the
@@ -51,7 +53,10 @@
 //     partition); a peer that does not answer that way is sent the old way.
 //   - load.go: every member reports the client renewals it counted per
 //     window, so self-preservation weighs cluster-wide figures
-//     (actors.RenewalPeers).
+//     (actors.RenewalPeers). The reports also tell an owner when it may be
+//     missing renewals: while an alive member is not heard, or a node it
+//     thinks is gone still reports, it evicts nothing, and after a member's
+//     gap it counts a lease's silence only from when it heard it again.
 //   - receive.go: incoming messages are routed by class without holding
 //     memberlist's goroutines for long.
 //
