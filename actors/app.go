@@ -358,7 +358,11 @@ func (a *appState) remove(id string, cause Cause, replicated bool) (Event, bool)
 	}
 	now := a.now()
 	delete(a.leases, id)
-	inst := l.inst.Clone()
+	// The deleted state shares the record's maps (a published state's maps
+	// are never written): the delta shows it for minutes, so under churn a
+	// private copy would be retained per cancel (issue 9).
+	c := *l.inst
+	inst := &c
 	inst.LeaseInfo.EvictionTimestamp = now
 	ev := a.publish(l, inst, ActionDeleted, cause, false, now)
 	if !sabotage.On(sabotage.TombstonesDropped) {
