@@ -75,7 +75,7 @@ func (r *Replicator) localDigest(reply bool) *wire.Digest {
 		return d
 	}
 	r.snaps.Snapshot().Apps(func(a *view.App) bool {
-		d.Apps = append(d.Apps, wire.AppDigest{App: a.Name(), Hash: a.Digest(), Count: uint32(len(a.Instances()))})
+		d.Apps = append(d.Apps, wire.AppDigest{App: a.Name(), Hash: a.Digest(), Count: uint32(a.Len())})
 		return true
 	})
 	return d

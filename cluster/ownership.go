@@ -117,7 +117,7 @@ func (r *Replicator) OwnedCount() int {
 	o := r.own.Load()
 	r.snaps.Snapshot().Apps(func(a *view.App) bool {
 		if o.owner(a.Name()) == o.self {
-			n += len(a.Instances())
+			n += a.Len()
 		}
 		return true
 	})

@@ -84,7 +84,7 @@ func (c *instancesCollector) Collect(ch chan<- prometheus.Metric) {
 		ac, ok := c.cache[name]
 		if !ok || ac.app != a {
 			ac = appCounts{app: a}
-			for _, in := range a.Instances() {
+			for in := range a.All() {
 				ac.counts[statusIndex(in.Status)]++
 			}
 			c.cache[name] = ac

@@ -21,6 +21,7 @@ package view
 import (
 	"encoding/binary"
 	"hash/fnv"
+	"iter"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -31,7 +32,10 @@ import (
 // piece is one instance state with its encodings, built lazily per format.
 type piece struct {
 	inst *actors.Instance
-	enc  [NumFormats]atomic.Pointer[[]byte]
+	// v is the version of the state inst (zero in a delta group, which
+	// does not keep versions).
+	v   actors.Version
+	enc [NumFormats]atomic.Pointer[[]byte]
 	// at is when the change that made the piece was applied (epoch ms),
 	// set under the view's lock before the piece is published and read
 	// only under it: pruning drops a piece from the delta when it is
@@ -85,10 +89,11 @@ func appendElement(dst []byte, enc Encoder, f Format, name string, pieces []*pie
 // App is one application in a snapshot. It is immutable; its encoded bytes
 // are built on first use and shared by every snapshot that holds it.
 type App struct {
-	name      string
-	instances []*actors.Instance // sorted by id
-	versions  []actors.Version   // versions[i] is the version of instances[i]
-	pieces    []*piece           // pieces[i].inst == instances[i]
+	name string
+	// pieces are the instances with their versions, sorted by id: a write
+	// copies this one slice of pointers (the instances and versions are
+	// read from the pieces, not kept beside them).
+	pieces []*piece
 	// cache holds what is built on first use. It is allocated by the first
 	// reader, so that a write, which copies an App, does not pay for the
 	// caches of a version nobody may read.
@@ -121,12 +126,12 @@ func (a *App) Digest() uint64 {
 	d := &a.caches().digest
 	d.once.Do(func() {
 		var buf [8]byte
-		for i, in := range a.instances {
+		for _, p := range a.pieces {
 			h := fnv.New64a()
-			_, _ = h.Write([]byte(in.ID()))
-			binary.LittleEndian.PutUint64(buf[:], a.versions[i].Clock)
+			_, _ = h.Write([]byte(p.inst.ID()))
+			binary.LittleEndian.PutUint64(buf[:], p.v.Clock)
 			_, _ = h.Write(buf[:])
-			_, _ = h.Write([]byte(a.versions[i].Node))
+			_, _ = h.Write([]byte(p.v.Node))
 			d.v ^= mix64(h.Sum64())
 		}
 	})
@@ -146,12 +151,39 @@ func mix64(x uint64) uint64 {
 // Name returns the application's upper-case name.
 func (a *App) Name() string { return a.name }
 
-// Instances returns the instances sorted by id. The slice must not be
-// modified.
-func (a *App) Instances() []*actors.Instance { return a.instances }
+// Instances returns the instances sorted by id, in a new slice.
+func (a *App) Instances() []*actors.Instance {
+	out := make([]*actors.Instance, len(a.pieces))
+	for i, p := range a.pieces {
+		out[i] = p.inst
+	}
+	return out
+}
 
-// Versions returns the versions of Instances(), index for index.
-func (a *App) Versions() []actors.Version { return a.versions }
+// Versions returns the versions of Instances(), index for index, in a new
+// slice.
+func (a *App) Versions() []actors.Version {
+	out := make([]actors.Version, len(a.pieces))
+	for i, p := range a.pieces {
+		out[i] = p.v
+	}
+	return out
+}
+
+// All yields every instance, sorted by id, with its version, without
+// copying.
+func (a *App) All() iter.Seq2[*actors.Instance, actors.Version] {
+	return func(yield func(*actors.Instance, actors.Version) bool) {
+		for _, p := range a.pieces {
+			if !yield(p.inst, p.v) {
+				return
+			}
+		}
+	}
+}
+
+// Len returns the number of instances.
+func (a *App) Len() int { return len(a.pieces) }
 
 func (a *App) index(id string) (int, bool) {
 	i := sort.Search(len(a.pieces), func(i int) bool { return a.pieces[i].inst.ID() >= id })
@@ -160,7 +192,7 @@ func (a *App) index(id string) (int, bool) {
 
 func (a *App) find(id string) *actors.Instance {
 	if i, ok := a.index(id); ok {
-		return a.instances[i]
+		return a.pieces[i].inst
 	}
 	return nil
 }
@@ -172,29 +204,23 @@ func (a *App) findPiece(id string) *piece {
 	return nil
 }
 
-// with returns a copy of a (nil means a new app) with p's instance set at
-// version v. It copies three slices of the application's size and encodes
-// nothing.
-func (a *App) with(name string, p *piece, v actors.Version) *App {
+// with returns a copy of a (nil means a new app) with p's instance set (at
+// p's version). It copies one slice of pointers of the application's size
+// and encodes nothing.
+func (a *App) with(name string, p *piece) *App {
 	n := &App{name: name}
 	if a == nil {
-		n.instances = []*actors.Instance{p.inst}
-		n.versions = []actors.Version{v}
 		n.pieces = []*piece{p}
 		return n
 	}
 	n.name = a.name
 	i, found := a.index(p.inst.ID())
 	j := i // first element of a after the new one
-	size := len(a.instances) + 1
+	size := len(a.pieces) + 1
 	if found {
 		j++
 		size--
 	}
-	n.instances = make([]*actors.Instance, 0, size)
-	n.instances = append(append(append(n.instances, a.instances[:i]...), p.inst), a.instances[j:]...)
-	n.versions = make([]actors.Version, 0, size)
-	n.versions = append(append(append(n.versions, a.versions[:i]...), v), a.versions[j:]...)
 	n.pieces = make([]*piece, 0, size)
 	n.pieces = append(append(append(n.pieces, a.pieces[:i]...), p), a.pieces[j:]...)
 	return n
@@ -209,12 +235,10 @@ func (a *App) without(id string) *App {
 	if !found {
 		return a
 	}
-	if len(a.instances) == 1 {
+	if len(a.pieces) == 1 {
 		return nil
 	}
 	n := &App{name: a.name}
-	n.instances = append(append(make([]*actors.Instance, 0, len(a.instances)-1), a.instances[:i]...), a.instances[i+1:]...)
-	n.versions = append(append(make([]actors.Version, 0, len(a.versions)-1), a.versions[:i]...), a.versions[i+1:]...)
 	n.pieces = append(append(make([]*piece, 0, len(a.pieces)-1), a.pieces[:i]...), a.pieces[i+1:]...)
 	return n
 }
@@ -340,7 +364,7 @@ func (a *App) Document(enc Encoder, f Format, gz bool) []byte {
 		g = 1
 	}
 	return a.caches().doc[f][g].get(func() []byte {
-		plain := enc.AppendApplicationDocument(nil, a.name, a.instances)
+		plain := enc.AppendApplicationDocument(nil, a.name, a.Instances())
 		if gz {
 			return assembleGzip([]gzPiece{compressPiece(plain)})
 		}

@@ -298,7 +298,9 @@ func prepare(ev *actors.Event, base, deltaBase *App) change {
 	if ev.Action == actors.ActionDeleted && base != nil {
 		inst = sharedDeleted(inst, base.find(inst.ID()))
 	}
-	c := change{ev: ev, key: ev.Instance.Key(), p: newPiece(inst), base: base}
+	p := newPiece(inst)
+	p.v = ev.Version
+	c := change{ev: ev, key: ev.Instance.Key(), p: p, base: base}
 	c.rebase(base)
 	c.rebaseDelta(deltaBase)
 	return c
@@ -345,7 +347,7 @@ func (c *change) rebase(base *App) {
 	if c.ev.Action == actors.ActionDeleted {
 		c.newApp = base.without(c.key.ID)
 	} else {
-		c.newApp = base.with(c.key.App, c.p, c.ev.Version)
+		c.newApp = base.with(c.key.App, c.p)
 	}
 }
 
@@ -544,7 +546,7 @@ func (s *Snapshot) InstanceByID(id string) *actors.Instance {
 func (s *Snapshot) Overrides() map[string]actors.Status {
 	out := map[string]actors.Status{}
 	s.Apps(func(a *App) bool {
-		for _, in := range a.instances {
+		for in := range a.All() {
 			if in.OverriddenStatus != actors.StatusUnknown && in.OverriddenStatus != "" {
 				out[in.ID()] = in.OverriddenStatus
 			}

@@ -181,8 +181,8 @@ func (h *Handler) State(known string) *State {
 	apps := make([]AppInfo, 0)
 	snap.Apps(func(a *view.App) bool {
 		st.Registry.Applications++
-		info := AppInfo{Name: a.Name(), Instances: make([]InstanceInfo, 0, len(a.Instances()))}
-		for _, in := range a.Instances() {
+		info := AppInfo{Name: a.Name(), Instances: make([]InstanceInfo, 0, a.Len())}
+		for in := range a.All() {
 			st.Registry.Instances++
 			st.Registry.Statuses[string(in.Status)]++
 			info.Instances = append(info.Instances, instanceInfo(in))
