@@ -50,9 +50,16 @@ type syncKey struct{ peer, app string }
 
 // antiEntropy is the bookkeeping of the transfers this node asked for.
 type antiEntropy struct {
-	pending    map[string]time.Time  // apps of the initial sync not yet done, by when last asked
+	pending    map[string]time.Time  // apps of the initial sync not yet done, by when last asked (zero: ask again now)
 	inflight   map[syncKey]time.Time // transfers asked for and not yet done, by when
 	initialAsk bool
+	// progressAt is when records of an application the initial sync
+	// waits for last arrived. While they keep coming, nothing pending is
+	// asked again: the peers answer an ask one application after another,
+	// so at a million instances the last applications of an ask are
+	// reached minutes after it was made, and asking again would only
+	// multiply the transfers.
+	progressAt time.Time
 	// exch is the membership's exchanges (nil: pull the old way only).
 	exch atomic.Pointer[exchanger]
 }
@@ -191,9 +198,10 @@ func (r *Replicator) claimTransfers(peer string, want []string) ([]string, bool)
 		}
 		if at, ok := r.ae.pending[app]; ok && !first && !ready {
 			// The initial sync is bringing it: one copy is enough, unless
-			// nothing came of the ask for a retry time (the answer was
-			// lost with its stream or peer: BUG-11), then ask again.
-			if now.Sub(at) < retry {
+			// the ask was released, or nothing came of the sync for a
+			// retry time (the answer was lost with its stream or peer:
+			// BUG-11), then ask again.
+			if !at.IsZero() && (now.Sub(at) < retry || (now.Sub(r.ae.progressAt) < retry && !sabotage.On(sabotage.SyncReasksWhileProgressing))) {
 				continue
 			}
 			r.ae.pending[app] = now
@@ -205,13 +213,21 @@ func (r *Replicator) claimTransfers(peer string, want []string) ([]string, bool)
 }
 
 // releaseTransfers forgets that apps were asked of peer (the ask failed),
-// so that the next digest asks again.
+// so that the next digest asks again. The initial sync still waits for
+// them: they stay pending, to be asked again at once (a released
+// application that left the pending set would be neither waited for nor
+// counted as progress, and a node joining a registry of a million
+// instances was declared ready by the timeout holding a quarter of it).
 func (r *Replicator) releaseTransfers(peer string, apps []string) {
 	r.aeMu.Lock()
 	defer r.aeMu.Unlock()
 	for _, app := range apps {
 		delete(r.ae.inflight, syncKey{peer: peer, app: app})
-		delete(r.ae.pending, app)
+		if _, ok := r.ae.pending[app]; ok && !sabotage.On(sabotage.SyncReasksWhileProgressing) {
+			r.ae.pending[app] = time.Time{}
+		} else {
+			delete(r.ae.pending, app)
+		}
 	}
 }
 
@@ -229,6 +245,9 @@ func (r *Replicator) syncProgress(recs []wire.InstanceRecord) bool {
 			r.ae.pending[recs[i].App] = now
 			progress = true
 		}
+	}
+	if progress {
+		r.ae.progressAt = now
 	}
 	return progress
 }

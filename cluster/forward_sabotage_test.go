@@ -52,3 +52,24 @@ func TestSabotageNoGraceAfterMemberGap(t *testing.T) {
 	assert.True(t, since.Before(unmuted), "the grace did not restart")
 	assert.Equal(t, before, since)
 }
+
+// With sync-reasks-while-progressing on, the checks of
+// TestJoinSyncAsksAgainOnlyWhatIsLost fail: an application not reached yet
+// is asked again while the sync progresses, and a released one leaves what
+// the initial sync waits for.
+func TestSabotageSyncReasksWhileProgressing(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.SyncReasksWhileProgressing))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+	r := joinBookkeeping(t)
+	retry := 6 * r.cfg.AntiEntropyInterval
+	r.aeMu.Lock()
+	r.ae.pending["B"] = time.Now().Add(-2 * retry)
+	r.aeMu.Unlock()
+	got, _ := r.claimTransfers("q", []string{"B"})
+	assert.Equal(t, []string{"B"}, got, "asked again although the sync progresses")
+	r.releaseTransfers("q", []string{"B"})
+	r.aeMu.Lock()
+	_, waiting := r.ae.pending["B"]
+	r.aeMu.Unlock()
+	assert.False(t, waiting, "the released application is no longer waited for")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,4 +56,43 @@ func TestPushTransferMergesBeyondTheBound(t *testing.T) {
 		last = append(last, sa.App)
 	}
 	assert.Equal(t, []string{"X", "A7", "Y"}, last, "merged, each application once")
+}
+
+// joinBookkeeping is a replicator in its initial sync that has asked peer
+// "p" for applications A and B (its first digest exchange), then received
+// records of A. It returns the replicator.
+func joinBookkeeping(t *testing.T) *Replicator {
+	t.Helper()
+	r, err := NewReplicator(testReplicatorConfig())
+	require.NoError(t, err)
+	t.Cleanup(r.Stop)
+	got, first := r.claimTransfers("p", []string{"A", "B"})
+	require.True(t, first)
+	require.Equal(t, []string{"A", "B"}, got)
+	require.True(t, r.syncProgress([]wire.InstanceRecord{{App: "A"}}))
+	return r
+}
+
+// While records of the initial sync keep arriving, an application asked of
+// one peer and not reached yet is not asked again of another (the peers
+// answer an ask one application after another: at a million instances the
+// last are reached minutes later); an application whose ask was released
+// is asked again at once, and the initial sync still waits for it.
+func TestJoinSyncAsksAgainOnlyWhatIsLost(t *testing.T) {
+	r := joinBookkeeping(t)
+	retry := 6 * r.cfg.AntiEntropyInterval
+	r.aeMu.Lock()
+	r.ae.pending["B"] = time.Now().Add(-2 * retry) // asked long ago, not reached yet
+	r.aeMu.Unlock()
+	got, _ := r.claimTransfers("q", []string{"B"})
+	assert.Empty(t, got, "the sync is progressing: B is not asked again")
+
+	r.releaseTransfers("p", []string{"B"})
+	r.aeMu.Lock()
+	_, waiting := r.ae.pending["B"]
+	r.aeMu.Unlock()
+	assert.True(t, waiting, "a released ask stays in what the initial sync waits for")
+	got, _ = r.claimTransfers("q", []string{"B"})
+	assert.Equal(t, []string{"B"}, got, "a released ask is asked again at once")
+	assert.True(t, r.syncProgress([]wire.InstanceRecord{{App: "B"}}), "its records count as progress")
 }

@@ -115,6 +115,12 @@ const (
 	// lifted, a client whose renewals the blocked member had forwarded to
 	// the owner of its narrower view).
 	NoGraceAfterMemberGap Switch = "no-grace-after-member-gap"
+	// SyncReasksWhileProgressing makes a joining node ask again for every
+	// pending application a retry time after asking, however fast the
+	// initial sync is progressing, and drop an application whose ask was
+	// released from what the initial sync waits for (join-loaded at 1M:
+	// the joiner was declared ready by the timeout holding 24%).
+	SyncReasksWhileProgressing Switch = "sync-reasks-while-progressing"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -150,4 +156,4 @@ var All = []Switch{
 var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
 	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
-	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap}
+	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing}
