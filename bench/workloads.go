@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // The workloads users produce beyond re-registering a fixed set: fresh
@@ -169,6 +171,25 @@ func ChurnLoad(base string, q *Queue, wantReg, wantDel int) Load {
 	}}
 }
 
+// pacedLoad returns l with its calls, over all workers, held to perSecond
+// (l itself when perSecond is not positive). A call that the pace would
+// hold back past the end of ctx is not made: the worker ends.
+func pacedLoad(ctx context.Context, l Load, perSecond float64) Load {
+	if perSecond <= 0 {
+		return l
+	}
+	lim := rate.NewLimiter(rate.Limit(perSecond), 1)
+	return Load{Name: l.Name, New: func(c *http.Client, worker int) func() (int64, error) {
+		f := l.New(c, worker)
+		return func() (int64, error) {
+			if lim.Wait(ctx) != nil {
+				return 0, ErrExhausted // the run is over (or would be before the next slot)
+			}
+			return f()
+		}
+	}}
+}
+
 // countedLoad returns l with every successful call also counted in n.
 func countedLoad(l Load, n *atomic.Int64) Load {
 	return Load{Name: l.Name, New: func(c *http.Client, worker int) func() (int64, error) {
@@ -277,8 +298,11 @@ type ChurnSample struct {
 
 // ChurnRun is a register+cancel churn measured over time.
 type ChurnRun struct {
-	Size    int
-	Conns   int
+	Size  int
+	Conns int
+	// Pace is the pair rate the run was held to (pairs per second; 0: as
+	// fast as the connections went).
+	Pace    float64
 	Samples []ChurnSample
 	Result  Result
 }
@@ -286,13 +310,15 @@ type ChurnRun struct {
 // Churn runs ChurnLoad against base (a registry of size instances in apps
 // applications, whose loaded instances q holds oldest first) on conc
 // connections for d, sampling the pairs done, the server's RSS and CPU
-// every interval. serverPID 0 means the server runs in this process.
-func Churn(c *http.Client, base string, size, apps int, q *Queue, conc int, d, interval time.Duration, serverPID int) (ChurnRun, error) {
-	run := ChurnRun{Size: size, Conns: conc}
+// every interval. serverPID 0 means the server runs in this process. pace,
+// if positive, holds the connections together to that many pairs per
+// second (a deploy pipeline's rate rather than the machine's limit).
+func Churn(c *http.Client, base string, size, apps int, q *Queue, conc int, d, interval time.Duration, serverPID int, pace float64) (ChurnRun, error) {
+	run := ChurnRun{Size: size, Conns: conc, Pace: pace}
 	var pairs atomic.Int64
-	l := countedLoad(ChurnLoad(base, q, http.StatusNoContent, http.StatusOK), &pairs)
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
+	l := countedLoad(pacedLoad(ctx, ChurnLoad(base, q, http.StatusNoContent, http.StatusOK), pace), &pairs)
 	cpu := func() time.Duration {
 		if serverPID == 0 {
 			return cpuTime()

@@ -59,10 +59,25 @@ func TestDeployAddsInstancesToTheDeltaWindow(t *testing.T) {
 	assert.Positive(t, res.CPU, "getrusage counted the process's CPU time")
 }
 
+// A paced churn makes no more pairs than its pace allows over its length
+// (one more: the limiter's burst), however many connections it has.
+func TestChurnHeldToItsPace(t *testing.T) {
+	f, c := smallFixture(t, 200)
+	q := LoadedQueue(f.Size)
+	const pace = 40.0
+	run, err := Churn(c, f.Base, f.Size, f.Apps, q, 8, 500*time.Millisecond, 50*time.Millisecond, 0, pace)
+	require.NoError(t, err)
+	assert.Equal(t, pace, run.Pace)
+	require.Positive(t, run.Result.Requests)
+	assert.LessOrEqual(t, float64(run.Result.Requests), 1+pace*run.Result.Elapsed.Seconds(),
+		"8 connections held to %v pairs/s over %v", pace, run.Result.Elapsed)
+	assert.Equal(t, 200, f.Node.Registry().Count())
+}
+
 func TestChurnKeepsTheSizeAndSamplesRSS(t *testing.T) {
 	f, c := smallFixture(t, 200)
 	q := LoadedQueue(f.Size)
-	run, err := Churn(c, f.Base, f.Size, f.Apps, q, 4, 300*time.Millisecond, 20*time.Millisecond, 0)
+	run, err := Churn(c, f.Base, f.Size, f.Apps, q, 4, 300*time.Millisecond, 20*time.Millisecond, 0, 0)
 	require.NoError(t, err)
 	require.Positive(t, run.Result.Requests)
 	assert.Equal(t, 200, f.Node.Registry().Count(), "each pair registers one instance and cancels one")

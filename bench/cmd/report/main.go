@@ -3,7 +3,7 @@
 //
 //	go run ./bench/cmd/report [-round 2s] [-rounds 3] [-sizes 1000,10000,100000] [-samples 1000]
 //	    [-target heureka|reference] [-deploy 1000] [-under-churn 3s]
-//	    [-churn 10m -churn-size 20000 -churn-window 1m]
+//	    [-churn 10m -churn-size 20000 -churn-window 1m -churn-rate 4000]
 //
 // For each registry size it loads a registry once, runs every scenario of
 // bench.Scenarios in alternating rounds against its ceiling (an empty 200,
@@ -59,6 +59,7 @@ type options struct {
 	churn, churnWindow        time.Duration
 	churnSample               time.Duration
 	churnSize, churnConns     int
+	churnRate                 float64
 }
 
 func parseFlags() options {
@@ -78,6 +79,7 @@ func parseFlags() options {
 	flag.DurationVar(&o.churn, "churn", 0, "duration of the register+cancel churn run at -churn-size (0: skip; the issue's run is 10m)")
 	flag.IntVar(&o.churnSize, "churn-size", 20000, "registry size of the churn run")
 	flag.IntVar(&o.churnConns, "churn-conns", 16, "connections of the churn run")
+	flag.Float64Var(&o.churnRate, "churn-rate", 0, "pairs per second the churn run is held to (0: as fast as the connections go)")
 	flag.DurationVar(&o.churnWindow, "churn-window", time.Minute, "window over which the churn run's pair rate is compared with its first")
 	flag.DurationVar(&o.churnSample, "churn-sample", time.Second, "sampling interval of the churn run (pairs, RSS, CPU)")
 	flag.Parse()
@@ -86,8 +88,8 @@ func parseFlags() options {
 		fatalf("-round, -rounds and -samples must be positive; -deploy, -under-churn, -churn and -warmup not negative")
 	case o.target != "heureka" && o.target != "reference":
 		fatalf(`-target must be "heureka" or "reference", not %q`, o.target)
-	case o.churn > 0 && (o.churnSize < bench.InstancesPerApp || o.churnConns < 1 || o.churnWindow <= 0 || o.churnSample <= 0 || o.churnSample > o.churnWindow):
-		fatalf("-churn-size must be at least %d, -churn-conns positive, 0 < -churn-sample ≤ -churn-window", bench.InstancesPerApp)
+	case o.churn > 0 && (o.churnSize < bench.InstancesPerApp || o.churnConns < 1 || o.churnWindow <= 0 || o.churnSample <= 0 || o.churnSample > o.churnWindow || o.churnRate < 0):
+		fatalf("-churn-size must be at least %d, -churn-conns positive, 0 < -churn-sample ≤ -churn-window, -churn-rate not negative", bench.InstancesPerApp)
 	}
 	if *only != "" {
 		keep := map[string]bool{}

@@ -161,13 +161,13 @@ func churnRun(o options, s *subject) (*churnReport, error) {
 	if s.pid != 0 && o.warmup > 0 {
 		// A server process (the JVM) warms up on the same churn first.
 		progress("%s: warming up the churn for %v", s.server, o.warmup)
-		if _, err := bench.Churn(c, s.base, s.size, s.apps, q, o.churnConns, o.warmup, o.warmup, s.pid); err != nil {
+		if _, err := bench.Churn(c, s.base, s.size, s.apps, q, o.churnConns, o.warmup, o.warmup, s.pid, o.churnRate); err != nil {
 			return nil, fmt.Errorf("%s churn warm-up: %w", s.server, err)
 		}
 	}
 	cr.load0 = bench.LoadAvg()
 	var err error
-	cr.run, err = bench.Churn(c, s.base, s.size, s.apps, q, o.churnConns, o.churn, o.churnSample, s.pid)
+	cr.run, err = bench.Churn(c, s.base, s.size, s.apps, q, o.churnConns, o.churn, o.churnSample, s.pid, o.churnRate)
 	cr.load1 = bench.LoadAvg()
 	if err != nil {
 		return nil, fmt.Errorf("%s churn: %w", s.server, err)

@@ -440,8 +440,12 @@ func writeChurn(w io.Writer, rn *run) {
 		if cr.server == inProcess {
 			where = "this process's /proc/self/status (server and load generator)"
 		}
-		fmt.Fprintf(w, "%s: every operation registers a new instance id (in the application of the oldest instance) and cancels the oldest; %d instances, %d connections, %v (%d windows of %v); RSS (VmRSS) from %s every %v; load average %s at start, %s at end. %d pairs in all.\n\n",
-			cr.server, cr.run.Size, cr.run.Conns, cr.run.Result.Elapsed.Round(time.Second), len(wins), cr.window, where,
+		pace := "as fast as the connections go"
+		if cr.run.Pace > 0 {
+			pace = fmt.Sprintf("held to %.0f pairs/s", cr.run.Pace)
+		}
+		fmt.Fprintf(w, "%s: every operation registers a new instance id (in the application of the oldest instance) and cancels the oldest; %d instances, %d connections, %s, %v (%d windows of %v); RSS (VmRSS) from %s every %v; load average %s at start, %s at end. %d pairs in all.\n\n",
+			cr.server, cr.run.Size, cr.run.Conns, pace, cr.run.Result.Elapsed.Round(time.Second), len(wins), cr.window, where,
 			rn.opts.churnSample, cr.load0, cr.load1, cr.run.Result.Requests)
 		if len(wins) == 0 {
 			fmt.Fprintf(w, "(too short for one window)\n\n")
