@@ -42,13 +42,7 @@ func TestSabotageStaleRenewalsForwarded(t *testing.T) {
 func TestSabotageNoGraceAfterMemberGap(t *testing.T) {
 	require.NoError(t, sabotage.Set(sabotage.NoGraceAfterMemberGap))
 	defer func() { require.NoError(t, sabotage.Set()) }()
-	bus := newFakeBus()
-	a := bus.start(t, "a", false)
-	bus.start(t, "b", false)
-	bus.start(t, "c", false)
-	app := ownedBy(t, a, "a")
-	before, unmuted := memberGap(t, bus, a, app)
-	since, _ := a.repl.OwnedSince(app)
+	before, unmuted, since := memberGap(t)
 	assert.True(t, since.Before(unmuted), "the grace did not restart")
 	assert.Equal(t, before, since)
 }

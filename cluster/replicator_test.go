@@ -482,11 +482,17 @@ func TestReplicatorNoEvictionWhileDeafToAMember(t *testing.T) {
 	assert.True(t, since.After(before), "silence counts from when b was heard again")
 }
 
-// memberGap mutes c, one of a's two peers, until a has seen its reports go
-// stale, then unmutes it and waits for c's next report. It returns a's
-// grace start before the gap and the moment c was unmuted.
-func memberGap(t *testing.T, bus *fakeBus, a *testNode, app string) (before, unmuted time.Time) {
+// memberGap starts a, b and c, mutes c until a has seen its reports go
+// stale, then unmutes it and waits for c's next report. It returns, for an
+// application a owns, a's grace start before the gap, the moment c was
+// unmuted and a's grace start after the gap.
+func memberGap(t *testing.T) (before, unmuted, after time.Time) {
 	t.Helper()
+	bus := newFakeBus()
+	a := bus.start(t, "a", false)
+	bus.start(t, "b", false)
+	bus.start(t, "c", false)
+	app := ownedBy(t, a, "a")
 	require.Eventually(t, func() bool { return len(a.repl.MemberLoads()) == 2 }, waitFor, tick, "b and c report")
 	before, ok := a.repl.OwnedSince(app)
 	require.True(t, ok)
@@ -507,7 +513,8 @@ func memberGap(t *testing.T, bus *fakeBus, a *testNode, app string) (before, unm
 		defer a.repl.loadMu.Unlock()
 		return a.repl.loads["c"].at.After(unmuted)
 	}, waitFor, tick, "c reports again")
-	return before, unmuted
+	after, _ = a.repl.OwnedSince(app)
+	return before, unmuted, after
 }
 
 // A member that stayed alive but was not heard for a while (cut off one
@@ -516,13 +523,7 @@ func memberGap(t *testing.T, bus *fakeBus, a *testNode, app string) (before, unm
 // only from then, although it heard its other peer all along (with
 // no-grace-after-member-gap on, it does not; see the sabotage test).
 func TestReplicatorGraceRestartsAfterOneMembersGap(t *testing.T) {
-	bus := newFakeBus()
-	a := bus.start(t, "a", false)
-	bus.start(t, "b", false)
-	bus.start(t, "c", false)
-	app := ownedBy(t, a, "a")
-	_, unmuted := memberGap(t, bus, a, app)
-	since, _ := a.repl.OwnedSince(app)
+	_, unmuted, since := memberGap(t)
 	assert.False(t, since.Before(unmuted), "silence counts from c's first report after the gap")
 }
 
