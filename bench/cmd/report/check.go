@@ -11,7 +11,8 @@ import (
 // The report's ratios must be recomputable from the figures printed beside
 // them. A column whose header reads "NAME = A ÷ B" (or "A − B") holds, in
 // every row, the quotient (difference) of that row's columns headed A and
-// B. checkRatios recomputes every such cell of a Markdown report.
+// B (a derived column is headed NAME for this purpose). checkRatios
+// recomputes every such cell of a Markdown report.
 
 // formula matches a derived column's header.
 var formula = regexp.MustCompile(`^(.*?)=\s*(.+?)\s+([÷−])\s+(.+?)\s*$`)
@@ -37,6 +38,11 @@ func checkRatios(report string) ratioCheck {
 		col := map[string]int{}
 		for k, h := range header {
 			col[h] = k
+			if m := formula.FindStringSubmatch(h); m != nil {
+				// A derived column is named by its name too, so another
+				// formula can build on it.
+				col[strings.TrimSpace(m[1])] = k
+			}
 		}
 		type derived struct {
 			at, a, b int

@@ -144,6 +144,11 @@ func TestCheckRatiosOnHandWrittenTables(t *testing.T) {
 	assert.Empty(t, chk.Mismatch, "an escaped pipe stays in its cell")
 	assert.Equal(t, 1, chk.Checked)
 
+	chained := "| load | idle | n | used = load − idle | per = used ÷ n |\n|---:|---:|---:|---:|---:|\n| 2601000 | 97000 | 20000 | 2504000 | 125.20 |\n| 2601000 | 97000 | 20000 | 2504000 | 130.00 |\n"
+	chk = checkRatios(chained)
+	assert.Equal(t, 4, chk.Checked, "a formula may name a derived column by its name")
+	require.Len(t, chk.Mismatch, 1, "and its cells are checked against that column's figures")
+
 	missing := "| a | q = a ÷ c |\n|---|---:|\n| 1 | 1 |\n"
 	chk = checkRatios(missing)
 	require.Len(t, chk.Mismatch, 1)
