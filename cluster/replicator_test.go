@@ -280,8 +280,10 @@ func TestReplicatorAntiEntropyMovesOnlyDifferences(t *testing.T) {
 		require.NoError(t, a.reg.Register(ctx, inst("ORDERS", fmt.Sprintf("o-%d", i)), false))
 	}
 	require.Eventually(t, func() bool { return b.reg.Count() == n }, waitFor, tick)
-	// Split: b misses 5 registrations and 3 cancels on a.
+	// Split: b misses 5 registrations and 3 cancels on a (once a has
+	// dropped its link to b, so that none of them reaches b directly).
 	bus.kill("b")
+	require.Eventually(t, func() bool { return a.repl.link("b") == nil }, waitFor, tick)
 	for i := range 5 {
 		require.NoError(t, a.reg.Register(ctx, inst("ORDERS", fmt.Sprintf("new-%d", i)), false))
 	}
@@ -290,6 +292,7 @@ func TestReplicatorAntiEntropyMovesOnlyDifferences(t *testing.T) {
 		require.NoError(t, err)
 	}
 	before := a.repl.Stats().TransferRecords + b.repl.Stats().TransferRecords
+	require.Equal(t, n, b.reg.Count(), "b missed the changes")
 	bus.mu.Lock()
 	delete(bus.dead, "b")
 	bus.mu.Unlock()
