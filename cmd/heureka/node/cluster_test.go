@@ -239,7 +239,7 @@ func TestClusterNewNodeSyncsBeforeReady(t *testing.T) {
 		app := fmt.Sprintf("APP%d", i%7)
 		require.Equal(t, http.StatusNoContent, status(t, "POST", tc.nodes[i%2].URL()+"/apps/"+app, registerBody(app, fmt.Sprintf("i-%d", i), 30)))
 	}
-	require.Eventually(t, func() bool { return tc.converged() }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return tc.converged() }, time.Minute, 20*time.Millisecond, "the two nodes never converged")
 	// The assertion is about order (ready only after the initial sync), not
 	// speed: the ready timeout, which declares a node ready without a sync,
 	// is set beyond the wait, so a slow machine fails this test with "never
