@@ -166,8 +166,8 @@ func (tc *testCluster) converged(nodes ...*node.Node) bool {
 		var b bytes.Buffer
 		b.WriteString(s.HashCode())
 		s.Apps(func(a *view.App) bool {
-			for j, in := range a.Instances() {
-				fmt.Fprintf(&b, "|%s/%s@%d.%s", a.Name(), in.ID(), a.Versions()[j].Clock, a.Versions()[j].Node)
+			for in, v := range a.All() {
+				fmt.Fprintf(&b, "|%s/%s@%d.%s", a.Name(), in.ID(), v.Clock, v.Node)
 			}
 			return true
 		})
