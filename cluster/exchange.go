@@ -38,6 +38,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 const (
@@ -240,9 +242,35 @@ func (t *exchangeTransport) StreamCh() <-chan net.Conn {
 }
 
 // Shutdown stops sorting streams and shuts the wrapped transport down.
+//
+// memberlist's NetTransport hands each accepted stream over an unbuffered
+// channel and its Shutdown waits for its listener: a stream accepted just
+// before the listener closed would block that hand-over, and Shutdown,
+// forever, once nobody reads the channel. So until the wrapped Shutdown
+// returns, streams that still arrive are closed here.
 func (t *exchangeTransport) Shutdown() error {
 	t.stopSorting()
-	return t.NodeAwareTransport.Shutdown()
+	if sabotage.On(sabotage.ShutdownLeavesStreamHandOver) {
+		return t.NodeAwareTransport.Shutdown()
+	}
+	in := t.NodeAwareTransport.StreamCh()
+	done := make(chan struct{})
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for {
+			select {
+			case c := <-in:
+				_ = c.Close()
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := t.NodeAwareTransport.Shutdown()
+	close(done)
+	<-drained
+	return err
 }
 
 // stopSorting ends sortStreams (idempotent).

@@ -121,6 +121,11 @@ const (
 	// released from what the initial sync waits for (join-loaded at 1M:
 	// the joiner was declared ready by the timeout holding 24%).
 	SyncReasksWhileProgressing Switch = "sync-reasks-while-progressing"
+	// ShutdownLeavesStreamHandOver stops reading the wrapped transport's
+	// streams before its Shutdown, so a stream accepted at that moment
+	// blocks the listener and Shutdown forever (make test hung 15 minutes
+	// in a node's Stop).
+	ShutdownLeavesStreamHandOver Switch = "shutdown-leaves-stream-handover"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -156,4 +161,5 @@ var All = []Switch{
 var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
 	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
-	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing}
+	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
+	ShutdownLeavesStreamHandOver}
