@@ -21,6 +21,10 @@ import (
 	"github.com/heureka/heureka/cmd/heureka/node"
 )
 
+// testClient is the HTTP client of these tests: a request that hangs fails
+// its test instead of running into the test binary's timeout.
+var testClient = &http.Client{Timeout: 30 * time.Second}
+
 // testCluster is a set of in-process nodes.
 type testCluster struct {
 	t     *testing.T
@@ -105,7 +109,7 @@ func (tc *testCluster) stop() {
 	if tc.net != nil {
 		tc.net.Shutdown()
 	}
-	http.DefaultClient.CloseIdleConnections()
+	testClient.CloseIdleConnections()
 }
 
 // waitMembers waits until every node sees n live members.
@@ -136,7 +140,7 @@ func do(t *testing.T, method, url, body string) (int, string) {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)

@@ -30,7 +30,7 @@ func scrape(t *testing.T, nd *node.Node) families {
 	req, err := http.NewRequest("GET", "http://"+nd.Addr()+"/metrics", nil)
 	require.NoError(t, err)
 	req.Header.Set("Accept", "text/plain; version=0.0.4")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -149,7 +149,7 @@ func TestMetricsSingleNode(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		require.NoError(t, nd.Stop(ctx))
-		http.DefaultClient.CloseIdleConnections()
+		testClient.CloseIdleConnections()
 	}()
 	// The node's own instance is registered at start.
 	require.Eventually(t, func() bool { return hasInstance(t, nd, node.SelfApp, "metrics-1") }, 5*time.Second, 10*time.Millisecond)

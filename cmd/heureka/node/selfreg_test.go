@@ -99,7 +99,7 @@ func TestSelfRegistrationRenewsLikeAClient(t *testing.T) {
 		defer cancel()
 		require.NoError(t, nd.Stop(ctx))
 		assert.Equal(t, 0, nd.View().Snapshot().Count(), "Stop cancelled the node's own instance")
-		http.DefaultClient.CloseIdleConnections()
+		testClient.CloseIdleConnections()
 	}()
 	require.Eventually(t, func() bool {
 		v, _ := scrape(t, nd).value("heureka_renewals_total")
