@@ -149,6 +149,12 @@ func CancelLoad(base string, q *Queue, want int) Load {
 // size while every id is new. wantReg and wantDel are the expected statuses
 // (204 and 200 from Eureka servers).
 func ChurnLoad(base string, q *Queue, wantReg, wantDel int) Load {
+	return TimedChurnLoad(base, q, wantReg, wantDel, nil)
+}
+
+// TimedChurnLoad is ChurnLoad that also records, in rt if not nil, how long
+// each registration took (request sent to 204 read).
+func TimedChurnLoad(base string, q *Queue, wantReg, wantDel int, rt *Durations) Load {
 	host := hostOf(base)
 	hdr := registerHeaders()
 	delHdr := javaHeaders("application/json", true)
@@ -160,10 +166,12 @@ func ChurnLoad(base string, q *Queue, wantReg, wantDel int) Load {
 				return 0, fmt.Errorf("bench: churn queue empty")
 			}
 			in := NextFreshIn(old.App)
+			t0 := time.Now()
 			n, err := do(c, registerRequest(host, in, hdr, body), wantReg)
 			if err != nil {
 				return n, err
 			}
+			rt.Add(time.Since(t0))
 			q.Push(in)
 			m, err := do(c, newRequest(http.MethodDelete, host, "/eureka/apps/"+old.App+"/"+old.ID, "", delHdr, nil), wantDel)
 			return n + m, err
@@ -256,12 +264,14 @@ func Drain(c *http.Client, base string, q *Queue, conc int) error {
 	return err
 }
 
-// UnderChurn runs churn on churnConns connections and, meanwhile, read on
-// readConns connections for d; it returns both results. The churn starts
-// first and stops after the reads.
-func UnderChurn(c *http.Client, read, churn Load, readConns, churnConns int, d time.Duration, serverPID int) (reads, pairs Result, err error) {
+// UnderChurn runs churn on churnConns connections, held together to pace
+// calls per second if pace is positive, and, meanwhile, read on readConns
+// connections for d; it returns both results. The churn starts first and
+// stops after the reads.
+func UnderChurn(c *http.Client, read, churn Load, readConns, churnConns int, d time.Duration, serverPID int, pace float64) (reads, pairs Result, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	churn = pacedLoad(ctx, churn, pace)
 	var churnErr error
 	done := make(chan struct{})
 	var started atomic.Int64
@@ -417,4 +427,29 @@ func (r ChurnRun) MaxRSS() int64 {
 		m = max(m, s.RSS)
 	}
 	return m
+}
+
+// Durations collects durations from many goroutines; the zero value is
+// ready and a nil *Durations ignores Add.
+type Durations struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+// Add records d.
+func (r *Durations) Add(d time.Duration) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.d = append(r.d, d)
+	r.mu.Unlock()
+}
+
+// Percentile returns the p-th percentile of what was recorded (see
+// Percentile) and how many durations that is.
+func (r *Durations) Percentile(p float64) (time.Duration, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Percentile(r.d, p), len(r.d)
 }

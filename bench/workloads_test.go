@@ -106,11 +106,28 @@ func TestChurnKeepsTheSizeAndSamplesRSS(t *testing.T) {
 func TestReadsUnderChurn(t *testing.T) {
 	f, c := smallFixture(t, 200)
 	q := LoadedQueue(f.Size)
-	reads, pairs, err := UnderChurn(c, Delta.LoadFor(f.Apps, f.Base), ChurnLoad(f.Base, q, http.StatusNoContent, http.StatusOK),
-		2, 2, 200*time.Millisecond, 0)
+	var regs Durations
+	reads, pairs, err := UnderChurn(c, Delta.LoadFor(f.Apps, f.Base), TimedChurnLoad(f.Base, q, http.StatusNoContent, http.StatusOK, &regs),
+		2, 2, 200*time.Millisecond, 0, 0)
 	require.NoError(t, err)
 	assert.Positive(t, reads.Requests)
 	assert.GreaterOrEqual(t, pairs.Requests, int64(2), "the churn ran on both its connections before the reads began")
+	p99, n := regs.Percentile(99)
+	assert.EqualValues(t, pairs.Requests, n, "one registration timed per pair")
+	assert.Positive(t, p99)
+	assert.Equal(t, 200, f.Node.Registry().Count())
+}
+
+// A paced churn holds its pairs to the pace however many connections run
+// it (100 pairs/s for 300 ms: about 30, never the hundreds two
+// connections make unpaced).
+func TestReadsUnderPacedChurn(t *testing.T) {
+	f, c := smallFixture(t, 200)
+	q := LoadedQueue(f.Size)
+	_, pairs, err := UnderChurn(c, Delta.LoadFor(f.Apps, f.Base), ChurnLoad(f.Base, q, http.StatusNoContent, http.StatusOK),
+		2, 2, 300*time.Millisecond, 0, 100)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, pairs.Requests, int64(100), "the pace held the churn")
 	assert.Equal(t, 200, f.Node.Registry().Count())
 }
 

@@ -60,6 +60,7 @@ type options struct {
 	churnSample               time.Duration
 	churnSize, churnConns     int
 	churnRate                 float64
+	underChurnRate            float64
 }
 
 func parseFlags() options {
@@ -76,6 +77,7 @@ func parseFlags() options {
 	flag.DurationVar(&o.warmup, "warmup", 5*time.Second, "warm-up per scenario of a server process before it is measured (JVM)")
 	flag.IntVar(&o.deploy, "deploy", 1000, "instances of the deploy workload per size (0: skip)")
 	flag.DurationVar(&o.underChurn, "under-churn", 3*time.Second, "duration of each read measurement, quiet and under churn (0: skip)")
+	flag.Float64Var(&o.underChurnRate, "under-churn-rate", 500, "pairs per second the churn of the reads-under-churn measurement is held to (0: as fast as its connections go); 500 pairs are the issue's 1,000 writes/s")
 	flag.DurationVar(&o.churn, "churn", 0, "duration of the register+cancel churn run at -churn-size (0: skip; the issue's run is 10m)")
 	flag.IntVar(&o.churnSize, "churn-size", 20000, "registry size of the churn run")
 	flag.IntVar(&o.churnConns, "churn-conns", 16, "connections of the churn run")
@@ -84,8 +86,8 @@ func parseFlags() options {
 	flag.DurationVar(&o.churnSample, "churn-sample", time.Second, "sampling interval of the churn run (pairs, RSS, CPU)")
 	flag.Parse()
 	switch {
-	case o.round <= 0, o.rounds < 1, o.samples < 1, o.deploy < 0, o.underChurn < 0, o.churn < 0, o.warmup < 0:
-		fatalf("-round, -rounds and -samples must be positive; -deploy, -under-churn, -churn and -warmup not negative")
+	case o.round <= 0, o.rounds < 1, o.samples < 1, o.deploy < 0, o.underChurn < 0, o.underChurnRate < 0, o.churn < 0, o.warmup < 0:
+		fatalf("-round, -rounds and -samples must be positive; -deploy, -under-churn, -under-churn-rate, -churn and -warmup not negative")
 	case o.target != "heureka" && o.target != "reference":
 		fatalf(`-target must be "heureka" or "reference", not %q`, o.target)
 	case o.churn > 0 && (o.churnSize < bench.InstancesPerApp || o.churnConns < 1 || o.churnWindow <= 0 || o.churnSample <= 0 || o.churnSample > o.churnWindow || o.churnRate < 0):

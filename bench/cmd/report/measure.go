@@ -50,6 +50,8 @@ type churnRead struct {
 	doc          string
 	quiet, reads bench.Result
 	pairs        bench.Result
+	regP99       time.Duration // registrations of the churn, sent to 204
+	regs         int           // how many registrations regP99 is over
 	load         float64
 }
 
@@ -117,9 +119,10 @@ func measureDeployAndChurnReads(o options, s *subject, c *http.Client, r *sizeRe
 	}
 	q := bench.LoadedQueue(s.size)
 	readConns, churnConns := max(1, conc/2), max(1, conc/2)
-	churn := bench.ChurnLoad(s.base, q, http.StatusNoContent, http.StatusOK)
 	for _, d := range []bench.Doc{bench.FullGzip, bench.Delta, bench.OneApp} {
 		cr := &churnRead{doc: d.Name}
+		var regs bench.Durations
+		churn := bench.TimedChurnLoad(s.base, q, http.StatusNoContent, http.StatusOK, &regs)
 		l := d.LoadFor(s.apps, s.base)
 		if _, err := l.New(c, 0)(); err != nil {
 			return err
@@ -128,13 +131,14 @@ func measureDeployAndChurnReads(o options, s *subject, c *http.Client, r *sizeRe
 		if cr.quiet, err = bench.Measure(c, l, readConns, o.underChurn); err != nil {
 			return fmt.Errorf("%s quiet: %w", d.Name, err)
 		}
-		if cr.reads, cr.pairs, err = bench.UnderChurn(c, l, churn, readConns, churnConns, o.underChurn, s.pid); err != nil {
+		if cr.reads, cr.pairs, err = bench.UnderChurn(c, l, churn, readConns, churnConns, o.underChurn, s.pid, o.underChurnRate); err != nil {
 			return fmt.Errorf("%s under churn: %w", d.Name, err)
 		}
+		cr.regP99, cr.regs = regs.Percentile(99)
 		cr.load = bench.Load1()
 		r.reads = append(r.reads, cr)
-		progress("%s instances=%d %s: %.1f req/s quiet, %.1f req/s under churn (%.1f pairs/s)", s.server, s.size, d.Name,
-			cr.quiet.Rate(), cr.reads.Rate(), cr.pairs.Rate())
+		progress("%s instances=%d %s: %.1f req/s quiet, %.1f req/s under churn (%.1f pairs/s, register p99 %v)", s.server, s.size, d.Name,
+			cr.quiet.Rate(), cr.reads.Rate(), cr.pairs.Rate(), cr.regP99)
 	}
 	return nil
 }
