@@ -639,9 +639,14 @@ func TestConformance(t *testing.T) {
 
 	t.Run("04_gzip", func(t *testing.T) {
 		h := startNode(t)
-		h.register(javaInstance("ORDER-SERVICE", 11))
+		// Enough instances for an application element of several gzip
+		// chunks.
+		for i := range 150 {
+			h.register(javaInstance("ORDER-SERVICE", 100+i))
+		}
 		h.register(javaInstance("USER-SERVICE", 21))
-		for _, path := range []string{"/eureka/apps", "/eureka/v2/apps/", "/eureka/apps/delta", "/eureka/v2/apps/delta"} {
+		for _, path := range []string{"/eureka/apps", "/eureka/v2/apps/", "/eureka/apps/delta", "/eureka/v2/apps/delta",
+			"/eureka/apps/ORDER-SERVICE", "/eureka/v2/apps/USER-SERVICE"} {
 			for _, accept := range []string{ctJSON, ""} {
 				plain := h.get(path, accept)
 				require.Equal(t, http.StatusOK, plain.code)

@@ -85,10 +85,15 @@ func (jsonEncoder) AppendApplicationClose(dst []byte) []byte { return append(dst
 
 // AppendApplicationDocument implements view.Encoder: {"application":{…}}.
 func (e jsonEncoder) AppendApplicationDocument(dst []byte, name string, instances []*actors.Instance) []byte {
-	dst = append(dst, `{"application":`...)
+	open, closing := e.ApplicationDocumentWrap()
+	dst = append(dst, open...)
 	dst = e.AppendApplication(dst, name, instances)
-	return append(dst, '}')
+	return append(dst, closing...)
 }
+
+// ApplicationDocumentWrap implements view.DocumentWrapper: the document is
+// the application element inside {"application": …}.
+func (jsonEncoder) ApplicationDocumentWrap() (open, closing string) { return `{"application":`, "}" }
 
 // appendInstanceJSON appends one full instance object in Eureka's key order
 // (spec §3.2): identity, status, ports, countryId, dataCenterInfo, leaseInfo,

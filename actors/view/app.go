@@ -12,16 +12,22 @@ package view
 // instance, once per format that is read.
 //
 // A gzip document is assembled from independently compressed pieces (see
-// gzip.go) per application: an App's gzip element is compressed once, on
-// first use, from its instances' bytes. It reuses the instances' plain bytes
-// when some plain document already encoded them, and otherwise encodes them
-// into a scratch buffer that it does not keep, so a registry that is only
-// read gzipped (what Java clients ask for) holds compressed bytes only.
+// gzip.go): an App's gzip element is a run of chunks of about chunkSpan
+// instances, each compressed once, on first use, from its instances' bytes.
+// Chunk boundaries depend only on the instance ids (cutAfter), so after a
+// change an App built from its predecessor reuses every chunk whose
+// instances did not change and compresses one: a write costs O(chunk), not
+// O(application), however large the application or its delta group grows.
+// Compression reuses the instances' plain bytes when some plain document
+// already encoded them, and otherwise encodes them into a scratch buffer
+// that it does not keep, so a registry that is only read gzipped (what Java
+// clients ask for) holds compressed bytes only.
 
 import (
 	"encoding/binary"
 	"hash/fnv"
 	"iter"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -98,11 +104,15 @@ type App struct {
 	// reader, so that a write, which copies an App, does not pay for the
 	// caches of a version nobody may read.
 	cache atomic.Pointer[appCache]
+	// reuse holds, per format, the gzip chunks of the latest predecessor
+	// that built them: chunks whose instances are unchanged are taken from
+	// there instead of compressed again. Cleared once a's own are built.
+	reuse [NumFormats]atomic.Pointer[[]gzChunk]
 }
 
 // appCache is an App's lazily built bytes and digest.
 type appCache struct {
-	gz     [NumFormats]lazyGz // the element as a gzip piece
+	gz     [NumFormats]lazyChunks // the element as gzip chunks
 	doc    [NumFormats][2]lazy
 	digest struct {
 		once sync.Once
@@ -214,6 +224,7 @@ func (a *App) with(name string, p *piece) *App {
 		return n
 	}
 	n.name = a.name
+	n.inherit(a)
 	i, found := a.index(p.inst.ID())
 	j := i // first element of a after the new one
 	size := len(a.pieces) + 1
@@ -239,6 +250,7 @@ func (a *App) without(id string) *App {
 		return nil
 	}
 	n := &App{name: a.name}
+	n.inherit(a)
 	n.pieces = append(append(make([]*piece, 0, len(a.pieces)-1), a.pieces[:i]...), a.pieces[i+1:]...)
 	return n
 }
@@ -253,6 +265,7 @@ func (g *App) withPiece(name string, p *piece) *App {
 		return n
 	}
 	n.name = g.name
+	n.inherit(g)
 	i, found := g.index(p.inst.ID())
 	j := i
 	size := len(g.pieces) + 1
@@ -285,6 +298,7 @@ func (g *App) withoutExpired(ids []string, cutoff int64) *App {
 		return nil
 	}
 	n := &App{name: g.name, pieces: make([]*piece, 0, len(g.pieces)-len(drop))}
+	n.inherit(g)
 	for _, p := range g.pieces {
 		if _, ok := drop[p]; !ok {
 			n.pieces = append(n.pieces, p)
@@ -304,15 +318,62 @@ func (l *lazy) get(build func() []byte) []byte {
 	return l.b
 }
 
-// lazyGz is a gzip piece built once on first use.
-type lazyGz struct {
-	once sync.Once
-	p    gzPiece
+// lazyChunks are an element's gzip chunks, built once on first use.
+type lazyChunks struct {
+	once  sync.Once
+	built atomic.Pointer[[]gzChunk] // set once built
 }
 
-func (l *lazyGz) get(build func() gzPiece) gzPiece {
-	l.once.Do(func() { l.p = build() })
-	return l.p
+func (l *lazyChunks) get(build func() []gzChunk) []gzChunk {
+	l.once.Do(func() {
+		c := build()
+		l.built.Store(&c)
+	})
+	return *l.built.Load()
+}
+
+// gzChunk is a run of an application element's instances compressed as
+// one gzip piece. The first chunk starts with the element's opening, every
+// other one with an instance separator; the last ends with its closing.
+type gzChunk struct {
+	first, last bool
+	pieces      []*piece
+	z           gzPiece
+}
+
+// chunkSpan is the expected number of instances of a gzip chunk and
+// chunkMax the most: about 32 instances of 1–1.5 kB fill DEFLATE's 32 kB
+// window, so compressing chunks apart costs little compression.
+const (
+	chunkSpan = 32
+	chunkMax  = 4 * chunkSpan
+)
+
+// cutAfter reports whether a chunk ends after the instance id (FNV-1a of
+// the id, one id in chunkSpan): boundaries follow the ids alone, so a
+// change leaves every chunk but its own as it was.
+func cutAfter(id string) bool {
+	h := uint32(2166136261)
+	for i := 0; i < len(id); i++ {
+		h ^= uint32(id[i])
+		h *= 16777619
+	}
+	return h%chunkSpan == 0
+}
+
+// inherit lets n, made from a by one change, reuse a's gzip chunks, or
+// those a itself would have reused where a built none.
+func (n *App) inherit(a *App) {
+	c := a.cache.Load()
+	for f := range n.reuse {
+		if c != nil {
+			if b := c.gz[f].built.Load(); b != nil {
+				n.reuse[f].Store(b)
+				continue
+			}
+		}
+		n.reuse[f].Store(a.reuse[f].Load())
+	}
 }
 
 // plainLen returns the length of the application element in format f from
@@ -329,45 +390,114 @@ func (a *App) plainLen(f Format) int {
 	return n
 }
 
-// gzElement returns the application element in format f as a gzip piece,
-// compressed once per App. Instance bytes already cached are reused; the
-// others are encoded into a scratch buffer and not kept.
-func (a *App) gzElement(enc Encoder, f Format) gzPiece {
-	return a.caches().gz[f].get(func() gzPiece {
-		z := newPieceWriter()
-		buf := scratch.Get().(*[]byte)
-		defer scratch.Put(buf)
-		z.write(enc.AppendApplicationOpen((*buf)[:0], a.name))
-		for i, p := range a.pieces {
-			if i > 0 {
-				if sep := enc.AppendInstanceSeparator((*buf)[:0]); len(sep) > 0 {
-					z.write(sep)
+// gzChunks returns the application element in format f as gzip chunks,
+// built once per App: chunks of the predecessor it was made from are
+// reused where their instances are the same, the others compressed.
+// Instance bytes already cached are reused; the others are encoded into a
+// scratch buffer and not kept.
+func (a *App) gzChunks(enc Encoder, f Format) []gzChunk {
+	return a.caches().gz[f].get(func() []gzChunk {
+		var old map[*piece]*gzChunk
+		if prev := a.reuse[f].Load(); prev != nil {
+			old = make(map[*piece]*gzChunk, len(*prev))
+			for i := range *prev {
+				if c := &(*prev)[i]; len(c.pieces) > 0 {
+					old[c.pieces[0]] = c
 				}
 			}
-			if b := p.peek(f); b != nil {
-				z.write(b)
-			} else {
-				*buf = enc.AppendInstance((*buf)[:0], p.inst)
-				z.write(*buf)
-			}
 		}
-		z.write(enc.AppendApplicationClose((*buf)[:0]))
-		return z.finish()
+		defer a.reuse[f].Store(nil)
+		out := make([]gzChunk, 0, len(a.pieces)/chunkSpan+1)
+		start := 0
+		for i := range a.pieces {
+			if i+1 < len(a.pieces) && i+1-start < chunkMax && !cutAfter(a.pieces[i].inst.ID()) {
+				continue
+			}
+			out = append(out, a.chunk(enc, f, start, i+1, old))
+			start = i + 1
+		}
+		if len(a.pieces) == 0 {
+			out = append(out, a.chunk(enc, f, 0, 0, nil))
+		}
+		return out
 	})
 }
 
+// chunk returns the chunk of a's pieces [from, to): the one in old with the
+// same pieces and place, or a newly compressed one.
+func (a *App) chunk(enc Encoder, f Format, from, to int, old map[*piece]*gzChunk) gzChunk {
+	c := gzChunk{first: from == 0, last: to == len(a.pieces), pieces: a.pieces[from:to:to]}
+	if len(c.pieces) > 0 {
+		if o := old[c.pieces[0]]; o != nil && o.first == c.first && o.last == c.last && slices.Equal(o.pieces, c.pieces) {
+			c.z = o.z
+			return c
+		}
+	}
+	z := newPieceWriter()
+	buf := scratch.Get().(*[]byte)
+	defer scratch.Put(buf)
+	if c.first {
+		z.write(enc.AppendApplicationOpen((*buf)[:0], a.name))
+	}
+	sep := enc.AppendInstanceSeparator(nil)
+	for i, p := range c.pieces {
+		if (i > 0 || !c.first) && len(sep) > 0 {
+			z.write(sep)
+		}
+		if b := p.peek(f); b != nil {
+			z.write(b)
+		} else {
+			*buf = enc.AppendInstance((*buf)[:0], p.inst)
+			z.write(*buf)
+		}
+	}
+	if c.last {
+		z.write(enc.AppendApplicationClose((*buf)[:0]))
+	}
+	c.z = z.finish()
+	return c
+}
+
+// appendGzElement appends the gzip pieces of a's element in format f.
+func (a *App) appendGzElement(dst []gzPiece, enc Encoder, f Format) []gzPiece {
+	for _, c := range a.gzChunks(enc, f) {
+		dst = append(dst, c.z)
+	}
+	return dst
+}
+
 // Document returns the document for GET apps/{app} in format f, gzipped if
-// gz.
+// gz. Where the encoder's document wraps the application element
+// (DocumentWrapper), the gzip document is assembled from the element's
+// chunks, so after a change it costs one chunk's compression.
 func (a *App) Document(enc Encoder, f Format, gz bool) []byte {
 	g := 0
 	if gz {
 		g = 1
 	}
 	return a.caches().doc[f][g].get(func() []byte {
+		if w, ok := enc.(DocumentWrapper); ok && gz {
+			open, closing := w.ApplicationDocumentWrap()
+			pieces := append(make([]gzPiece, 0, len(a.pieces)/chunkSpan+3), compressedConst(open))
+			pieces = a.appendGzElement(pieces, enc, f)
+			return assembleGzip(append(pieces, compressedConst(closing)))
+		}
 		plain := enc.AppendApplicationDocument(nil, a.name, a.Instances())
 		if gz {
 			return assembleGzip([]gzPiece{compressPiece(plain)})
 		}
 		return plain
 	})
+}
+
+// constPieces caches the gzip pieces of constant texts (document wraps).
+var constPieces sync.Map // string → gzPiece
+
+// compressedConst returns s as a gzip piece, compressed once.
+func compressedConst(s string) gzPiece {
+	if p, ok := constPieces.Load(s); ok {
+		return p.(gzPiece)
+	}
+	p, _ := constPieces.LoadOrStore(s, compressPiece([]byte(s)))
+	return p.(gzPiece)
 }

@@ -64,7 +64,7 @@ func appsPlain(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], v
 // gzip pieces: only applications that changed since they were last
 // compressed are compressed.
 func appsGzip(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], versionDelta, hashcode string) []byte {
-	pieces := make([]gzPiece, 0, 2*apps.Len()+2)
+	pieces := make([]gzPiece, 0, 3*apps.Len()+2)
 	pieces = append(pieces, compressPiece(enc.AppendApplicationsOpen(nil, versionDelta, hashcode)))
 	var sepPiece gzPiece
 	sep := enc.AppendApplicationsSeparator(nil)
@@ -77,7 +77,7 @@ func appsGzip(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], ve
 			pieces = append(pieces, sepPiece)
 		}
 		first = false
-		pieces = append(pieces, a.gzElement(enc, f))
+		pieces = a.appendGzElement(pieces, enc, f)
 	})
 	pieces = append(pieces, compressPiece(enc.AppendApplicationsClose(nil)))
 	return assembleGzip(pieces)

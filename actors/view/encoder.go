@@ -60,3 +60,13 @@ type Encoder interface {
 	// application (GET apps/{app}).
 	AppendApplicationDocument(dst []byte, name string, instances []*actors.Instance) []byte
 }
+
+// DocumentWrapper is an Encoder whose one-application document
+// (AppendApplicationDocument) is its application element between two
+// constant texts; the view then assembles that document's gzip form from
+// the element's cached chunks.
+type DocumentWrapper interface {
+	// ApplicationDocumentWrap returns the texts before and after the
+	// application element in a one-application document.
+	ApplicationDocumentWrap() (open, closing string)
+}
