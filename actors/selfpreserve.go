@@ -416,7 +416,7 @@ func (a *selfPreservationActor) Receive(ctx actor.Context) {
 		// this sends a new message, and one counted before it is taken now
 		// (a redundant message then finds nothing).
 		a.r.spNotified.Store(false)
-		added, removed := a.r.spAdded.Swap(0), a.r.spRemoved.Swap(0)
+		added, removed := a.r.takeSPCounts()
 		if added != 0 || removed != 0 {
 			a.sp.onCounts(added, removed)
 			a.publish()
@@ -482,6 +482,21 @@ func (a *selfPreservationActor) publish() {
 // earlier one is waiting, so the actor takes the events of a burst at
 // once.
 type spSink struct{ r *Registry }
+
+// takeSPCounts takes the new leases and deletions spSink counted. The
+// deletions are taken first: a lease's deletion is counted after its
+// addition, so every deletion taken has its addition taken by now, and the
+// expectation never dips below the truth (where onCounts' floor at 0
+// would lose a deletion and leave Expected one too high for good).
+func (r *Registry) takeSPCounts() (added, removed int64) {
+	if sabotage.On(sabotage.SPCountsAddedFirst) {
+		added = r.spAdded.Swap(0)
+		return added, r.spRemoved.Swap(0)
+	}
+	removed = r.spRemoved.Swap(0)
+	added = r.spAdded.Swap(0)
+	return added, removed
+}
 
 // spEventsMsg is the one spEvents message spSink sends.
 var spEventsMsg = &spEvents{}

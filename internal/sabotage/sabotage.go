@@ -126,6 +126,10 @@ const (
 	// blocks the listener and Shutdown forever (make test hung 15 minutes
 	// in a node's Stop).
 	ShutdownLeavesStreamHandOver Switch = "shutdown-leaves-stream-handover"
+	// SPCountsAddedFirst takes the self-preservation actor's coalesced
+	// counts additions first, so a registration and its cancel counted
+	// between the two takes floor Expected at 0 and leave it one too high.
+	SPCountsAddedFirst Switch = "sp-counts-added-first"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -162,4 +166,4 @@ var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis
 	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
-	ShutdownLeavesStreamHandOver}
+	ShutdownLeavesStreamHandOver, SPCountsAddedFirst}
