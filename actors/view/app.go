@@ -349,9 +349,10 @@ const (
 	chunkMax  = 4 * chunkSpan
 )
 
-// cutAfter reports whether a chunk ends after the instance id (FNV-1a of
-// the id, one id in chunkSpan): boundaries follow the ids alone, so a
-// change leaves every chunk but its own as it was.
+// cutAfter reports whether a chunk (of instances) or a block (of
+// applications) ends after the one with this id or name: FNV-1a of it, one
+// in chunkSpan (blockSpan, the same). Boundaries follow the keys alone, so
+// a change leaves every chunk and block but its own as it was.
 func cutAfter(id string) bool {
 	h := uint32(2166136261)
 	for i := 0; i < len(id); i++ {

@@ -65,3 +65,49 @@ func TestGzipChunksJoinWithSeparators(t *testing.T) {
 		assert.Equal(t, string(want), string(got), "%d instances", n)
 	}
 }
+
+// A write reuses every gzip block of the full document and of the delta
+// but its application's (an insert may split one in two), and the
+// assembled documents stay the plain ones, gzipped.
+func TestGzipBlocksReusedAcrossSnapshots(t *testing.T) {
+	v, _, _ := testView(t, nil)
+	f := newFeeder(v)
+	const apps = 2000
+	for a := range apps {
+		f.add(fmt.Sprintf("APP-%04d", a), "i-1", actors.StatusUp)
+	}
+	s1 := v.Snapshot()
+	s1.Full(FormatJSON, true)
+	s1.Delta(FormatJSON, true)
+	for round, change := range []func(){
+		func() { f.modify("APP-1000", "i-1", actors.StatusDown) },
+		func() { f.add("APP-1000a", "i-1", actors.StatusUp) },
+		func() { f.remove("APP-0500", "i-1") },
+	} {
+		change()
+		s2 := v.Snapshot()
+		for _, kind := range []int{docFull, docDelta} {
+			if kind == docFull {
+				s2.Full(FormatJSON, true)
+			} else {
+				s2.Delta(FormatJSON, true)
+			}
+			b1, b2 := *s1.docs().blocks[kind][FormatJSON].Load(), *s2.docs().blocks[kind][FormatJSON].Load()
+			require.Greater(t, len(b2), apps/blockMax)
+			old := map[*byte]bool{}
+			for _, b := range b1 {
+				old[dataPtr(b.z.deflated)] = true
+			}
+			joined := 0
+			for _, b := range b2 {
+				if !old[dataPtr(b.z.deflated)] {
+					joined++
+				}
+			}
+			assert.LessOrEqual(t, joined, 2, "round %d, kind %d: blocks joined again", round, kind)
+		}
+		assert.Equal(t, string(s2.Full(FormatJSON, false)), string(gunzip(t, s2.Full(FormatJSON, true))))
+		assert.Equal(t, string(s2.Delta(FormatJSON, false)), string(gunzip(t, s2.Delta(FormatJSON, true))))
+		s1 = s2
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/benbjohnson/immutable"
 
@@ -17,7 +18,17 @@ type docCache struct {
 	full        [NumFormats][2]lazy
 	delta       [NumFormats][2]lazy
 	vips, svips sync.Map // name, format, gzip → *lazy
+	// blocks are the gzip blocks the full document (docFull) and the
+	// delta (docDelta) were assembled from, per format, once built: the
+	// snapshots derived from this one reuse those still the same.
+	blocks [2][NumFormats]atomic.Pointer[[]gzBlock]
 }
+
+// The documents assembled from gzip blocks.
+const (
+	docFull = iota
+	docDelta
+)
 
 func newDocCache() *docCache { return &docCache{} }
 
@@ -60,27 +71,86 @@ func appsPlain(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], v
 	return enc.AppendApplicationsClose(out)
 }
 
+// gzBlock is a run of consecutive application elements of an applications
+// document as one gzip piece: each element but the document's first is
+// preceded by the applications separator.
+type gzBlock struct {
+	first bool
+	apps  []*App
+	z     gzPiece
+}
+
+// blockSpan is the expected number of applications of a gzip block and
+// blockMax the most. Blocks are cut by application name (cutAfter), so a
+// write leaves every block but its application's as it was, and assembling
+// a document after a write costs a walk over the applications and one
+// block's joining instead of a CRC combination per application.
+const (
+	blockSpan = chunkSpan // cutAfter cuts one key in chunkSpan
+	blockMax  = 4 * blockSpan
+)
+
 // appsGzip builds a gzipped applications document in format f from apps'
-// gzip pieces: only applications that changed since they were last
-// compressed are compressed.
-func appsGzip(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], versionDelta, hashcode string) []byte {
-	pieces := make([]gzPiece, 0, 3*apps.Len()+2)
-	pieces = append(pieces, compressPiece(enc.AppendApplicationsOpen(nil, versionDelta, hashcode)))
+// gzip chunks, joined into blocks: the blocks of old (those of the snapshot
+// this one derives from) whose applications are the same are reused. It
+// returns the document and its blocks.
+func appsGzip(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], versionDelta, hashcode string, old *[]gzBlock) ([]byte, []gzBlock) {
+	var prev map[*App]*gzBlock
+	if old != nil {
+		prev = make(map[*App]*gzBlock, len(*old))
+		for i := range *old {
+			if b := &(*old)[i]; len(b.apps) > 0 {
+				prev[b.apps[0]] = b
+			}
+		}
+	}
+	all := make([]*App, 0, apps.Len())
+	each(apps, func(a *App) { all = append(all, a) })
 	var sepPiece gzPiece
 	sep := enc.AppendApplicationsSeparator(nil)
 	if len(sep) > 0 {
-		sepPiece = compressPiece(sep)
+		sepPiece = compressedConst(string(sep))
 	}
-	first := true
-	each(apps, func(a *App) {
-		if !first && len(sep) > 0 {
-			pieces = append(pieces, sepPiece)
+	blocks := make([]gzBlock, 0, len(all)/blockSpan+1)
+	start := 0
+	for i, a := range all {
+		if i+1 < len(all) && i+1-start < blockMax && !cutAfter(a.name) {
+			continue
 		}
-		first = false
-		pieces = a.appendGzElement(pieces, enc, f)
-	})
-	pieces = append(pieces, compressPiece(enc.AppendApplicationsClose(nil)))
-	return assembleGzip(pieces)
+		b := gzBlock{first: start == 0, apps: all[start : i+1 : i+1]}
+		if o := prev[b.apps[0]]; o != nil && o.first == b.first && slices.Equal(o.apps, b.apps) {
+			b.z = o.z
+		} else {
+			pieces := make([]gzPiece, 0, 2*len(b.apps))
+			for j, a := range b.apps {
+				if (j > 0 || !b.first) && len(sep) > 0 {
+					pieces = append(pieces, sepPiece)
+				}
+				pieces = a.appendGzElement(pieces, enc, f)
+			}
+			b.z = joinPieces(pieces)
+		}
+		blocks = append(blocks, b)
+		start = i + 1
+	}
+	pieces := make([]gzPiece, 0, len(blocks)+2)
+	pieces = append(pieces, compressPiece(enc.AppendApplicationsOpen(nil, versionDelta, hashcode)))
+	for _, b := range blocks {
+		pieces = append(pieces, b.z)
+	}
+	pieces = append(pieces, compressedConst(string(enc.AppendApplicationsClose(nil))))
+	return assembleGzip(pieces), blocks
+}
+
+// gzipBlocks returns s's gzip document of kind (docFull or docDelta) in
+// format f, assembled from blocks reused from the snapshot s derives from
+// where they are unchanged, and keeps its blocks for the snapshots derived
+// from s.
+func (s *Snapshot) gzipBlocks(kind int, f Format, apps *immutable.SortedMap[string, *App], versionDelta string) []byte {
+	doc, blocks := appsGzip(s.enc[f], f, apps, versionDelta, s.HashCode(), s.reuse[kind][f].Load())
+	s.docs().blocks[kind][f].Store(&blocks)
+	s.reuse[kind][f].Store(nil)
+	return doc
 }
 
 // each calls fn for every application of apps in name order.
@@ -98,7 +168,7 @@ func each(apps *immutable.SortedMap[string, *App], fn func(*App)) {
 func (s *Snapshot) Full(f Format, gz bool) []byte {
 	return s.docs().full[f][gzIndex(gz)].get(func() []byte {
 		if gz {
-			return appsGzip(s.enc[f], f, s.apps, FullVersionDelta, s.HashCode())
+			return s.gzipBlocks(docFull, f, s.apps, FullVersionDelta)
 		}
 		return appsPlain(s.enc[f], f, s.apps, FullVersionDelta, s.HashCode())
 	})
@@ -125,7 +195,7 @@ func (s *Snapshot) Delta(f Format, gz bool) []byte {
 	return s.docs().delta[f][gzIndex(gz)].get(func() []byte {
 		version := strconv.FormatUint(s.version, 10)
 		if gz {
-			return appsGzip(s.enc[f], f, s.delta, version, s.HashCode())
+			return s.gzipBlocks(docDelta, f, s.delta, version)
 		}
 		return appsPlain(s.enc[f], f, s.delta, version, s.HashCode())
 	})

@@ -71,6 +71,26 @@ func (z *pieceWriter) finish() gzPiece {
 	return gzPiece{deflated: bytes.Clone(z.buf.Bytes()), crc: z.crc, size: z.size}
 }
 
+// joinPieces joins consecutive pieces into one: their deflated bytes
+// concatenated, their CRCs combined.
+func joinPieces(pieces []gzPiece) gzPiece {
+	n := 0
+	for _, p := range pieces {
+		n += len(p.deflated)
+	}
+	out := gzPiece{deflated: make([]byte, 0, n)}
+	for i, p := range pieces {
+		out.deflated = append(out.deflated, p.deflated...)
+		if i == 0 {
+			out.crc = p.crc
+		} else {
+			out.crc = crc32Combine(out.crc, p.crc, p.size)
+		}
+		out.size += p.size
+	}
+	return out
+}
+
 // gzipHeader is a minimal gzip member header: magic, deflate, no flags, no
 // mtime, no extra flags, unknown OS.
 var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255}

@@ -459,6 +459,9 @@ type Snapshot struct {
 	// first reader: a snapshot that nobody reads (most, under a burst of
 	// writes) costs no cache.
 	cache atomic.Pointer[docCache]
+	// reuse holds, per document kind and format, the gzip blocks of the
+	// latest predecessor that built them (cleared once s builds its own).
+	reuse [2][NumFormats]atomic.Pointer[[]gzBlock]
 }
 
 // docs returns s's document cache, allocating it on first use.
@@ -472,8 +475,21 @@ func (s *Snapshot) docs() *docCache {
 
 // derive returns a copy of s with a new version and empty document caches.
 func (s *Snapshot) derive() *Snapshot {
-	return &Snapshot{enc: s.enc, version: s.version + 1, apps: s.apps, vips: s.vips, svips: s.svips,
+	n := &Snapshot{enc: s.enc, version: s.version + 1, apps: s.apps, vips: s.vips, svips: s.svips,
 		counts: s.counts, total: s.total, window: s.window, delta: s.delta}
+	c := s.cache.Load()
+	for k := range n.reuse {
+		for f := range n.reuse[k] {
+			if c != nil {
+				if b := c.blocks[k][f].Load(); b != nil {
+					n.reuse[k][f].Store(b)
+					continue
+				}
+			}
+			n.reuse[k][f].Store(s.reuse[k][f].Load())
+		}
+	}
+	return n
 }
 
 // Version increases with every change (and every delta pruning).
