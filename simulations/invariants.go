@@ -682,9 +682,18 @@ func (o *Observations) republications(l *InstanceLog) []string {
 				if stamp.After(p.At) {
 					// Stamped in the future of the probe that saw it: the
 					// author's wall clock runs ahead (clock-skew), so the
-					// stamp does not say when the version was made; the
-					// first probe that saw it bounds that from above.
-					stamp = o.firstSeen(l.App, l.ID, clock, author, p.At)
+					// stamp does not say when the version was made. The
+					// probes bound that: after the last probe that listed
+					// it nowhere, at or before the first that listed it. A
+					// version is only held against the client's end if it
+					// was surely made after it, so the lower bound counts
+					// (the upper one took a version made just before a
+					// client's end and first listed just after it for a
+					// resurrection).
+					stamp = o.madeAfter(l.App, l.ID, clock, author, p.At)
+					if stamp.IsZero() {
+						continue // listed since the first probe: made when, unknown
+					}
 				}
 				if !stamp.After(lf.End) || (!next.IsZero() && !stamp.Before(next)) {
 					continue
@@ -708,21 +717,25 @@ func (o *Observations) republications(l *InstanceLog) []string {
 	return out
 }
 
-// firstSeen returns when a probe first listed the version (clock, author)
-// of app/id on any node, or by if none did before.
-func (o *Observations) firstSeen(app, id string, clock uint64, author string, by time.Time) time.Time {
+// madeAfter returns the time of the last probe before by that listed the
+// version (clock, author) of app/id on no node, such that a later one up to
+// by did: the version was made after it. It returns the zero time when the
+// first probe already listed the version.
+func (o *Observations) madeAfter(app, id string, clock uint64, author string, by time.Time) time.Time {
+	var before time.Time
 	for i := range o.Probes {
 		p := &o.Probes[i]
-		if !p.At.Before(by) {
+		if p.At.After(by) {
 			break
 		}
 		for _, n := range p.Up {
 			if c, a, ok := versionIn(p.Fingerprint[n], app, id); ok && c == clock && a == author {
-				return p.At
+				return before
 			}
 		}
+		before = p.At
 	}
-	return by
+	return before
 }
 
 // overrules reports whether a version of lf's instance that author made at

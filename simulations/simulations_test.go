@@ -994,3 +994,41 @@ func TestCheckSPPartition(t *testing.T) {
 	assert.True(t, v.Pass, "%v", v.Details)
 	assert.Contains(t, strings.Join(v.Details, "; "), "8 clients alive when it was due (+22.0s), below 85% of the 10 it expected")
 }
+
+// A version stamped minutes ahead (its author's clock runs ahead) is held
+// against a client's end only if the probes show it made after that end:
+// one made just before the cancel and first listed just after it is no
+// resurrection (clock-skew seed 1 once failed so), one first listed after
+// probes that listed it nowhere, all after the cancel, is.
+func TestFutureStampedVersionIsJudgedByTheProbes(t *testing.T) {
+	build := func(appears float64) *Observations {
+		h := newHistory("n2", "n4")
+		h.o.LeaseDuration = 3 * time.Second
+		h.life("CART", "c5", "n4", 1, 4.7, true)
+		hlc := func(sec float64) uint64 { return uint64(h.at(sec).UnixMilli()) << 16 }
+		h.samples("n4", "CART", 0, 12, nil, func(sec float64) []string {
+			if sec >= 1.1 && sec < 4.7 {
+				return []string{"c5"}
+			}
+			return nil
+		})
+		h.probes(0, 12, func(sec float64, p *Probe) {
+			first := fmt.Sprintf("UP_1_|CART/c5@%d.n4", hlc(1.05))
+			ahead := fmt.Sprintf("UP_1_|CART/c5@%d.n4", hlc(appears+180)) // stamped 3 min ahead
+			p.Fingerprint["n2"], p.Fingerprint["n4"] = "UP_0_", "UP_0_"
+			switch {
+			case sec >= 1.1 && sec < appears:
+				p.Fingerprint["n2"], p.Fingerprint["n4"] = first, first
+			case sec >= appears && sec < appears+0.3:
+				p.Fingerprint["n4"] = ahead
+			}
+		})
+		return h.o
+	}
+	th := DefaultThresholds(DefaultTimers())
+	v := CheckNoResurrection(build(4.75), th) // made by 4.8, maybe before the cancel at 4.7
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	v = CheckNoResurrection(build(6.05), th) // made after 6.0, surely after the cancel
+	require.False(t, v.Pass, "%s", v.Measured)
+	assert.Contains(t, strings.Join(v.Details, "\n"), "c5 re-published by n4")
+}
