@@ -311,10 +311,14 @@ func (g *App) withoutExpired(ids []string, cutoff int64) *App {
 type lazy struct {
 	once sync.Once
 	b    []byte
+	done atomic.Bool // set once b is built
 }
 
 func (l *lazy) get(build func() []byte) []byte {
-	l.once.Do(func() { l.b = build() })
+	l.once.Do(func() {
+		l.b = build()
+		l.done.Store(true)
+	})
 	return l.b
 }
 

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -110,4 +111,41 @@ func TestGzipBlocksReusedAcrossSnapshots(t *testing.T) {
 		assert.Equal(t, string(s2.Delta(FormatJSON, false)), string(gunzip(t, s2.Delta(FormatJSON, true))))
 		s1 = s2
 	}
+}
+
+// A gzip document's first read is written from its parts (no copy of the
+// document for a snapshot a write replaces at once), later reads from one
+// joined slice; both are the same bytes.
+func TestGzipBodyPartsThenJoined(t *testing.T) {
+	v, _, _ := testView(t, nil)
+	f := newFeeder(v)
+	for a := range 300 {
+		f.add(fmt.Sprintf("APP-%04d", a), "i-1", actors.StatusUp)
+	}
+	s := v.Snapshot()
+	first := s.DeltaBody(FormatJSON, true)
+	assert.Greater(t, len(first.parts), 3, "header, blocks, trailer")
+	var b1, b2 bytes.Buffer
+	n, err := first.WriteTo(&b1)
+	require.NoError(t, err)
+	assert.EqualValues(t, first.Len(), n)
+	second := s.DeltaBody(FormatJSON, true)
+	assert.Len(t, second.parts, 1)
+	_, err = second.WriteTo(&b2)
+	require.NoError(t, err)
+	assert.Equal(t, b1.Bytes(), b2.Bytes())
+	assert.Equal(t, b1.Bytes(), s.Delta(FormatJSON, true))
+	assert.Equal(t, string(s.Delta(FormatJSON, false)), string(gunzip(t, b1.Bytes())))
+
+	// Once joined (Full's bytes asked for), even a first body is one slice.
+	s.Full(FormatJSON, true)
+	assert.Len(t, s.FullBody(FormatJSON, true).parts, 1)
+	assert.Equal(t, s.Full(FormatJSON, false), bodyBytes(t, s.FullBody(FormatJSON, false)))
+}
+
+func bodyBytes(t *testing.T, b Body) []byte {
+	var buf bytes.Buffer
+	_, err := b.WriteTo(&buf)
+	require.NoError(t, err)
+	return buf.Bytes()
 }

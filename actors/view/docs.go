@@ -1,6 +1,7 @@
 package view
 
 import (
+	"io"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,9 +16,9 @@ import (
 
 // docCache holds a snapshot's whole documents, built on first use.
 type docCache struct {
-	full        [NumFormats][2]lazy
-	delta       [NumFormats][2]lazy
-	vips, svips sync.Map // name, format, gzip → *lazy
+	full, delta [NumFormats]lazy     // plain documents
+	gz          [2][NumFormats]gzDoc // gzip documents: docFull, docDelta
+	vips, svips sync.Map             // name, format, gzip → *lazy
 	// blocks are the gzip blocks the full document (docFull) and the
 	// delta (docDelta) were assembled from, per format, once built: the
 	// snapshots derived from this one reuse those still the same.
@@ -31,13 +32,6 @@ const (
 )
 
 func newDocCache() *docCache { return &docCache{} }
-
-func gzIndex(gz bool) int {
-	if gz {
-		return 1
-	}
-	return 0
-}
 
 // FullVersionDelta is the versions__delta of a full registry document: any
 // value other than -1 makes Java clients use deltas afterwards.
@@ -93,8 +87,8 @@ const (
 // appsGzip builds a gzipped applications document in format f from apps'
 // gzip chunks, joined into blocks: the blocks of old (those of the snapshot
 // this one derives from) whose applications are the same are reused. It
-// returns the document and its blocks.
-func appsGzip(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], versionDelta, hashcode string, old *[]gzBlock) ([]byte, []gzBlock) {
+// returns the document as parts (see gzipParts) and its blocks.
+func appsGzip(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], versionDelta, hashcode string, old *[]gzBlock) ([][]byte, []gzBlock) {
 	var prev map[*App]*gzBlock
 	if old != nil {
 		prev = make(map[*App]*gzBlock, len(*old))
@@ -134,23 +128,92 @@ func appsGzip(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], ve
 		start = i + 1
 	}
 	pieces := make([]gzPiece, 0, len(blocks)+2)
-	pieces = append(pieces, compressPiece(enc.AppendApplicationsOpen(nil, versionDelta, hashcode)))
+	pieces = append(pieces, storedPiece(enc.AppendApplicationsOpen(nil, versionDelta, hashcode)))
 	for _, b := range blocks {
 		pieces = append(pieces, b.z)
 	}
 	pieces = append(pieces, compressedConst(string(enc.AppendApplicationsClose(nil))))
-	return assembleGzip(pieces), blocks
+	return gzipParts(pieces), blocks
 }
 
-// gzipBlocks returns s's gzip document of kind (docFull or docDelta) in
-// format f, assembled from blocks reused from the snapshot s derives from
-// where they are unchanged, and keeps its blocks for the snapshots derived
-// from s.
-func (s *Snapshot) gzipBlocks(kind int, f Format, apps *immutable.SortedMap[string, *App], versionDelta string) []byte {
-	doc, blocks := appsGzip(s.enc[f], f, apps, versionDelta, s.HashCode(), s.reuse[kind][f].Load())
-	s.docs().blocks[kind][f].Store(&blocks)
-	s.reuse[kind][f].Store(nil)
-	return doc
+// gzipDoc returns s's gzip document of kind (docFull or docDelta) in format
+// f, built once: from blocks reused from the snapshot s derives from where
+// they are unchanged, keeping its blocks for the snapshots derived from s.
+func (s *Snapshot) gzipDoc(kind int, f Format) *gzDoc {
+	d := &s.docs().gz[kind][f]
+	d.once.Do(func() {
+		apps, versionDelta := s.apps, FullVersionDelta
+		if kind == docDelta {
+			apps, versionDelta = s.delta, strconv.FormatUint(s.version, 10)
+		}
+		parts, blocks := appsGzip(s.enc[f], f, apps, versionDelta, s.HashCode(), s.reuse[kind][f].Load())
+		d.parts = parts
+		for _, p := range parts {
+			d.size += len(p)
+		}
+		s.docs().blocks[kind][f].Store(&blocks)
+		s.reuse[kind][f].Store(nil)
+	})
+	return d
+}
+
+// gzDoc is a gzip document as its parts (header, blocks, trailer), and
+// joined into one slice once it is read more than once.
+type gzDoc struct {
+	once  sync.Once
+	parts [][]byte
+	size  int
+	reads atomic.Int32
+	whole lazy
+}
+
+// bytes returns the document in one slice, joined once.
+func (d *gzDoc) bytes() []byte {
+	return d.whole.get(func() []byte {
+		out := make([]byte, 0, d.size)
+		for _, p := range d.parts {
+			out = append(out, p...)
+		}
+		return out
+	})
+}
+
+// body returns the document to write: its parts on its first read (a
+// snapshot that a write replaces at once is never joined: under churn a
+// read costs no copy of the document), one slice from the second on (a
+// quiet registry is written with one call).
+func (d *gzDoc) body() Body {
+	if d.reads.Add(1) == 1 && !d.whole.done.Load() {
+		return Body{parts: d.parts, size: d.size}
+	}
+	b := d.bytes()
+	return Body{parts: [][]byte{b}, size: len(b)}
+}
+
+// Body is a prepared response body, in one or several parts. Its bytes
+// belong to the snapshot: they must not be modified.
+type Body struct {
+	parts [][]byte
+	size  int
+}
+
+// bodyOf returns b as a Body.
+func bodyOf(b []byte) Body { return Body{parts: [][]byte{b}, size: len(b)} }
+
+// Len returns the body's length in bytes.
+func (b Body) Len() int { return b.size }
+
+// WriteTo writes the body's parts to w in order.
+func (b Body) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for _, p := range b.parts {
+		m, err := w.Write(p)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // each calls fn for every application of apps in name order.
@@ -166,12 +229,21 @@ func each(apps *immutable.SortedMap[string, *App], fn func(*App)) {
 // if gz, built once per snapshot (on first use) from the applications'
 // cached pieces. Applications without instances are omitted.
 func (s *Snapshot) Full(f Format, gz bool) []byte {
-	return s.docs().full[f][gzIndex(gz)].get(func() []byte {
-		if gz {
-			return s.gzipBlocks(docFull, f, s.apps, FullVersionDelta)
-		}
+	if gz {
+		return s.gzipDoc(docFull, f).bytes()
+	}
+	return s.docs().full[f].get(func() []byte {
 		return appsPlain(s.enc[f], f, s.apps, FullVersionDelta, s.HashCode())
 	})
+}
+
+// FullBody is Full as a response body: a gzip document is written from its
+// parts on its first read (see gzDoc.body).
+func (s *Snapshot) FullBody(f Format, gz bool) Body {
+	if gz {
+		return s.gzipDoc(docFull, f).body()
+	}
+	return bodyOf(s.Full(f, false))
 }
 
 // AppDocument returns the document of one application (GET apps/{app}) and
@@ -192,13 +264,21 @@ func (s *Snapshot) AppDocument(name string, f Format, gz bool) ([]byte, bool) {
 // like the registry's (and shared with it), so after a change only the
 // changed application's part of the delta is encoded and compressed.
 func (s *Snapshot) Delta(f Format, gz bool) []byte {
-	return s.docs().delta[f][gzIndex(gz)].get(func() []byte {
-		version := strconv.FormatUint(s.version, 10)
-		if gz {
-			return s.gzipBlocks(docDelta, f, s.delta, version)
-		}
-		return appsPlain(s.enc[f], f, s.delta, version, s.HashCode())
+	if gz {
+		return s.gzipDoc(docDelta, f).bytes()
+	}
+	return s.docs().delta[f].get(func() []byte {
+		return appsPlain(s.enc[f], f, s.delta, strconv.FormatUint(s.version, 10), s.HashCode())
 	})
+}
+
+// DeltaBody is Delta as a response body: a gzip document is written from
+// its parts on its first read (see gzDoc.body).
+func (s *Snapshot) DeltaBody(f Format, gz bool) Body {
+	if gz {
+		return s.gzipDoc(docDelta, f).body()
+	}
+	return bodyOf(s.Delta(f, false))
 }
 
 // DeltaLen returns the number of entries in the delta window.

@@ -40,6 +40,22 @@ func compressPiece(plain []byte) gzPiece {
 	return z.finish()
 }
 
+// storedPiece returns plain (at most 65,535 bytes) as a piece of one stored
+// (uncompressed) DEFLATE block: for a small text that changes with every
+// document (the applications' opening, with its hashcode), which costs
+// less to send as it is than to compress.
+func storedPiece(plain []byte) gzPiece {
+	if len(plain) > 0xffff {
+		return compressPiece(plain)
+	}
+	n := uint16(len(plain))
+	out := make([]byte, 0, 5+len(plain))
+	// BFINAL 0, BTYPE 00 (stored), padded to the byte; LEN, NLEN.
+	out = append(out, 0, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8))
+	out = append(out, plain...)
+	return gzPiece{deflated: out, crc: crc32.ChecksumIEEE(plain), size: len(plain)}
+}
+
 // pieceWriter compresses a piece written in several parts, so that a piece
 // made of cached byte slices needs no contiguous copy of its plain text.
 type pieceWriter struct {

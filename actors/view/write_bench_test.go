@@ -2,6 +2,7 @@ package view_test
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -133,6 +134,25 @@ func BenchmarkWriteThenRead(b *testing.B) {
 				s := v.Snapshot()
 				s.Full(view.FormatJSON, true)
 				s.Delta(view.FormatJSON, true)
+				i += 7919
+			}
+		})
+	}
+}
+
+// BenchmarkWriteThenReadDelta is one change followed by one gzipped JSON
+// delta read as the server writes it, with a delta window of 3,000 changes: what a Java client
+// fleet's delta fetches cost while churn runs.
+func BenchmarkWriteThenReadDelta(b *testing.B) {
+	for _, size := range []int{1000, 100000} {
+		b.Run(fmt.Sprintf("instances=%d", size), func(b *testing.B) {
+			v, insts, ver := loadedView(b, size, 20, 3000)
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				modify(v, insts, i%size, ver)
+				_, _ = v.Snapshot().DeltaBody(view.FormatJSON, true).WriteTo(io.Discard)
 				i += 7919
 			}
 		})
