@@ -264,6 +264,14 @@ func Drain(c *http.Client, base string, q *Queue, conc int) error {
 	return err
 }
 
+// PacedChurn runs churn alone on conns connections for d, held together to
+// pace calls per second if pace is positive.
+func PacedChurn(c *http.Client, churn Load, conns int, d time.Duration, pace float64, serverPID int) (Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return MeasureCtx(ctx, c, pacedLoad(ctx, churn, pace), conns, serverPID)
+}
+
 // UnderChurn runs churn on churnConns connections, held together to pace
 // calls per second if pace is positive, and, meanwhile, read on readConns
 // connections for d; it returns both results. The churn starts first and

@@ -29,6 +29,7 @@ type sizeReport struct {
 	readableSamples int
 
 	deploy *deployReport
+	alone  *churnAlone // the churn of the reads under churn, with no reads
 	reads  []*churnRead
 	// failure is the error that ended the deploy or churn-read
 	// measurements early (printed; the run exits 1).
@@ -46,6 +47,15 @@ type deployReport struct {
 
 // churnRead is one document read quietly and then while churn runs, on the
 // same number of connections for the same time.
+// churnAlone is the paced churn alone: its pair rate and how long its
+// registrations took.
+type churnAlone struct {
+	pairs  bench.Result
+	regP99 time.Duration
+	regs   int
+	load   float64
+}
+
 type churnRead struct {
 	doc          string
 	quiet, reads bench.Result
@@ -119,6 +129,19 @@ func measureDeployAndChurnReads(o options, s *subject, c *http.Client, r *sizeRe
 	}
 	q := bench.LoadedQueue(s.size)
 	readConns, churnConns := max(1, conc/2), max(1, conc/2)
+	{
+		var regs bench.Durations
+		ca := &churnAlone{}
+		var err error
+		if ca.pairs, err = bench.PacedChurn(c, bench.TimedChurnLoad(s.base, q, http.StatusNoContent, http.StatusOK, &regs),
+			churnConns, o.underChurn, o.underChurnRate, s.pid); err != nil {
+			return fmt.Errorf("churn alone: %w", err)
+		}
+		ca.regP99, ca.regs = regs.Percentile(99)
+		ca.load = bench.Load1()
+		r.alone = ca
+		progress("%s instances=%d churn alone: %.1f pairs/s, register p99 %v", s.server, s.size, ca.pairs.Rate(), ca.regP99)
+	}
 	for _, d := range []bench.Doc{bench.FullGzip, bench.Delta, bench.OneApp} {
 		cr := &churnRead{doc: d.Name}
 		var regs bench.Durations

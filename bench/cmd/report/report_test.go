@@ -60,9 +60,10 @@ func fakeRun(target string, servers []string, sizes []int) *run {
 			}
 			r.deploy = &deployReport{count: 1000, deploy: res(1000, 70*time.Millisecond, srv), undeploy: res(1000, 50*time.Millisecond, srv),
 				deltaBytes: 12345, load: 1.1}
+			r.alone = &churnAlone{pairs: res(500, time.Second, 0), regP99: 1500 * time.Microsecond, regs: 500, load: 1.3}
 			for _, d := range []string{"full-gzip", "delta", "app"} {
 				r.reads = append(r.reads, &churnRead{doc: d, quiet: res(3000, time.Second, 0), reads: res(1700, time.Second, 0),
-					pairs: res(900, time.Second, 0), load: 1.2})
+					pairs: res(900, time.Second, 0), regP99: 4 * time.Millisecond, regs: 900, load: 1.2})
 			}
 			rn.reports = append(rn.reports, r)
 		}

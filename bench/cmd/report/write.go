@@ -105,6 +105,7 @@ func writeReport(w io.Writer, rn *run) {
 		}
 		if !partial {
 			writeDeploy(w, rn)
+			writeChurnAlone(w, rn)
 			writeChurnReads(w, rn)
 		}
 	}
@@ -421,6 +422,28 @@ func writeChurnReads(w io.Writer, rn *run) {
 				fmt.Sprintf("%.2f", float64(cr.regP99)/float64(time.Millisecond)), fmt.Sprint(cr.regs),
 				fmt.Sprintf("%.0f", safeDiv(float64(cr.quiet.Bytes), float64(cr.quiet.Requests))),
 				fmt.Sprintf("%.0f", safeDiv(float64(cr.reads.Bytes), float64(cr.reads.Requests))), fmt.Sprintf("%.2f", cr.load))
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func writeChurnAlone(w io.Writer, rn *run) {
+	any := false
+	for _, r := range rn.reports {
+		any = any || r.alone != nil
+	}
+	if !any {
+		return
+	}
+	fmt.Fprintln(w, "### Registrations under churn")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "The churn of the reads under churn run alone for %v on %d connections, before the reads: how long its registrations took (request sent to 204 read) while nothing else runs. Target: register p99 ≤ 5 ms at 1,000 writes/s.\n\n",
+		rn.opts.underChurn, max(1, bench.Concurrency()/2))
+	tableHeader(w, "instances", "server", "churn pairs/s", "register p99 ms", "registrations", "load")
+	for _, r := range rn.reports {
+		if a := r.alone; a != nil {
+			tableRow(w, fmt.Sprint(r.size), r.server, rate(a.pairs.Rate()),
+				fmt.Sprintf("%.2f", float64(a.regP99)/float64(time.Millisecond)), fmt.Sprint(a.regs), fmt.Sprintf("%.2f", a.load))
 		}
 	}
 	fmt.Fprintln(w)
