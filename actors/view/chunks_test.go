@@ -119,12 +119,12 @@ func TestGzipBlocksReusedAcrossSnapshots(t *testing.T) {
 func TestGzipBodyPartsThenJoined(t *testing.T) {
 	v, _, _ := testView(t, nil)
 	f := newFeeder(v)
-	for a := range 300 {
+	for a := range 4000 {
 		f.add(fmt.Sprintf("APP-%04d", a), "i-1", actors.StatusUp)
 	}
 	s := v.Snapshot()
 	first := s.DeltaBody(FormatJSON, true)
-	assert.Greater(t, len(first.parts), 3, "header, blocks, trailer")
+	assert.Greater(t, len(first.parts), joinParts, "header, blocks, trailer")
 	var b1, b2 bytes.Buffer
 	n, err := first.WriteTo(&b1)
 	require.NoError(t, err)
@@ -136,6 +136,15 @@ func TestGzipBodyPartsThenJoined(t *testing.T) {
 	assert.Equal(t, b1.Bytes(), b2.Bytes())
 	assert.Equal(t, b1.Bytes(), s.Delta(FormatJSON, true))
 	assert.Equal(t, string(s.Delta(FormatJSON, false)), string(gunzip(t, b1.Bytes())))
+
+	// A document of few parts is never joined for a body.
+	v2, _, _ := testView(t, nil)
+	newFeeder(v2).add("ONE", "i-1", actors.StatusUp)
+	small := v2.Snapshot()
+	for range 3 {
+		assert.LessOrEqual(t, len(small.DeltaBody(FormatJSON, true).parts), joinParts)
+		assert.Greater(t, len(small.DeltaBody(FormatJSON, true).parts), 1)
+	}
 
 	// Once joined (Full's bytes asked for), even a first body is one slice.
 	s.Full(FormatJSON, true)

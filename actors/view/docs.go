@@ -180,15 +180,20 @@ func (d *gzDoc) bytes() []byte {
 
 // body returns the document to write: its parts on its first read (a
 // snapshot that a write replaces at once is never joined: under churn a
-// read costs no copy of the document), one slice from the second on (a
-// quiet registry is written with one call).
+// read costs no copy of the document), and one slice from the second read
+// on when the parts are more than joinParts (a quiet registry is written
+// with one call; a few parts cost less to write than a copy of them all).
 func (d *gzDoc) body() Body {
-	if d.reads.Add(1) == 1 && !d.whole.done.Load() {
+	if !d.whole.done.Load() && (len(d.parts) <= joinParts || d.reads.Add(1) == 1) {
 		return Body{parts: d.parts, size: d.size}
 	}
 	b := d.bytes()
 	return Body{parts: [][]byte{b}, size: len(b)}
 }
+
+// joinParts is the most parts a gzip document is written in for good; one
+// of more is joined on its second read.
+const joinParts = 32
 
 // Body is a prepared response body, in one or several parts. Its bytes
 // belong to the snapshot: they must not be modified.
