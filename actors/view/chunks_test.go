@@ -158,3 +158,27 @@ func bodyBytes(t *testing.T, b Body) []byte {
 	require.NoError(t, err)
 	return buf.Bytes()
 }
+
+// An application of fewer than 2×chunkMin instances is one chunk (small
+// pieces compress badly); a large one is cut into chunks of chunkMin to
+// chunkMax instances.
+func TestGzipChunkSizes(t *testing.T) {
+	_, _, lines := testView(t, nil)
+	enc := lines[FormatJSON]
+	for _, n := range []int{1, 20, 2*chunkMin - 1, 1000} {
+		a := &App{name: "A"}
+		for i := range n {
+			a.pieces = append(a.pieces, newPiece(testInst("A", fmt.Sprintf("i-%05d", i), actors.StatusUp)))
+		}
+		chunks := a.gzChunks(enc, FormatJSON)
+		if n < 2*chunkMin {
+			assert.Len(t, chunks, 1, "%d instances", n)
+			continue
+		}
+		assert.Greater(t, len(chunks), n/chunkMax)
+		for _, c := range chunks {
+			assert.GreaterOrEqual(t, len(c.pieces), chunkMin)
+			assert.LessOrEqual(t, len(c.pieces), chunkMax)
+		}
+	}
+}
