@@ -35,8 +35,15 @@ javadeps:
 	cd clients/java && mvn -B -ntp -q package
 
 ## test: install the JS client packages and chromium, vet, then every test with the race detector.
+## The in-process simulations (package simulations, whose scenarios are judged against time bounds)
+## run after the other packages, alone: run beside every other package's race-detector tests, a
+## 5-node cluster once took 10 s to form and clock-skew failed (BUG-17 in simulations/README.md).
+SIM_PKG := github.com/heureka/heureka/simulations
 test: clientdeps testdeps javadeps vet
-	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+	@pkgs=$$($(GO) list $(PKGS)); \
+	rest=$$(echo "$$pkgs" | grep -vx '$(SIM_PKG)'); \
+	if [ -n "$$rest" ]; then $(GO) test -race -count=1 -timeout 15m $$rest || exit 1; fi; \
+	if echo "$$pkgs" | grep -qx '$(SIM_PKG)'; then $(GO) test -race -count=1 -timeout 15m $(SIM_PKG); fi
 
 test-short:
 	$(GO) test -count=1 -short $(PKGS)
