@@ -158,6 +158,23 @@ func hasInstance(t *testing.T, nd *node.Node, app, id string) bool {
 	return code == http.StatusOK && strings.Contains(body, `"instanceId":"`+id+`"`)
 }
 
+// agreedOwner waits until every node's replicator names the same owner of
+// app, and returns it.
+func (tc *testCluster) agreedOwner(app string) string {
+	tc.t.Helper()
+	var owner string
+	require.Eventually(tc.t, func() bool {
+		owner = tc.nodes[0].Replicator().OwnerOf(app)
+		for _, nd := range tc.nodes[1:] {
+			if nd.Replicator().OwnerOf(app) != owner {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 20*time.Millisecond, "the replicators agree on the owner of %s", app)
+	return owner
+}
+
 // converged reports whether all nodes hold the same registry: same apps
 // hashcode and the same instance versions.
 func (tc *testCluster) converged(nodes ...*node.Node) bool {
@@ -266,7 +283,10 @@ func TestClusterRenewalsReachOwnerSoNothingIsEvicted(t *testing.T) {
 	// Register with a short lease on a node that does not own the app, and
 	// keep renewing there only.
 	app := "RENEWED"
-	owner := tc.nodes[0].Replicator().OwnerOf(app)
+	// Every replicator agrees on the owner before the client picks a
+	// node that is not it (CI once picked by one node's view while
+	// another's was still forming: no renewal was forwarded).
+	owner := tc.agreedOwner(app)
 	var client *node.Node
 	for i, nd := range tc.nodes {
 		if tc.names[i] != owner {
@@ -294,7 +314,7 @@ func TestClusterOwnerCrashMovesOwnershipWithoutPrematureEviction(t *testing.T) {
 		c.Registry.SelfPreservation = false
 	})
 	app := "CRASHY"
-	owner := tc.nodes[0].Replicator().OwnerOf(app)
+	owner := tc.agreedOwner(app)
 	var ownerIdx int
 	var survivors []*node.Node
 	for i, nd := range tc.nodes {

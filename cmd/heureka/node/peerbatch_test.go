@@ -21,7 +21,7 @@ import (
 func TestEurekaPeerBatchFansOutAndReachesTheOwner(t *testing.T) {
 	tc := startCluster(t, 3, true, func(c *node.Config) { c.Registry.SelfPreservation = false })
 	app := "JAVA"
-	owner := tc.nodes[0].Replicator().OwnerOf(app)
+	owner := tc.agreedOwner(app)
 	var entry *node.Node // a member that does not own the application
 	for i, nd := range tc.nodes {
 		if tc.names[i] != owner {
