@@ -69,10 +69,14 @@ func TestSelfPreservationCountsCoalescedEvents(t *testing.T) {
 	}
 	wg.Wait()
 	want := writers * each / 2
-	require.Eventually(t, func() bool { return r.SelfPreservation().Expected == want }, waitFor, tick,
-		"expected %d, have %d", want, r.SelfPreservation().Expected)
+	// Expected can pass through want while a balanced burst (as many new
+	// as removed leases) is still counted and not yet taken, so both are
+	// awaited together.
+	require.Eventually(t, func() bool {
+		return r.SelfPreservation().Expected == want && r.spAdded.Load()+r.spRemoved.Load() == 0
+	}, waitFor, tick, "expected %d, have %d; untaken %d added, %d removed",
+		want, r.SelfPreservation().Expected, r.spAdded.Load(), r.spRemoved.Load())
 	assert.Equal(t, want, r.Count())
-	assert.Zero(t, r.spAdded.Load()+r.spRemoved.Load(), "every counted event was taken")
 }
 
 // TestOnCountsAddsBeforeRemoving: a coalesced batch adds its new leases

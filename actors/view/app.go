@@ -14,9 +14,9 @@ package view
 // A gzip document is assembled from independently compressed pieces (see
 // gzip.go): an App's gzip element is a run of chunks of a few dozen
 // instances, each compressed once, on first use, from its instances' bytes.
-// Chunk boundaries depend on the instance ids (cutChunk), so after a
-// change an App built from its predecessor reuses every chunk whose
-// instances did not change and compresses one: a write costs O(chunk), not
+// A chunk is one leaf of the App's persistent piece list (pieces.go), so
+// after a change an App built from its predecessor reuses every chunk whose
+// leaf did not change and compresses one: a write costs O(chunk), not
 // O(application), however large the application or its delta group grows.
 // Compression reuses the instances' plain bytes when some plain document
 // already encoded them, and otherwise encodes them into a scratch buffer
@@ -27,8 +27,6 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"iter"
-	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -81,12 +79,14 @@ func (p *piece) peek(f Format) []byte {
 
 // appendElement appends the application element named name made of pieces
 // in format f, encoding (and caching) the pieces that are not yet.
-func appendElement(dst []byte, enc Encoder, f Format, name string, pieces []*piece) []byte {
+func appendElement(dst []byte, enc Encoder, f Format, name string, pieces iter.Seq[*piece]) []byte {
 	dst = enc.AppendApplicationOpen(dst, name)
-	for i, p := range pieces {
-		if i > 0 {
+	first := true
+	for p := range pieces {
+		if !first {
 			dst = enc.AppendInstanceSeparator(dst)
 		}
+		first = false
 		dst = append(dst, p.bytes(enc, f)...)
 	}
 	return enc.AppendApplicationClose(dst)
@@ -96,10 +96,10 @@ func appendElement(dst []byte, enc Encoder, f Format, name string, pieces []*pie
 // are built on first use and shared by every snapshot that holds it.
 type App struct {
 	name string
-	// pieces are the instances with their versions, sorted by id: a write
-	// copies this one slice of pointers (the instances and versions are
-	// read from the pieces, not kept beside them).
-	pieces []*piece
+	// pieces are the instances with their versions, sorted by id (the
+	// instances and versions are read from the pieces, not kept beside
+	// them): a write copies one leaf of the list and the list of leaves.
+	pieces pieceList
 	// cache holds what is built on first use. It is allocated by the first
 	// reader, so that a write, which copies an App, does not pay for the
 	// caches of a version nobody may read.
@@ -136,7 +136,7 @@ func (a *App) Digest() uint64 {
 	d := &a.caches().digest
 	d.once.Do(func() {
 		var buf [8]byte
-		for _, p := range a.pieces {
+		for p := range a.pieces.all() {
 			h := fnv.New64a()
 			_, _ = h.Write([]byte(p.inst.ID()))
 			binary.LittleEndian.PutUint64(buf[:], p.v.Clock)
@@ -163,9 +163,9 @@ func (a *App) Name() string { return a.name }
 
 // Instances returns the instances sorted by id, in a new slice.
 func (a *App) Instances() []*actors.Instance {
-	out := make([]*actors.Instance, len(a.pieces))
-	for i, p := range a.pieces {
-		out[i] = p.inst
+	out := make([]*actors.Instance, 0, a.pieces.Len())
+	for p := range a.pieces.all() {
+		out = append(out, p.inst)
 	}
 	return out
 }
@@ -173,9 +173,9 @@ func (a *App) Instances() []*actors.Instance {
 // Versions returns the versions of Instances(), index for index, in a new
 // slice.
 func (a *App) Versions() []actors.Version {
-	out := make([]actors.Version, len(a.pieces))
-	for i, p := range a.pieces {
-		out[i] = p.v
+	out := make([]actors.Version, 0, a.pieces.Len())
+	for p := range a.pieces.all() {
+		out = append(out, p.v)
 	}
 	return out
 }
@@ -184,7 +184,7 @@ func (a *App) Versions() []actors.Version {
 // copying.
 func (a *App) All() iter.Seq2[*actors.Instance, actors.Version] {
 	return func(yield func(*actors.Instance, actors.Version) bool) {
-		for _, p := range a.pieces {
+		for p := range a.pieces.all() {
 			if !yield(p.inst, p.v) {
 				return
 			}
@@ -193,48 +193,37 @@ func (a *App) All() iter.Seq2[*actors.Instance, actors.Version] {
 }
 
 // Len returns the number of instances.
-func (a *App) Len() int { return len(a.pieces) }
-
-func (a *App) index(id string) (int, bool) {
-	i := sort.Search(len(a.pieces), func(i int) bool { return a.pieces[i].inst.ID() >= id })
-	return i, i < len(a.pieces) && a.pieces[i].inst.ID() == id
-}
+func (a *App) Len() int { return a.pieces.Len() }
 
 func (a *App) find(id string) *actors.Instance {
-	if i, ok := a.index(id); ok {
-		return a.pieces[i].inst
+	if p := a.pieces.find(id); p != nil {
+		return p.inst
 	}
 	return nil
 }
 
-func (a *App) findPiece(id string) *piece {
-	if i, ok := a.index(id); ok {
-		return a.pieces[i]
-	}
-	return nil
-}
+func (a *App) findPiece(id string) *piece { return a.pieces.find(id) }
 
 // with returns a copy of a (nil means a new app) with p's instance set (at
-// p's version). It copies one slice of pointers of the application's size
-// and encodes nothing.
+// p's version). It copies one leaf of the application's pieces and the list
+// of leaves, and encodes nothing. A delta group (which holds pieces only)
+// changes the same way.
 func (a *App) with(name string, p *piece) *App {
 	n := &App{name: name}
-	if a == nil {
-		n.pieces = []*piece{p}
-		return n
+	if a != nil {
+		n.name = a.name
+		n.inherit(a)
 	}
-	n.name = a.name
-	n.inherit(a)
-	i, found := a.index(p.inst.ID())
-	j := i // first element of a after the new one
-	size := len(a.pieces) + 1
-	if found {
-		j++
-		size--
-	}
-	n.pieces = make([]*piece, 0, size)
-	n.pieces = append(append(append(n.pieces, a.pieces[:i]...), p), a.pieces[j:]...)
+	n.pieces = a.list().set(p)
 	return n
+}
+
+// list returns a's pieces (none when a is nil).
+func (a *App) list() pieceList {
+	if a == nil {
+		return pieceList{}
+	}
+	return a.pieces
 }
 
 // without returns a copy of a without id, or nil when that leaves it empty.
@@ -242,41 +231,21 @@ func (a *App) without(id string) *App {
 	if a == nil {
 		return nil
 	}
-	i, found := a.index(id)
+	l, found := a.pieces.remove(id)
 	if !found {
 		return a
 	}
-	if len(a.pieces) == 1 {
+	if l.Len() == 0 {
 		return nil
 	}
-	n := &App{name: a.name}
+	n := &App{name: a.name, pieces: l}
 	n.inherit(a)
-	n.pieces = append(append(make([]*piece, 0, len(a.pieces)-1), a.pieces[:i]...), a.pieces[i+1:]...)
 	return n
 }
 
 // withPiece returns a copy of g, a delta group (nil means a new one), with
-// p set for its instance. A delta group holds pieces only (its instances and
-// versions are not kept), so a change copies one slice of pointers.
-func (g *App) withPiece(name string, p *piece) *App {
-	n := &App{name: name}
-	if g == nil {
-		n.pieces = []*piece{p}
-		return n
-	}
-	n.name = g.name
-	n.inherit(g)
-	i, found := g.index(p.inst.ID())
-	j := i
-	size := len(g.pieces) + 1
-	if found {
-		j++
-		size--
-	}
-	n.pieces = make([]*piece, 0, size)
-	n.pieces = append(append(append(n.pieces, g.pieces[:i]...), p), g.pieces[j:]...)
-	return n
-}
+// p set for its instance.
+func (g *App) withPiece(name string, p *piece) *App { return g.with(name, p) }
 
 // withoutExpired returns a copy of g, a delta group, without the pieces of
 // ids applied before cutoff (an instance changed since holds a newer piece
@@ -294,16 +263,14 @@ func (g *App) withoutExpired(ids []string, cutoff int64) *App {
 	if len(drop) == 0 {
 		return g
 	}
-	if len(drop) == len(g.pieces) {
+	if len(drop) == g.pieces.Len() {
 		return nil
 	}
-	n := &App{name: g.name, pieces: make([]*piece, 0, len(g.pieces)-len(drop))}
+	n := &App{name: g.name, pieces: g.pieces.filter(func(p *piece) bool {
+		_, ok := drop[p]
+		return ok
+	})}
 	n.inherit(g)
-	for _, p := range g.pieces {
-		if _, ok := drop[p]; !ok {
-			n.pieces = append(n.pieces, p)
-		}
-	}
 	return n
 }
 
@@ -336,52 +303,26 @@ func (l *lazyChunks) get(build func() []gzChunk) []gzChunk {
 	return *l.built.Load()
 }
 
-// gzChunk is a run of an application element's instances compressed as
+// gzChunk is one leaf of an application element's pieces compressed as
 // one gzip piece. The first chunk starts with the element's opening, every
 // other one with an instance separator; the last ends with its closing.
 type gzChunk struct {
 	first, last bool
-	pieces      []*piece
+	pieces      []*piece // the leaf
 	z           gzPiece
 }
 
-// A gzip chunk holds at least chunkMin instances (the last one too, so an
-// application of fewer than 2×chunkMin is one chunk), at most chunkMax, and
-// between, ends where cutAfter says: one key in chunkSpan. Chunks of a few
-// dozen instances of 1–1.5 kB fill DEFLATE's 32 kB window, so compressing
-// them apart costs little compression; smaller ones cost a lot (chunks cut
-// with no minimum made the 100k-instance registry of 20-instance
-// applications 29% larger gzipped).
-const (
-	chunkSpan = 32
-	chunkMin  = 16
-	chunkMax  = 4 * chunkSpan
-)
-
-// cutChunk reports whether the chunk that starts at start ends after the
-// i-th of n instances (sorted by id; i < n-1).
-func cutChunk(start, i, n int, id string) bool {
-	size := i + 1 - start
-	switch {
-	case size >= chunkMax:
-		return true
-	case size < chunkMin || n-(i+1) < chunkMin:
-		return false
-	}
-	return cutAfter(id)
-}
-
-// cutAfter reports whether a chunk (of instances) or a block (of
-// applications) ends after the one with this id or name: FNV-1a of it, one
-// in chunkSpan (blockSpan, the same). Boundaries follow the keys alone, so
-// a change leaves every chunk and block but its own as it was.
+// cutAfter reports whether a block (of applications, see appsGzip) ends
+// after the one with this name: FNV-1a of it, one in blockSpan.
+// Boundaries follow the names alone, so a change leaves every block but
+// its own as it was.
 func cutAfter(id string) bool {
 	h := uint32(2166136261)
 	for i := 0; i < len(id); i++ {
 		h ^= uint32(id[i])
 		h *= 16777619
 	}
-	return h%chunkSpan == 0
+	return h%blockSpan == 0
 }
 
 // inherit lets n, made from a by one change, reuse a's gzip chunks, or
@@ -403,7 +344,7 @@ func (n *App) inherit(a *App) {
 // the cached instance bytes, or -1 when some instance is not encoded yet.
 func (a *App) plainLen(f Format) int {
 	n := 0
-	for _, p := range a.pieces {
+	for p := range a.pieces.all() {
 		b := p.peek(f)
 		if b == nil {
 			return -1
@@ -414,48 +355,43 @@ func (a *App) plainLen(f Format) int {
 }
 
 // gzChunks returns the application element in format f as gzip chunks,
-// built once per App: chunks of the predecessor it was made from are
-// reused where their instances are the same, the others compressed.
-// Instance bytes already cached are reused; the others are encoded into a
-// scratch buffer and not kept.
+// one per leaf of its pieces, built once per App: a chunk of the
+// predecessor it was made from is reused where the leaf and its place
+// (first, last) are the same, the others are compressed. Instance bytes
+// already cached are reused; the others are encoded into a scratch buffer
+// and not kept.
 func (a *App) gzChunks(enc Encoder, f Format) []gzChunk {
 	return a.caches().gz[f].get(func() []gzChunk {
-		var old map[*piece]*gzChunk
+		var old map[**piece]*gzChunk // by the leaf's first element
 		if prev := a.reuse[f].Load(); prev != nil {
-			old = make(map[*piece]*gzChunk, len(*prev))
+			old = make(map[**piece]*gzChunk, len(*prev))
 			for i := range *prev {
 				if c := &(*prev)[i]; len(c.pieces) > 0 {
-					old[c.pieces[0]] = c
+					old[&c.pieces[0]] = c
 				}
 			}
 		}
 		defer a.reuse[f].Store(nil)
-		out := make([]gzChunk, 0, len(a.pieces)/chunkSpan+1)
-		start := 0
-		for i := range a.pieces {
-			if i+1 < len(a.pieces) && !cutChunk(start, i, len(a.pieces), a.pieces[i].inst.ID()) {
+		leaves := a.pieces.leaves
+		if len(leaves) == 0 {
+			return []gzChunk{a.chunk(enc, f, gzChunk{first: true, last: true})}
+		}
+		out := make([]gzChunk, len(leaves))
+		for k, lf := range leaves {
+			c := gzChunk{first: k == 0, last: k == len(leaves)-1, pieces: lf}
+			if o := old[&lf[0]]; o != nil && o.first == c.first && o.last == c.last && len(o.pieces) == len(lf) {
+				c.z = o.z
+				out[k] = c
 				continue
 			}
-			out = append(out, a.chunk(enc, f, start, i+1, old))
-			start = i + 1
-		}
-		if len(a.pieces) == 0 {
-			out = append(out, a.chunk(enc, f, 0, 0, nil))
+			out[k] = a.chunk(enc, f, c)
 		}
 		return out
 	})
 }
 
-// chunk returns the chunk of a's pieces [from, to): the one in old with the
-// same pieces and place, or a newly compressed one.
-func (a *App) chunk(enc Encoder, f Format, from, to int, old map[*piece]*gzChunk) gzChunk {
-	c := gzChunk{first: from == 0, last: to == len(a.pieces), pieces: a.pieces[from:to:to]}
-	if len(c.pieces) > 0 {
-		if o := old[c.pieces[0]]; o != nil && o.first == c.first && o.last == c.last && slices.Equal(o.pieces, c.pieces) {
-			c.z = o.z
-			return c
-		}
-	}
+// chunk returns c with its pieces compressed.
+func (a *App) chunk(enc Encoder, f Format, c gzChunk) gzChunk {
 	z := newPieceWriter()
 	buf := scratch.Get().(*[]byte)
 	defer scratch.Put(buf)
@@ -501,7 +437,7 @@ func (a *App) Document(enc Encoder, f Format, gz bool) []byte {
 	return a.caches().doc[f][g].get(func() []byte {
 		if w, ok := enc.(DocumentWrapper); ok && gz {
 			open, closing := w.ApplicationDocumentWrap()
-			pieces := append(make([]gzPiece, 0, len(a.pieces)/chunkSpan+3), compressedConst(open))
+			pieces := append(make([]gzPiece, 0, len(a.pieces.leaves)+2), compressedConst(open))
 			pieces = a.appendGzElement(pieces, enc, f)
 			return assembleGzip(append(pieces, compressedConst(closing)))
 		}

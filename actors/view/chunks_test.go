@@ -27,7 +27,7 @@ func TestGzipChangeRecompressesOneChunk(t *testing.T) {
 	s.Delta(FormatJSON, true)
 	enc := lines[FormatJSON]
 	require.Equal(t, 2*n, enc.encodes("BIG"), "gzip only: each document encodes into scratch once")
-	require.Greater(t, len(s.App("BIG").gzChunks(enc, FormatJSON)), n/chunkMax)
+	require.Greater(t, len(s.App("BIG").gzChunks(enc, FormatJSON)), n/leafMax)
 
 	for round, change := range []func(){
 		func() { f.modify("BIG", "i-0500", actors.StatusDown) },
@@ -40,7 +40,7 @@ func TestGzipChangeRecompressesOneChunk(t *testing.T) {
 		s.Full(FormatJSON, true)
 		s.Delta(FormatJSON, true)
 		// At most two chunks a document: an insert may split one.
-		assert.LessOrEqual(t, enc.encodes("BIG")-before, 2*2*chunkMax, "round %d", round)
+		assert.LessOrEqual(t, enc.encodes("BIG")-before, 2*2*leafMax, "round %d", round)
 	}
 	assert.Equal(t, string(s.Full(FormatJSON, false)), string(gunzip(t, s.Full(FormatJSON, true))))
 	assert.Equal(t, string(s.Delta(FormatJSON, false)), string(gunzip(t, s.Delta(FormatJSON, true))))
@@ -56,12 +56,9 @@ func (sepEncoder) AppendInstanceSeparator(dst []byte) []byte { return append(dst
 func TestGzipChunksJoinWithSeparators(t *testing.T) {
 	_, _, lines := testView(t, nil)
 	enc := sepEncoder{lines[FormatJSON]}
-	for _, n := range []int{0, 1, 2, chunkSpan, 5 * chunkMax} {
-		a := &App{name: "A"}
-		for i := range n {
-			a.pieces = append(a.pieces, newPiece(testInst("A", fmt.Sprintf("i-%05d", i), actors.StatusUp)))
-		}
-		want := appendElement(nil, enc, FormatJSON, "A", a.pieces)
+	for _, n := range []int{0, 1, 2, leafMax, 5 * leafMax} {
+		a := &App{name: "A", pieces: listOf(testPieces(n))}
+		want := appendElement(nil, enc, FormatJSON, "A", a.pieces.all())
 		got := gunzip(t, assembleGzip(a.appendGzElement(nil, enc, FormatJSON)))
 		assert.Equal(t, string(want), string(got), "%d instances", n)
 	}
@@ -159,26 +156,33 @@ func bodyBytes(t *testing.T, b Body) []byte {
 	return buf.Bytes()
 }
 
-// An application of fewer than 2×chunkMin instances is one chunk (small
-// pieces compress badly); a large one is cut into chunks of chunkMin to
-// chunkMax instances.
-func TestGzipChunkSizes(t *testing.T) {
+// testPieces returns n pieces of application A, sorted by id.
+func testPieces(n int) []*piece {
+	ps := make([]*piece, n)
+	for i := range ps {
+		ps[i] = newPiece(testInst("A", fmt.Sprintf("i-%05d", i), actors.StatusUp))
+	}
+	return ps
+}
+
+// An application's gzip chunks are the leaves of its piece list: one for a
+// small application, leafMin to leafMax instances each for a large one,
+// however it was built.
+func TestGzipChunksAreLeaves(t *testing.T) {
 	_, _, lines := testView(t, nil)
 	enc := lines[FormatJSON]
-	for _, n := range []int{1, 20, 2*chunkMin - 1, 1000} {
-		a := &App{name: "A"}
-		for i := range n {
-			a.pieces = append(a.pieces, newPiece(testInst("A", fmt.Sprintf("i-%05d", i), actors.StatusUp)))
-		}
+	for _, n := range []int{1, 20, leafMax, 1000} {
+		a := &App{name: "A", pieces: listOf(testPieces(n))}
 		chunks := a.gzChunks(enc, FormatJSON)
-		if n < 2*chunkMin {
+		require.Len(t, chunks, len(a.pieces.leaves), "%d instances", n)
+		if n < leafMax*3/4+leafMin {
 			assert.Len(t, chunks, 1, "%d instances", n)
 			continue
 		}
-		assert.Greater(t, len(chunks), n/chunkMax)
-		for _, c := range chunks {
-			assert.GreaterOrEqual(t, len(c.pieces), chunkMin)
-			assert.LessOrEqual(t, len(c.pieces), chunkMax)
+		for k, c := range chunks {
+			assert.Same(t, &a.pieces.leaves[k][0], &c.pieces[0])
+			assert.GreaterOrEqual(t, len(c.pieces), leafMin)
+			assert.LessOrEqual(t, len(c.pieces), leafMax)
 		}
 	}
 }

@@ -45,12 +45,12 @@ func appsPlain(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], v
 	each(apps, func(a *App) {
 		n := a.plainLen(f)
 		if n < 0 {
-			for _, p := range a.pieces {
+			for p := range a.pieces.all() {
 				p.bytes(enc, f)
 			}
 			n = a.plainLen(f)
 		}
-		size += n + 2*len(a.name) + 64 + len(a.pieces)
+		size += n + 2*len(a.name) + 64 + a.pieces.Len()
 	})
 	out := make([]byte, 0, size)
 	out = enc.AppendApplicationsOpen(out, versionDelta, hashcode)
@@ -60,7 +60,7 @@ func appsPlain(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], v
 			out = enc.AppendApplicationsSeparator(out)
 		}
 		first = false
-		out = appendElement(out, enc, f, a.name, a.pieces)
+		out = appendElement(out, enc, f, a.name, a.pieces.all())
 	})
 	return enc.AppendApplicationsClose(out)
 }
@@ -80,7 +80,7 @@ type gzBlock struct {
 // a document after a write costs a walk over the applications and one
 // block's joining instead of a CRC combination per application.
 const (
-	blockSpan = chunkSpan // cutAfter cuts one key in chunkSpan
+	blockSpan = 32 // cutAfter cuts one name in blockSpan
 	blockMax  = 4 * blockSpan
 )
 
@@ -387,7 +387,7 @@ func (s *Snapshot) groupPlain(g *Group, field func(*actors.Instance) string, nam
 				continue
 			}
 			pieces = pieces[:0]
-			for _, p := range a.pieces {
+			for p := range a.pieces.all() {
 				if listsAddress(field(p.inst), name) {
 					pieces = append(pieces, p)
 					counts[statusIndex(p.inst.Status)]++
@@ -400,7 +400,7 @@ func (s *Snapshot) groupPlain(g *Group, field func(*actors.Instance) string, nam
 				out = enc.AppendApplicationsSeparator(out)
 			}
 			first = false
-			out = appendElement(out, enc, f, a.name, pieces)
+			out = appendElement(out, enc, f, a.name, slices.Values(pieces))
 		}
 	}
 	out = enc.AppendApplicationsClose(out)

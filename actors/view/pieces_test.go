@@ -26,7 +26,7 @@ func TestDeltaSharesPiecesWithApps(t *testing.T) {
 	s.Delta(FormatJSON, false)
 	s.VIP("a", FormatJSON, false)
 	assert.Equal(t, 2, lines[FormatJSON].encodes("A"), "the delta and the VIP document reuse the instances' bytes")
-	assert.Same(t, dataPtr(s.App("A").pieces[0].peek(FormatJSON)), dataPtr(s.deltaApp("A").pieces[0].peek(FormatJSON)))
+	assert.Same(t, dataPtr(s.App("A").pieces.leaves[0][0].peek(FormatJSON)), dataPtr(s.deltaApp("A").pieces.leaves[0][0].peek(FormatJSON)))
 
 	// A write encodes nothing; the next read encodes the changed instance
 	// once for every document.
@@ -47,7 +47,7 @@ func TestGzipKeepsNoPlainPieces(t *testing.T) {
 	f.add("A", "a1", actors.StatusUp)
 	s := v.Snapshot()
 	s.Full(FormatJSON, true)
-	assert.Nil(t, s.App("A").pieces[0].peek(FormatJSON))
+	assert.Nil(t, s.App("A").pieces.leaves[0][0].peek(FormatJSON))
 	assert.Equal(t, string(s.Full(FormatJSON, false)), string(gunzip(t, s.Full(FormatJSON, true))))
 }
 
@@ -182,5 +182,5 @@ func TestStalePreparedChangeIsRecomputed(t *testing.T) {
 	s := staleScenario(t)
 	assert.Len(t, s.App("A").Instances(), 3, "a1, a2 and a3")
 	assert.Equal(t, 3, s.Count())
-	assert.Len(t, s.deltaApp("A").pieces, 3, "the delta group too")
+	assert.Equal(t, 3, s.deltaApp("A").Len(), "the delta group too")
 }
