@@ -96,6 +96,10 @@ func appendElement(dst []byte, enc Encoder, f Format, name string, pieces iter.S
 // are built on first use and shared by every snapshot that holds it.
 type App struct {
 	name string
+	// cut says whether a gzip block of applications ends after this one
+	// (cutAfter of its name), computed once per application and inherited
+	// by every App made from it.
+	cut bool
 	// pieces are the instances with their versions, sorted by id (the
 	// instances and versions are read from the pieces, not kept beside
 	// them): a write copies one leaf of the list and the list of leaves.
@@ -209,10 +213,12 @@ func (a *App) findPiece(id string) *piece { return a.pieces.find(id) }
 // of leaves, and encodes nothing. A delta group (which holds pieces only)
 // changes the same way.
 func (a *App) with(name string, p *piece) *App {
-	n := &App{name: name}
+	var n *App
 	if a != nil {
-		n.name = a.name
+		n = &App{name: a.name, cut: a.cut}
 		n.inherit(a)
+	} else {
+		n = &App{name: name, cut: cutAfter(name)}
 	}
 	n.pieces = a.list().set(p)
 	return n
@@ -238,7 +244,7 @@ func (a *App) without(id string) *App {
 	if l.Len() == 0 {
 		return nil
 	}
-	n := &App{name: a.name, pieces: l}
+	n := &App{name: a.name, cut: a.cut, pieces: l}
 	n.inherit(a)
 	return n
 }
@@ -266,7 +272,7 @@ func (g *App) withoutExpired(ids []string, cutoff int64) *App {
 	if len(drop) == g.pieces.Len() {
 		return nil
 	}
-	n := &App{name: g.name, pieces: g.pieces.filter(func(p *piece) bool {
+	n := &App{name: g.name, cut: g.cut, pieces: g.pieces.filter(func(p *piece) bool {
 		_, ok := drop[p]
 		return ok
 	})}

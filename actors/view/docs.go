@@ -3,7 +3,6 @@ package view
 import (
 	"io"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,7 +107,7 @@ func appsGzip(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], ve
 	blocks := make([]gzBlock, 0, len(all)/blockSpan+1)
 	start := 0
 	for i, a := range all {
-		if i+1 < len(all) && i+1-start < blockMax && !cutAfter(a.name) {
+		if i+1 < len(all) && i+1-start < blockMax && !a.cut {
 			continue
 		}
 		b := gzBlock{first: start == 0, apps: all[start : i+1 : i+1]}
@@ -309,48 +308,52 @@ func vipOf(i *actors.Instance) string  { return i.VIPAddress }
 func svipOf(i *actors.Instance) string { return i.SecureVIPAddress }
 
 // Group is the index entry of one VIP or secure VIP address: the
-// applications that have instances listing it, sorted by name, with how many
-// instances each. It holds no per-instance data (the document finds the
-// instances in the applications), so the index costs per application and
-// address, not per instance. It is immutable and changes only when an
-// instance joins or leaves the address, so a re-registration that keeps its
-// addresses costs the index nothing.
+// applications that have instances listing it, sorted by name. It holds no
+// per-instance data (the document finds the instances in the
+// applications), so the index costs per application and address, not per
+// instance. It is immutable and changes only when an application gains its
+// first instance listing the address or loses its last (the counts live in
+// the View, see groupCounts), so registrations and cancels within an
+// application that keeps the address cost the index nothing.
 type Group struct {
-	apps []groupApp
+	apps []string
 }
 
-// groupApp is one application of a Group.
-type groupApp struct {
-	name string
-	n    int // instances of the application that list the address
-}
-
-// add returns g with d (±1) instances of app, nil when that leaves it empty.
-func (g *Group) add(app string, d int) *Group {
-	var apps []groupApp
+// with returns g with app, or g itself when it holds app.
+func (g *Group) with(app string) *Group {
+	var apps []string
 	if g != nil {
 		apps = g.apps
 	}
-	i := sort.Search(len(apps), func(i int) bool { return apps[i].name >= app })
-	found := i < len(apps) && apps[i].name == app
-	n := &Group{}
-	switch {
-	case found && apps[i].n+d > 0:
-		n.apps = append([]groupApp(nil), apps...)
-		n.apps[i].n += d
-	case found:
-		if len(apps) == 1 {
-			return nil
-		}
-		n.apps = append(append(make([]groupApp, 0, len(apps)-1), apps[:i]...), apps[i+1:]...)
-	case d > 0:
-		n.apps = make([]groupApp, 0, len(apps)+1)
-		n.apps = append(append(append(n.apps, apps[:i]...), groupApp{name: app, n: d}), apps[i:]...)
-	default:
-		return g // removing what is not there (cannot happen)
+	i, found := slices.BinarySearch(apps, app)
+	if found {
+		return g
 	}
-	return n
+	return &Group{apps: slices.Insert(slices.Clone(apps), i, app)}
 }
+
+// without returns g without app, nil when that leaves it empty.
+func (g *Group) without(app string) *Group {
+	if g == nil {
+		return nil
+	}
+	i, found := slices.BinarySearch(g.apps, app)
+	switch {
+	case !found:
+		return g
+	case len(g.apps) == 1:
+		return nil
+	}
+	return &Group{apps: slices.Delete(slices.Clone(g.apps), i, i+1)}
+}
+
+// groupCounts counts, per address and application, the instances that
+// list the address. The View keeps one per index and changes it under its
+// lock; snapshots hold only the Groups.
+type groupCounts map[groupKey]int
+
+// groupKey is an address and an application.
+type groupKey struct{ addr, app string }
 
 // groupDocument builds (once per snapshot) the document of group g named
 // name: its instances grouped by application, versions__delta "-1" and the
@@ -381,8 +384,8 @@ func (s *Snapshot) groupPlain(g *Group, field func(*actors.Instance) string, nam
 	if g != nil {
 		var pieces []*piece
 		first := true
-		for _, ga := range g.apps {
-			a := s.App(ga.name)
+		for _, app := range g.apps {
+			a := s.App(app)
 			if a == nil {
 				continue
 			}
@@ -445,8 +448,10 @@ func splitAddresses(s string) []string {
 }
 
 // updateGroups moves key from the groups named by old's field to those named
-// by cur's (either may be nil). Nothing changes when the addresses did not.
-func updateGroups(m *immutable.Map[string, *Group], key actors.Key, old, cur *actors.Instance,
+// by cur's (either may be nil), counting in counts. A group changes only
+// when its application's count reaches or leaves zero; nothing changes when
+// the addresses did not.
+func updateGroups(m *immutable.Map[string, *Group], counts groupCounts, key actors.Key, old, cur *actors.Instance,
 	field func(*actors.Instance) string) *immutable.Map[string, *Group] {
 	var before, after string
 	if old != nil {
@@ -458,6 +463,9 @@ func updateGroups(m *immutable.Map[string, *Group], key actors.Key, old, cur *ac
 	if before == after && (old == nil) == (cur == nil) {
 		return m
 	}
+	if before == "" && after == "" {
+		return m
+	}
 	var oldNames, newNames []string
 	if old != nil {
 		oldNames = uniqueNames(splitAddresses(before))
@@ -465,22 +473,33 @@ func updateGroups(m *immutable.Map[string, *Group], key actors.Key, old, cur *ac
 	if cur != nil {
 		newNames = uniqueNames(splitAddresses(after))
 	}
-	set := func(name string, d int) {
+	for _, name := range oldNames {
+		if slices.Contains(newNames, name) {
+			continue
+		}
+		k := groupKey{name, key.App}
+		if counts[k]--; counts[k] > 0 {
+			continue
+		}
+		delete(counts, k)
 		g, _ := m.Get(name)
-		if n := g.add(key.App, d); n == nil {
+		if n := g.without(key.App); n == nil {
 			m = m.Delete(name)
 		} else if n != g {
 			m = m.Set(name, n)
 		}
 	}
-	for _, name := range oldNames {
-		if !slices.Contains(newNames, name) {
-			set(name, -1)
-		}
-	}
 	for _, name := range newNames {
-		if !slices.Contains(oldNames, name) {
-			set(name, +1)
+		if slices.Contains(oldNames, name) {
+			continue
+		}
+		k := groupKey{name, key.App}
+		if counts[k]++; counts[k] > 1 {
+			continue
+		}
+		g, _ := m.Get(name)
+		if n := g.with(key.App); n != g {
+			m = m.Set(name, n)
 		}
 	}
 	return m

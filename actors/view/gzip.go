@@ -27,8 +27,16 @@ type gzPiece struct {
 	size     int
 }
 
+// pieceLevel is the DEFLATE level of every piece. Pieces are compressed on
+// the read after a write (a chunk of an application, a VIP document), so
+// the level is a trade of that read's latency against size: on chunks of
+// 36 instance elements level 3 compresses about twice as fast as the
+// default level 6, to a document 5% larger (measured: 64 against 119 µs a
+// 31 kB chunk, 24.2× against 25.5×).
+const pieceLevel = 3
+
 var flateWriters = sync.Pool{New: func() any {
-	w, _ := flate.NewWriter(nil, flate.DefaultCompression)
+	w, _ := flate.NewWriter(nil, pieceLevel)
 	return w
 }}
 
@@ -164,21 +172,39 @@ func assembleGzip(pieces []gzPiece) []byte {
 // crc32Combine returns the CRC-32 (IEEE) of A‖B given crc(A), crc(B) and
 // len(B). Appending n zero bytes to A is a linear map on the CRC register
 // over GF(2), a 32×32 bit matrix; the matrices for 2^k zero bytes are
-// computed once (zeroOps), so a combination costs one matrix-vector product
-// per set bit of len(B) — a few hundred nanoseconds, which matters when a
-// document is assembled from tens of thousands of pieces.
+// computed once (zeroOps) and tabulated per byte of the register
+// (zeroTables), so a combination costs four table lookups per set bit of
+// len(B), tens of nanoseconds: a document is assembled from thousands of
+// pieces after every change.
 func crc32Combine(crc1, crc2 uint32, len2 int) uint32 {
 	if len2 <= 0 {
 		return crc1
 	}
-	ops := zeroOps()
+	t := zeroTables()
 	for k, n := 0, uint64(len2); n != 0; k, n = k+1, n>>1 {
 		if n&1 != 0 {
-			crc1 = gf2Times(&ops[k], crc1)
+			z := &t[k]
+			crc1 = z[0][crc1&0xff] ^ z[1][crc1>>8&0xff] ^ z[2][crc1>>16&0xff] ^ z[3][crc1>>24]
 		}
 	}
 	return crc1 ^ crc2
 }
+
+// zeroTables holds, for each k, the product of zeroOps()[k] with every
+// value of each byte of the register: the product with a whole register is
+// the XOR of its four bytes' entries (the map is linear).
+var zeroTables = sync.OnceValue(func() *[64][4][256]uint32 {
+	ops := zeroOps()
+	var t [64][4][256]uint32
+	for k := range t {
+		for b := range 4 {
+			for v := range 256 {
+				t[k][b][v] = gf2Times(&ops[k], uint32(v)<<(8*b))
+			}
+		}
+	}
+	return &t
+})
 
 var zeroOpsOnce = sync.OnceValue(func() *[64][32]uint32 {
 	var ops [64][32]uint32

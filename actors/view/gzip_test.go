@@ -184,4 +184,12 @@ func TestCrc32CombineProperty(t *testing.T) {
 		return got == crc32.ChecksumIEEE(append(append([]byte(nil), a...), b...))
 	}
 	require.NoError(t, quick.Check(prop, &quick.Config{MaxCount: 500, Rand: rand.New(rand.NewSource(3))}))
+	// Pieces of megabytes use the tables of high powers of two.
+	rnd := rand.New(rand.NewSource(4))
+	for _, n := range []int{1 << 20, 3<<20 + 12345} {
+		a, b := make([]byte, 777), make([]byte, n)
+		rnd.Read(a)
+		rnd.Read(b)
+		assert.True(t, prop(a, b), "%d bytes", n)
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/benbjohnson/immutable"
+
 	"github.com/heureka/heureka/actors"
 )
 
@@ -100,6 +102,29 @@ func TestVIPIndexMatchesFiltering(t *testing.T) {
 			require.Equal(t, want, string(s.VIP(name, FormatJSON, false)), "step %d vip %s", step, name)
 			want = newFeederless(s, name, func(i *actors.Instance) string { return i.SecureVIPAddress })
 			require.Equal(t, want, string(s.SVIP(name, FormatJSON, false)), "step %d svip %s", step, name)
+			// A group lists exactly the applications with an instance
+			// that lists the address.
+			for _, idx := range []struct {
+				m     *immutable.Map[string, *Group]
+				field func(*actors.Instance) string
+			}{{s.vips, vipOf}, {s.svips, svipOf}} {
+				var want []string
+				s.Apps(func(a *App) bool {
+					for in := range a.All() {
+						if listsAddress(idx.field(in), name) {
+							want = append(want, a.Name())
+							break
+						}
+					}
+					return true
+				})
+				g, _ := idx.m.Get(name)
+				var got []string
+				if g != nil {
+					got = g.apps
+				}
+				require.Equal(t, want, got, "step %d: group %s", step, name)
+			}
 		}
 	}
 }
@@ -158,7 +183,8 @@ func TestConcurrentWritersToOneApp(t *testing.T) {
 	assert.Len(t, s.App("A").Instances(), writers*per)
 	g, _ := s.vips.Get("a")
 	require.NotNil(t, g)
-	assert.Equal(t, []groupApp{{name: "A", n: writers * per}}, g.apps)
+	assert.Equal(t, []string{"A"}, g.apps)
+	assert.Equal(t, groupCounts{{"a", "A"}: writers * per}, v.vipN)
 }
 
 // staleScenario prepares a2's registration against application A, lets

@@ -106,7 +106,10 @@ type View struct {
 	// sabotage switch ViewDeltaHoldsStates (guarded by mu), as the window
 	// once did.
 	held []*piece
-	pub  atomic.Pointer[Snapshot] // what readers see
+	// vipN and svipN count the instances per address and application
+	// behind the snapshots' VIP indexes (guarded by mu).
+	vipN, svipN groupCounts
+	pub         atomic.Pointer[Snapshot] // what readers see
 }
 
 // New returns an empty view.
@@ -114,7 +117,7 @@ func New(cfg Config) *View {
 	if cfg.Clock == nil {
 		cfg.Clock = actors.SystemClock{}
 	}
-	v := &View{cfg: cfg}
+	v := &View{cfg: cfg, vipN: groupCounts{}, svipN: groupCounts{}}
 	s := &Snapshot{
 		enc:     &v.cfg.Encoders,
 		apps:    immutable.NewSortedMap[string, *App](nil),
@@ -419,8 +422,8 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 		next.counts[statusIndex(cur.Status)]++
 		next.total++
 	}
-	next.vips = updateGroups(next.vips, c.key, old, cur, func(i *actors.Instance) string { return i.VIPAddress })
-	next.svips = updateGroups(next.svips, c.key, old, cur, func(i *actors.Instance) string { return i.SecureVIPAddress })
+	next.vips = updateGroups(next.vips, v.vipN, c.key, old, cur, vipOf)
+	next.svips = updateGroups(next.svips, v.svipN, c.key, old, cur, svipOf)
 
 	c.p.at = now
 	v.window = append(v.window, deltaEntry{at: now, key: c.key})
