@@ -153,7 +153,8 @@ type Fixture struct {
 	// first: the cancel scenario cancels them again.
 	Fresh *Queue
 
-	clock *ShiftClock
+	clock     *ShiftClock
+	retention time.Duration // the view's DeltaRetention
 }
 
 // Start starts a node on a free loopback port with the production
@@ -168,7 +169,7 @@ func Start() (*Fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Fixture{Node: n, Base: "http://" + n.Addr(), clock: clock, Fresh: NewQueue()}, nil
+	return &Fixture{Node: n, Base: "http://" + n.Addr(), clock: clock, retention: cfg.View.DeltaRetention, Fresh: NewQueue()}, nil
 }
 
 // NewFixture starts a node and loads size instances into it.
@@ -244,6 +245,37 @@ func registerDirect(reg *actors.Registry, body []byte) error {
 func (f *Fixture) ForgetDelta() {
 	f.clock.Advance(10 * time.Minute)
 	f.Node.View().PruneDelta()
+}
+
+// HoldDeltaWindow keeps the delta window at about the changes of the last
+// w of real time until stop is called, so that reads under a steady churn
+// read a delta of steady size (with the production retention of 3 minutes
+// the window, and the delta, grow through any measurement shorter than
+// that). The view's clock, which only stamps and ages delta entries, runs
+// retention÷w times as fast meanwhile, and the window is pruned every w/10.
+// Leases do not use this clock.
+func (f *Fixture) HoldDeltaWindow(w time.Duration) (stop func()) {
+	retention := f.retention
+	tick := w / 10
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				f.clock.Advance(time.Duration(float64(tick) * (float64(retention)/float64(w) - 1)))
+				f.Node.View().PruneDelta()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
 }
 
 // PrepareDelta leaves exactly DeltaChanges recent changes in the delta

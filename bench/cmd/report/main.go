@@ -70,8 +70,8 @@ func parseFlags() options {
 	sizesFlag := flag.String("sizes", "1000,10000,100000", "registry sizes (1000000 needs ~7 GB and minutes per size)")
 	flag.IntVar(&o.samples, "samples", 1000, "register-to-readable samples per size (in-process target only)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the server rounds of -profile to this file")
-	flag.StringVar(&o.profile, "profile", "register@100000", "scenario@size to profile with -cpuprofile")
-	only := flag.String("only", "", "comma-separated scenarios to run (default all, and the heap, deploy, churn and latency measurements)")
+	flag.StringVar(&o.profile, "profile", "register@100000", "scenario@size to profile with -cpuprofile (under-churn@size: the deploy and the measurements under churn)")
+	only := flag.String("only", "", "comma-separated scenarios to run (default all, and the heap, deploy, churn and latency measurements); \"readable\" and \"under-churn\" add those measurements")
 	flag.StringVar(&o.target, "target", "heureka", `"heureka": a node in this process; "reference": a heureka process and the reference Eureka server, cache on and off`)
 	flag.StringVar(&o.jar, "jar", bench.ReferenceJar, "the reference Eureka server's jar (-target reference)")
 	flag.DurationVar(&o.warmup, "warmup", 5*time.Second, "warm-up per scenario of a server process before it is measured (JVM)")
@@ -107,6 +107,7 @@ func parseFlags() options {
 		bench.Scenarios = scs
 		partial = true
 		readableOnly = keep["readable"]
+		underChurnOnly = keep["under-churn"]
 	}
 	for _, s := range strings.Split(*sizesFlag, ",") {
 		if strings.TrimSpace(s) == "" && o.churn > 0 {
@@ -127,6 +128,10 @@ var partial bool
 
 // readableOnly is set by -only …,readable: register-to-readable is measured.
 var readableOnly bool
+
+// underChurnOnly is set by -only …,under-churn: the registrations and reads
+// under churn are measured (not the deploy).
+var underChurnOnly bool
 
 func main() {
 	o := parseFlags()
@@ -184,6 +189,9 @@ type subject struct {
 	body func(d bench.Doc) ([]byte, error)
 	// forgetDelta empties the delta window before the deploy (nil: cannot).
 	forgetDelta func()
+	// holdDelta keeps the delta window at the changes of the last w until
+	// stop is called (nil: cannot; a server process keeps its retention).
+	holdDelta func(w time.Duration) (stop func())
 }
 
 func runInProcess(o options) ([]*sizeReport, []*churnReport, error) {
@@ -238,7 +246,7 @@ func measureInProcess(o options, size int) (*sizeReport, error) {
 	s := &subject{server: inProcess, base: f.Base, size: f.Size, apps: f.Apps, fresh: f.Fresh,
 		prepare:     func(sc bench.Scenario) error { return sc.Prepare(f) },
 		body:        func(d bench.Doc) ([]byte, error) { return d.Bytes(f), nil },
-		forgetDelta: f.ForgetDelta}
+		forgetDelta: f.ForgetDelta, holdDelta: f.HoldDeltaWindow}
 	c := bench.NewClient(bench.Concurrency())
 	defer c.CloseIdleConnections()
 	if r.rows, err = runScenarios(o, s, c); err != nil {
@@ -249,10 +257,20 @@ func measureInProcess(o options, size int) (*sizeReport, error) {
 			return nil, err
 		}
 	}
-	if partial {
+	if partial && !underChurnOnly {
 		return r, nil
 	}
+	if partial {
+		o.deploy = 0
+	}
 	f.ForgetDelta()
+	if o.cpuprofile != "" && o.profile == fmt.Sprintf("under-churn@%d", size) {
+		stop, err := startProfile(o.cpuprofile)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
 	if err := measureDeployAndChurnReads(o, s, c, r); err != nil {
 		// Keep what was measured; the run reports the failure and exits 1.
 		r.failure = err.Error()
@@ -461,18 +479,30 @@ func runScenarios(o options, s *subject, c *http.Client) ([]*row, error) {
 
 // profileRun runs l once more for d under the CPU profiler.
 func profileRun(file string, c *http.Client, l bench.Load, conc int, d time.Duration) error {
-	pf, err := os.Create(file)
+	stop, err := startProfile(file)
 	if err != nil {
 		return err
 	}
-	defer pf.Close()
-	if err := pprof.StartCPUProfile(pf); err != nil {
-		return err
-	}
+	defer stop()
 	_, err = bench.Measure(c, l, conc, d)
-	pprof.StopCPUProfile()
-	progress("CPU profile written to %s", file)
 	return err
+}
+
+// startProfile starts the CPU profiler writing to file; stop ends it.
+func startProfile(file string) (stop func(), err error) {
+	pf, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		pf.Close()
+		progress("CPU profile written to %s", file)
+	}, nil
 }
 
 func median(xs []float64) float64 {

@@ -59,6 +59,17 @@ type churnAlone struct {
 type churnRead struct {
 	doc          string
 	quiet, reads bench.Result
+	// staticBefore and staticAfter are the static server writing the
+	// document's bytes as Heureka served them just before and just after
+	// its round under churn, with the same churn running against Heureka:
+	// the ceiling on the same busy machine (the delta grows during the
+	// churn, so the two bodies bracket what Heureka served).
+	staticBefore, staticAfter bench.Result
+	// staticRegP99 is the register p99 of the churn during the two static
+	// rounds: what the same churn's registrations take while a static
+	// server, not Heureka, keeps the CPUs busy with reads.
+	staticRegP99 time.Duration
+	staticRegs   int
 	pairs        bench.Result
 	regP99       time.Duration // registrations of the churn, sent to 204
 	regs         int           // how many registrations regP99 is over
@@ -143,27 +154,80 @@ func measureDeployAndChurnReads(o options, s *subject, c *http.Client, r *sizeRe
 		progress("%s instances=%d churn alone: %.1f pairs/s, register p99 %v", s.server, s.size, ca.pairs.Rate(), ca.regP99)
 	}
 	for _, d := range []bench.Doc{bench.FullGzip, bench.Delta, bench.OneApp} {
-		cr := &churnRead{doc: d.Name}
-		var regs bench.Durations
-		churn := bench.TimedChurnLoad(s.base, q, http.StatusNoContent, http.StatusOK, &regs)
-		l := d.LoadFor(s.apps, s.base)
-		if _, err := l.New(c, 0)(); err != nil {
-			return err
+		cr, err := measureChurnRead(o, s, c, d, q, readConns, churnConns)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.Name, err)
 		}
-		var err error
-		if cr.quiet, err = bench.Measure(c, l, readConns, o.underChurn); err != nil {
-			return fmt.Errorf("%s quiet: %w", d.Name, err)
-		}
-		if cr.reads, cr.pairs, err = bench.UnderChurn(c, l, churn, readConns, churnConns, o.underChurn, s.pid, o.underChurnRate); err != nil {
-			return fmt.Errorf("%s under churn: %w", d.Name, err)
-		}
-		cr.regP99, cr.regs = regs.Percentile(99)
-		cr.load = bench.Load1()
 		r.reads = append(r.reads, cr)
-		progress("%s instances=%d %s: %.1f req/s quiet, %.1f req/s under churn (%.1f pairs/s, register p99 %v)", s.server, s.size, d.Name,
-			cr.quiet.Rate(), cr.reads.Rate(), cr.pairs.Rate(), cr.regP99)
+		progress("%s instances=%d %s: %.1f req/s quiet, %.1f req/s under churn (%.1f pairs/s, register p99 %v, %.1f µs CPU/read); static under churn %.1f before, %.1f after (register p99 %v, %.1f and %.1f µs CPU/read)", s.server, s.size, d.Name,
+			cr.quiet.Rate(), cr.reads.Rate(), cr.pairs.Rate(), cr.regP99, cpuPerOp(cr.reads), cr.staticBefore.Rate(), cr.staticAfter.Rate(), cr.staticRegP99,
+			cpuPerOp(cr.staticBefore), cpuPerOp(cr.staticAfter))
 	}
 	return nil
+}
+
+// measureChurnRead reads d quiet, then under churn from s and from a static
+// server. In process the delta window is held at the changes of the last
+// o.underChurn (Fixture.HoldDeltaWindow), filled by the churn before the
+// quiet round and frozen during it, so that every round reads a delta of
+// the same steady size.
+func measureChurnRead(o options, s *subject, c *http.Client, d bench.Doc, q *bench.Queue, readConns, churnConns int) (*churnRead, error) {
+	cr := &churnRead{doc: d.Name}
+	hold := func() func() { return func() {} }
+	if s.holdDelta != nil {
+		hold = func() func() { return s.holdDelta(o.underChurn) }
+	}
+	if s.forgetDelta != nil {
+		s.forgetDelta()
+	}
+	var untimed bench.Durations
+	stop := hold()
+	_, err := bench.PacedChurn(c, bench.TimedChurnLoad(s.base, q, http.StatusNoContent, http.StatusOK, &untimed),
+		churnConns, o.underChurn, o.underChurnRate, s.pid)
+	stop()
+	if err != nil {
+		return nil, fmt.Errorf("filling the delta window: %w", err)
+	}
+	l := d.LoadFor(s.apps, s.base)
+	if _, err := l.New(c, 0)(); err != nil {
+		return nil, err
+	}
+	if cr.quiet, err = bench.Measure(c, l, readConns, o.underChurn); err != nil {
+		return nil, fmt.Errorf("quiet: %w", err)
+	}
+
+	stop = hold()
+	defer stop()
+	var staticRegs bench.Durations
+	staticRound := func() (bench.Result, error) {
+		body, err := d.Fetch(c, s.base)
+		if err != nil {
+			return bench.Result{}, err
+		}
+		st, err := bench.Serve(bench.Static(d, body))
+		if err != nil {
+			return bench.Result{}, err
+		}
+		defer st.Close()
+		churn := bench.TimedChurnLoad(s.base, q, http.StatusNoContent, http.StatusOK, &staticRegs)
+		reads, _, err := bench.UnderChurn(c, d.LoadFor(s.apps, st.Base), churn, readConns, churnConns, o.underChurn, s.pid, o.underChurnRate)
+		return reads, err
+	}
+	if cr.staticBefore, err = staticRound(); err != nil {
+		return nil, fmt.Errorf("static under churn: %w", err)
+	}
+	var regs bench.Durations
+	churn := bench.TimedChurnLoad(s.base, q, http.StatusNoContent, http.StatusOK, &regs)
+	if cr.reads, cr.pairs, err = bench.UnderChurn(c, l, churn, readConns, churnConns, o.underChurn, s.pid, o.underChurnRate); err != nil {
+		return nil, fmt.Errorf("under churn: %w", err)
+	}
+	cr.regP99, cr.regs = regs.Percentile(99)
+	if cr.staticAfter, err = staticRound(); err != nil {
+		return nil, fmt.Errorf("static under churn: %w", err)
+	}
+	cr.staticRegP99, cr.staticRegs = staticRegs.Percentile(99)
+	cr.load = bench.Load1()
+	return cr, nil
 }
 
 // cpuPerOp is the CPU per operation of r in µs: this process plus a
