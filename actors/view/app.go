@@ -96,10 +96,6 @@ func appendElement(dst []byte, enc Encoder, f Format, name string, pieces iter.S
 // are built on first use and shared by every snapshot that holds it.
 type App struct {
 	name string
-	// cut says whether a gzip block of applications ends after this one
-	// (cutAfter of its name), computed once per application and inherited
-	// by every App made from it.
-	cut bool
 	// pieces are the instances with their versions, sorted by id (the
 	// instances and versions are read from the pieces, not kept beside
 	// them): a write copies one leaf of the list and the list of leaves.
@@ -215,10 +211,10 @@ func (a *App) findPiece(id string) *piece { return a.pieces.find(id) }
 func (a *App) with(name string, p *piece) *App {
 	var n *App
 	if a != nil {
-		n = &App{name: a.name, cut: a.cut}
+		n = &App{name: a.name}
 		n.inherit(a)
 	} else {
-		n = &App{name: name, cut: cutAfter(name)}
+		n = &App{name: name}
 	}
 	n.pieces = a.list().set(p)
 	return n
@@ -244,7 +240,7 @@ func (a *App) without(id string) *App {
 	if l.Len() == 0 {
 		return nil
 	}
-	n := &App{name: a.name, cut: a.cut, pieces: l}
+	n := &App{name: a.name, pieces: l}
 	n.inherit(a)
 	return n
 }
@@ -272,7 +268,7 @@ func (g *App) withoutExpired(ids []string, cutoff int64) *App {
 	if len(drop) == g.pieces.Len() {
 		return nil
 	}
-	n := &App{name: g.name, cut: g.cut, pieces: g.pieces.filter(func(p *piece) bool {
+	n := &App{name: g.name, pieces: g.pieces.filter(func(p *piece) bool {
 		_, ok := drop[p]
 		return ok
 	})}
@@ -316,19 +312,6 @@ type gzChunk struct {
 	first, last bool
 	pieces      []*piece // the leaf
 	z           gzPiece
-}
-
-// cutAfter reports whether a block (of applications, see appsGzip) ends
-// after the one with this name: FNV-1a of it, one in blockSpan.
-// Boundaries follow the names alone, so a change leaves every block but
-// its own as it was.
-func cutAfter(id string) bool {
-	h := uint32(2166136261)
-	for i := 0; i < len(id); i++ {
-		h ^= uint32(id[i])
-		h *= 16777619
-	}
-	return h%blockSpan == 0
 }
 
 // inherit lets n, made from a by one change, reuse a's gzip chunks, or

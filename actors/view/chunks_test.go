@@ -91,7 +91,7 @@ func TestGzipBlocksReusedAcrossSnapshots(t *testing.T) {
 				s2.Delta(FormatJSON, true)
 			}
 			b1, b2 := *s1.docs().blocks[kind][FormatJSON].Load(), *s2.docs().blocks[kind][FormatJSON].Load()
-			require.Greater(t, len(b2), apps/blockMax)
+			require.Greater(t, len(b2), apps/treeMax)
 			old := map[*byte]bool{}
 			for _, b := range b1 {
 				old[dataPtr(b.z.deflated)] = true

@@ -39,9 +39,9 @@ const FullVersionDelta = "1"
 // appsPlain builds an applications document in format f from apps'
 // cached instance bytes: one pass to size it (encoding the instances that
 // are not yet), one to copy.
-func appsPlain(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], versionDelta, hashcode string) []byte {
+func appsPlain(enc Encoder, f Format, apps appTree, versionDelta, hashcode string) []byte {
 	size := 256
-	each(apps, func(a *App) {
+	for a := range apps.All() {
 		n := a.plainLen(f)
 		if n < 0 {
 			for p := range a.pieces.all() {
@@ -50,68 +50,54 @@ func appsPlain(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], v
 			n = a.plainLen(f)
 		}
 		size += n + 2*len(a.name) + 64 + a.pieces.Len()
-	})
+	}
 	out := make([]byte, 0, size)
 	out = enc.AppendApplicationsOpen(out, versionDelta, hashcode)
 	first := true
-	each(apps, func(a *App) {
+	for a := range apps.All() {
 		if !first {
 			out = enc.AppendApplicationsSeparator(out)
 		}
 		first = false
 		out = appendElement(out, enc, f, a.name, a.pieces.all())
-	})
+	}
 	return enc.AppendApplicationsClose(out)
 }
 
-// gzBlock is a run of consecutive application elements of an applications
-// document as one gzip piece: each element but the document's first is
-// preceded by the applications separator.
+// gzBlock is one leaf of an applications tree (appTree) as one gzip
+// piece: its application elements, each but the document's first preceded
+// by the applications separator.
 type gzBlock struct {
 	first bool
-	apps  []*App
+	apps  []*App // the leaf's
 	z     gzPiece
 }
 
-// blockSpan is the expected number of applications of a gzip block and
-// blockMax the most. Blocks are cut by application name (cutAfter), so a
-// write leaves every block but its application's as it was, and assembling
-// a document after a write costs a walk over the applications and one
-// block's joining instead of a CRC combination per application.
-const (
-	blockSpan = 32 // cutAfter cuts one name in blockSpan
-	blockMax  = 4 * blockSpan
-)
-
 // appsGzip builds a gzipped applications document in format f from apps'
-// gzip chunks, joined into blocks: the blocks of old (those of the snapshot
-// this one derives from) whose applications are the same are reused. It
-// returns the document as parts (see gzipParts) and its blocks.
-func appsGzip(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], versionDelta, hashcode string, old *[]gzBlock) ([][]byte, []gzBlock) {
-	var prev map[*App]*gzBlock
+// gzip chunks, joined into one block per leaf of apps: the blocks of old
+// (those of the snapshot this one derives from) whose leaf and place are
+// the same are reused, so after a write one block is joined again and the
+// document is assembled from a walk over the leaves. It returns the
+// document as parts (see gzipParts) and its blocks.
+func appsGzip(enc Encoder, f Format, apps appTree, versionDelta, hashcode string, old *[]gzBlock) ([][]byte, []gzBlock) {
+	var prev map[**App]*gzBlock // by the leaf's first element
 	if old != nil {
-		prev = make(map[*App]*gzBlock, len(*old))
+		prev = make(map[**App]*gzBlock, len(*old))
 		for i := range *old {
 			if b := &(*old)[i]; len(b.apps) > 0 {
-				prev[b.apps[0]] = b
+				prev[&b.apps[0]] = b
 			}
 		}
 	}
-	all := make([]*App, 0, apps.Len())
-	each(apps, func(a *App) { all = append(all, a) })
 	var sepPiece gzPiece
 	sep := enc.AppendApplicationsSeparator(nil)
 	if len(sep) > 0 {
 		sepPiece = compressedConst(string(sep))
 	}
-	blocks := make([]gzBlock, 0, len(all)/blockSpan+1)
-	start := 0
-	for i, a := range all {
-		if i+1 < len(all) && i+1-start < blockMax && !a.cut {
-			continue
-		}
-		b := gzBlock{first: start == 0, apps: all[start : i+1 : i+1]}
-		if o := prev[b.apps[0]]; o != nil && o.first == b.first && slices.Equal(o.apps, b.apps) {
+	blocks := make([]gzBlock, 0, apps.Len()/(treeMax/2)+1)
+	for lf := range apps.leaves() {
+		b := gzBlock{first: len(blocks) == 0, apps: lf.apps}
+		if o := prev[&lf.apps[0]]; o != nil && o.first == b.first && len(o.apps) == len(b.apps) {
 			b.z = o.z
 		} else {
 			pieces := make([]gzPiece, 0, 2*len(b.apps))
@@ -124,7 +110,6 @@ func appsGzip(enc Encoder, f Format, apps *immutable.SortedMap[string, *App], ve
 			b.z = joinPieces(pieces)
 		}
 		blocks = append(blocks, b)
-		start = i + 1
 	}
 	pieces := make([]gzPiece, 0, len(blocks)+2)
 	pieces = append(pieces, storedPiece(enc.AppendApplicationsOpen(nil, versionDelta, hashcode)))
@@ -218,15 +203,6 @@ func (b Body) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	return n, nil
-}
-
-// each calls fn for every application of apps in name order.
-func each(apps *immutable.SortedMap[string, *App], fn func(*App)) {
-	it := apps.Iterator()
-	for !it.Done() {
-		_, a, _ := it.Next()
-		fn(a)
-	}
 }
 
 // Full returns the full registry document (GET apps) in format f, gzipped

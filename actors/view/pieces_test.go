@@ -76,8 +76,8 @@ func TestPruneDropsSupersededEntries(t *testing.T) {
 	assert.Equal(t, 2, s.DeltaLen(), "o1 expired; a1's last change and b1 remain")
 	assert.Equal(t, "json apps versions=14 hash=UP_2_\n"+
 		"app A\n a1 UP DELETED\n--\napp B\n b1 UP ADDED\nend\n", string(s.Delta(FormatJSON, false)))
-	bA, _ := b.Get("A")
-	sA, _ := s.delta.Get("A")
+	bA := b.Get("A")
+	sA := s.delta.Get("A")
 	assert.Same(t, bA, sA, "the applications that lost nothing keep their cached parts")
 }
 

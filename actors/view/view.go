@@ -120,10 +120,8 @@ func New(cfg Config) *View {
 	v := &View{cfg: cfg, vipN: groupCounts{}, svipN: groupCounts{}}
 	s := &Snapshot{
 		enc:     &v.cfg.Encoders,
-		apps:    immutable.NewSortedMap[string, *App](nil),
 		vips:    immutable.NewMap[string, *Group](nil),
 		svips:   immutable.NewMap[string, *Group](nil),
-		delta:   immutable.NewSortedMap[string, *App](nil),
 		version: 1,
 	}
 	v.head.Store(s)
@@ -214,13 +212,12 @@ func (v *View) PruneDelta() {
 	next := v.head.Load().derive()
 	next.window = v.window[:len(v.window):len(v.window)]
 	for app, ids := range gone {
-		g, _ := next.delta.Get(app)
 		// An instance changed again after the cutoff holds a newer piece
 		// in its group and stays.
-		if g = g.withoutExpired(ids, cutoff); g == nil {
+		if g := next.delta.Get(app).withoutExpired(ids, cutoff); g == nil {
 			next.delta = next.delta.Delete(app)
 		} else {
-			next.delta = next.delta.Set(app, g)
+			next.delta = next.delta.Set(g)
 		}
 	}
 	v.install(next)
@@ -261,7 +258,7 @@ func (v *View) ClearDelta() {
 	v.gen++
 	next := v.head.Load().derive()
 	next.window = nil
-	next.delta = immutable.NewSortedMap[string, *App](nil)
+	next.delta = appTree{}
 	v.install(next)
 }
 
@@ -396,7 +393,7 @@ func (v *View) ApplyBatch(evs []actors.Event) {
 // one application come from more than one goroutine, which the registry
 // never does), the change is recomputed here.
 func (v *View) fold(next *Snapshot, c *change, now int64) {
-	oldApp, _ := next.apps.Get(c.key.App)
+	oldApp := next.apps.Get(c.key.App)
 	if oldApp != c.base && !sabotage.On(sabotage.ViewStaleAppInstalled) {
 		c.rebase(oldApp)
 	}
@@ -409,7 +406,7 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 			next.apps = next.apps.Delete(c.key.App)
 		}
 	} else if c.newApp != oldApp {
-		next.apps = next.apps.Set(c.key.App, c.newApp)
+		next.apps = next.apps.Set(c.newApp)
 	}
 	deleted := c.ev.Action == actors.ActionDeleted
 	if old != nil {
@@ -430,16 +427,15 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 	if sabotage.On(sabotage.ViewDeltaHoldsStates) {
 		v.held = append(v.held, c.p)
 	}
-	if g, _ := next.delta.Get(c.key.App); g != c.deltaBase && !sabotage.On(sabotage.ViewStaleAppInstalled) {
+	if g := next.delta.Get(c.key.App); g != c.deltaBase && !sabotage.On(sabotage.ViewStaleAppInstalled) {
 		c.rebaseDelta(g)
 	}
-	next.delta = next.delta.Set(c.key.App, c.newDelta)
+	next.delta = next.delta.Set(c.newDelta)
 }
 
 // deltaApp returns the delta's group of application name, or nil.
 func (s *Snapshot) deltaApp(name string) *App {
-	a, _ := s.delta.Get(name)
-	return a
+	return s.delta.Get(name)
 }
 
 // Snapshot is an immutable state of the registry with lazily built, cached
@@ -447,7 +443,7 @@ func (s *Snapshot) deltaApp(name string) *App {
 type Snapshot struct {
 	enc     *[NumFormats]Encoder
 	version uint64
-	apps    *immutable.SortedMap[string, *App]
+	apps    appTree
 	vips    *immutable.Map[string, *Group]
 	svips   *immutable.Map[string, *Group]
 	counts  [len(actors.AllStatuses)]int
@@ -456,7 +452,7 @@ type Snapshot struct {
 	// delta holds, per application, the latest piece of every instance
 	// changed in window, sorted by id: the delta document's applications,
 	// each with its own cached bytes, so a write changes one of them.
-	delta *immutable.SortedMap[string, *App]
+	delta appTree
 
 	// cache holds the documents built from this snapshot, allocated by the
 	// first reader: a snapshot that nobody reads (most, under a burst of
@@ -528,15 +524,12 @@ func hashCode(counts *[len(actors.AllStatuses)]int) string {
 
 // App returns one application, or nil.
 func (s *Snapshot) App(name string) *App {
-	a, _ := s.apps.Get(name)
-	return a
+	return s.apps.Get(name)
 }
 
 // Apps calls fn for every application in name order until fn returns false.
 func (s *Snapshot) Apps(fn func(*App) bool) {
-	it := s.apps.Iterator()
-	for !it.Done() {
-		_, a, _ := it.Next()
+	for a := range s.apps.All() {
 		if !fn(a) {
 			return
 		}
