@@ -6,11 +6,14 @@
 //
 // The application actors call View.Apply synchronously for every event,
 // before the command that caused it is answered, so a change is visible to
-// the next read. Apply makes a new Snapshot: a persistent sorted map of
-// applications (unchanged applications are shared with the previous
-// snapshot), VIP indexes, the per-status counts behind the apps hashcode, and
-// the recently-changed window behind /apps/delta. Readers load the current
-// snapshot atomically and never lock.
+// the next read. Apply makes a new Snapshot: a persistent B+tree of
+// applications (apptree.go; unchanged applications and tree nodes are
+// shared with the previous snapshot), VIP indexes, the per-status counts
+// behind the apps hashcode, and the recently-changed window behind
+// /apps/delta. An application's instances are a persistent list of leaves
+// (piecelist.go). So a write copies one leaf of instances and one path of
+// the tree, whatever the size of its application or of the registry.
+// Readers load the current snapshot atomically and never lock.
 //
 // # Prepared responses
 //
@@ -18,9 +21,11 @@
 // on first use and shared by the application that holds it, the delta entry
 // of the change that made it and every document built from them. An
 // application caches its gzip element per format (compressed from its
-// pieces), and a snapshot caches whole documents per format, built on first
-// use by concatenating cached bytes. A write therefore encodes nothing: it
-// rebuilds its application's slices and makes one piece; the next read of a
+// pieces, one gzip chunk per leaf), and a snapshot caches whole documents
+// per format, built on first use by concatenating cached bytes (gzip ones
+// from one block per leaf of the tree, reused from the previous snapshot).
+// A write therefore encodes nothing: it rebuilds its application's leaf and
+// path and makes one piece; the next read of a
 // format encodes the changed instance once, and no format is encoded that
 // nobody reads. The delta document and the apps hashcode of a snapshot are
 // computed from that one snapshot, so a client reconciling a delta against
@@ -35,8 +40,8 @@
 // App. So churn retains one instance state per changed instance, not one
 // per change: a state superseded by a later change (a registration
 // followed by its cancel) is collected at once. Pruning drops the entries
-// of superseded changes too. The VIP index holds applications and counts,
-// nothing per instance.
+// of superseded changes too. The VIP index holds applications, nothing per
+// instance (the View counts instances per address and application).
 //
 // Renewals are not events: like Eureka's response cache, cached documents
 // show lease timestamps as of the instance's last change.
