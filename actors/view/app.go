@@ -14,7 +14,7 @@ package view
 // A gzip document is assembled from independently compressed pieces (see
 // gzip.go): an App's gzip element is a run of chunks of a few dozen
 // instances, each compressed once, on first use, from its instances' bytes.
-// A chunk is one leaf of the App's persistent piece list (pieces.go), so
+// A chunk is one leaf of the App's persistent tree of pieces (btree.go), so
 // after a change an App built from its predecessor reuses every chunk whose
 // leaf did not change and compresses one: a write costs O(chunk), not
 // O(application), however large the application or its delta group grows.
@@ -27,6 +27,7 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"iter"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -99,7 +100,7 @@ type App struct {
 	// pieces are the instances with their versions, sorted by id (the
 	// instances and versions are read from the pieces, not kept beside
 	// them): a write copies one leaf of the list and the list of leaves.
-	pieces pieceList
+	pieces btree[*piece]
 	// cache holds what is built on first use. It is allocated by the first
 	// reader, so that a write, which copies an App, does not pay for the
 	// caches of a version nobody may read.
@@ -136,7 +137,7 @@ func (a *App) Digest() uint64 {
 	d := &a.caches().digest
 	d.once.Do(func() {
 		var buf [8]byte
-		for p := range a.pieces.all() {
+		for p := range a.pieces.All() {
 			h := fnv.New64a()
 			_, _ = h.Write([]byte(p.inst.ID()))
 			binary.LittleEndian.PutUint64(buf[:], p.v.Clock)
@@ -164,7 +165,7 @@ func (a *App) Name() string { return a.name }
 // Instances returns the instances sorted by id, in a new slice.
 func (a *App) Instances() []*actors.Instance {
 	out := make([]*actors.Instance, 0, a.pieces.Len())
-	for p := range a.pieces.all() {
+	for p := range a.pieces.All() {
 		out = append(out, p.inst)
 	}
 	return out
@@ -174,7 +175,7 @@ func (a *App) Instances() []*actors.Instance {
 // slice.
 func (a *App) Versions() []actors.Version {
 	out := make([]actors.Version, 0, a.pieces.Len())
-	for p := range a.pieces.all() {
+	for p := range a.pieces.All() {
 		out = append(out, p.v)
 	}
 	return out
@@ -184,7 +185,7 @@ func (a *App) Versions() []actors.Version {
 // copying.
 func (a *App) All() iter.Seq2[*actors.Instance, actors.Version] {
 	return func(yield func(*actors.Instance, actors.Version) bool) {
-		for p := range a.pieces.all() {
+		for p := range a.pieces.All() {
 			if !yield(p.inst, p.v) {
 				return
 			}
@@ -196,13 +197,25 @@ func (a *App) All() iter.Seq2[*actors.Instance, actors.Version] {
 func (a *App) Len() int { return a.pieces.Len() }
 
 func (a *App) find(id string) *actors.Instance {
-	if p := a.pieces.find(id); p != nil {
+	if p := a.pieces.Get(id); p != nil {
 		return p.inst
 	}
 	return nil
 }
 
-func (a *App) findPiece(id string) *piece { return a.pieces.find(id) }
+func (a *App) findPiece(id string) *piece { return a.pieces.Get(id) }
+
+// key orders applications in a btree.
+func (a *App) key() string { return a.name }
+
+// shape is the shape of the trees of applications.
+func (*App) shape() *treeShape { return appShape }
+
+// key orders pieces in a btree.
+func (p *piece) key() string { return p.inst.ID() }
+
+// shape is the shape of the trees of pieces.
+func (*piece) shape() *treeShape { return pieceShape }
 
 // with returns a copy of a (nil means a new app) with p's instance set (at
 // p's version). It copies one leaf of the application's pieces and the list
@@ -216,14 +229,14 @@ func (a *App) with(name string, p *piece) *App {
 	} else {
 		n = &App{name: name}
 	}
-	n.pieces = a.list().set(p)
+	n.pieces = a.list().Set(p)
 	return n
 }
 
 // list returns a's pieces (none when a is nil).
-func (a *App) list() pieceList {
+func (a *App) list() btree[*piece] {
 	if a == nil {
-		return pieceList{}
+		return btree[*piece]{}
 	}
 	return a.pieces
 }
@@ -233,7 +246,7 @@ func (a *App) without(id string) *App {
 	if a == nil {
 		return nil
 	}
-	l, found := a.pieces.remove(id)
+	l, found := a.pieces.Delete(id)
 	if !found {
 		return a
 	}
@@ -268,10 +281,11 @@ func (g *App) withoutExpired(ids []string, cutoff int64) *App {
 	if len(drop) == g.pieces.Len() {
 		return nil
 	}
-	n := &App{name: g.name, pieces: g.pieces.filter(func(p *piece) bool {
-		_, ok := drop[p]
-		return ok
-	})}
+	l := g.pieces
+	for p := range drop {
+		l, _ = l.Delete(p.key())
+	}
+	n := &App{name: g.name, pieces: l}
 	n.inherit(g)
 	return n
 }
@@ -333,7 +347,7 @@ func (n *App) inherit(a *App) {
 // the cached instance bytes, or -1 when some instance is not encoded yet.
 func (a *App) plainLen(f Format) int {
 	n := 0
-	for p := range a.pieces.all() {
+	for p := range a.pieces.All() {
 		b := p.peek(f)
 		if b == nil {
 			return -1
@@ -361,7 +375,7 @@ func (a *App) gzChunks(enc Encoder, f Format) []gzChunk {
 			}
 		}
 		defer a.reuse[f].Store(nil)
-		leaves := a.pieces.leaves
+		leaves := slices.Collect(a.pieces.leaves())
 		if len(leaves) == 0 {
 			return []gzChunk{a.chunk(enc, f, gzChunk{first: true, last: true})}
 		}
@@ -426,7 +440,7 @@ func (a *App) Document(enc Encoder, f Format, gz bool) []byte {
 	return a.caches().doc[f][g].get(func() []byte {
 		if w, ok := enc.(DocumentWrapper); ok && gz {
 			open, closing := w.ApplicationDocumentWrap()
-			pieces := append(make([]gzPiece, 0, len(a.pieces.leaves)+2), compressedConst(open))
+			pieces := append(make([]gzPiece, 0, a.pieces.Len()/pieceShape.min+3), compressedConst(open))
 			pieces = a.appendGzElement(pieces, enc, f)
 			return assembleGzip(append(pieces, compressedConst(closing)))
 		}

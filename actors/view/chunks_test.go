@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,7 +28,7 @@ func TestGzipChangeRecompressesOneChunk(t *testing.T) {
 	s.Delta(FormatJSON, true)
 	enc := lines[FormatJSON]
 	require.Equal(t, 2*n, enc.encodes("BIG"), "gzip only: each document encodes into scratch once")
-	require.Greater(t, len(s.App("BIG").gzChunks(enc, FormatJSON)), n/leafMax)
+	require.Greater(t, len(s.App("BIG").gzChunks(enc, FormatJSON)), n/pieceShape.max)
 
 	for round, change := range []func(){
 		func() { f.modify("BIG", "i-0500", actors.StatusDown) },
@@ -40,7 +41,7 @@ func TestGzipChangeRecompressesOneChunk(t *testing.T) {
 		s.Full(FormatJSON, true)
 		s.Delta(FormatJSON, true)
 		// At most two chunks a document: an insert may split one.
-		assert.LessOrEqual(t, enc.encodes("BIG")-before, 2*2*leafMax, "round %d", round)
+		assert.LessOrEqual(t, enc.encodes("BIG")-before, 2*2*pieceShape.max, "round %d", round)
 	}
 	assert.Equal(t, string(s.Full(FormatJSON, false)), string(gunzip(t, s.Full(FormatJSON, true))))
 	assert.Equal(t, string(s.Delta(FormatJSON, false)), string(gunzip(t, s.Delta(FormatJSON, true))))
@@ -56,9 +57,9 @@ func (sepEncoder) AppendInstanceSeparator(dst []byte) []byte { return append(dst
 func TestGzipChunksJoinWithSeparators(t *testing.T) {
 	_, _, lines := testView(t, nil)
 	enc := sepEncoder{lines[FormatJSON]}
-	for _, n := range []int{0, 1, 2, leafMax, 5 * leafMax} {
-		a := &App{name: "A", pieces: listOf(testPieces(n))}
-		want := appendElement(nil, enc, FormatJSON, "A", a.pieces.all())
+	for _, n := range []int{0, 1, 2, pieceShape.max, 5 * pieceShape.max} {
+		a := &App{name: "A", pieces: treeOf(testPieces(n))}
+		want := appendElement(nil, enc, FormatJSON, "A", a.pieces.All())
 		got := gunzip(t, assembleGzip(a.appendGzElement(nil, enc, FormatJSON)))
 		assert.Equal(t, string(want), string(got), "%d instances", n)
 	}
@@ -91,7 +92,7 @@ func TestGzipBlocksReusedAcrossSnapshots(t *testing.T) {
 				s2.Delta(FormatJSON, true)
 			}
 			b1, b2 := *s1.docs().blocks[kind][FormatJSON].Load(), *s2.docs().blocks[kind][FormatJSON].Load()
-			require.Greater(t, len(b2), apps/treeMax)
+			require.Greater(t, len(b2), apps/appShape.max)
 			old := map[*byte]bool{}
 			for _, b := range b1 {
 				old[dataPtr(b.z.deflated)] = true
@@ -166,23 +167,24 @@ func testPieces(n int) []*piece {
 }
 
 // An application's gzip chunks are the leaves of its piece list: one for a
-// small application, leafMin to leafMax instances each for a large one,
+// small application, pieceShape.min to pieceShape.max instances each for a large one,
 // however it was built.
 func TestGzipChunksAreLeaves(t *testing.T) {
 	_, _, lines := testView(t, nil)
 	enc := lines[FormatJSON]
-	for _, n := range []int{1, 20, leafMax, 1000} {
-		a := &App{name: "A", pieces: listOf(testPieces(n))}
+	for _, n := range []int{1, 20, pieceShape.max, 1000} {
+		a := &App{name: "A", pieces: treeOf(testPieces(n))}
 		chunks := a.gzChunks(enc, FormatJSON)
-		require.Len(t, chunks, len(a.pieces.leaves), "%d instances", n)
-		if n < leafMax*3/4+leafMin {
+		leaves := slices.Collect(a.pieces.leaves())
+		require.Len(t, chunks, len(leaves), "%d instances", n)
+		if n < pieceShape.max+1 {
 			assert.Len(t, chunks, 1, "%d instances", n)
 			continue
 		}
 		for k, c := range chunks {
-			assert.Same(t, &a.pieces.leaves[k][0], &c.pieces[0])
-			assert.GreaterOrEqual(t, len(c.pieces), leafMin)
-			assert.LessOrEqual(t, len(c.pieces), leafMax)
+			assert.Same(t, &leaves[k][0], &c.pieces[0])
+			assert.GreaterOrEqual(t, len(c.pieces), pieceShape.min)
+			assert.LessOrEqual(t, len(c.pieces), pieceShape.max)
 		}
 	}
 }

@@ -39,12 +39,12 @@ const FullVersionDelta = "1"
 // appsPlain builds an applications document in format f from apps'
 // cached instance bytes: one pass to size it (encoding the instances that
 // are not yet), one to copy.
-func appsPlain(enc Encoder, f Format, apps appTree, versionDelta, hashcode string) []byte {
+func appsPlain(enc Encoder, f Format, apps btree[*App], versionDelta, hashcode string) []byte {
 	size := 256
 	for a := range apps.All() {
 		n := a.plainLen(f)
 		if n < 0 {
-			for p := range a.pieces.all() {
+			for p := range a.pieces.All() {
 				p.bytes(enc, f)
 			}
 			n = a.plainLen(f)
@@ -59,12 +59,12 @@ func appsPlain(enc Encoder, f Format, apps appTree, versionDelta, hashcode strin
 			out = enc.AppendApplicationsSeparator(out)
 		}
 		first = false
-		out = appendElement(out, enc, f, a.name, a.pieces.all())
+		out = appendElement(out, enc, f, a.name, a.pieces.All())
 	}
 	return enc.AppendApplicationsClose(out)
 }
 
-// gzBlock is one leaf of an applications tree (appTree) as one gzip
+// gzBlock is one leaf of a tree of applications (btree) as one gzip
 // piece: its application elements, each but the document's first preceded
 // by the applications separator.
 type gzBlock struct {
@@ -79,7 +79,7 @@ type gzBlock struct {
 // the same are reused, so after a write one block is joined again and the
 // document is assembled from a walk over the leaves. It returns the
 // document as parts (see gzipParts) and its blocks.
-func appsGzip(enc Encoder, f Format, apps appTree, versionDelta, hashcode string, old *[]gzBlock) ([][]byte, []gzBlock) {
+func appsGzip(enc Encoder, f Format, apps btree[*App], versionDelta, hashcode string, old *[]gzBlock) ([][]byte, []gzBlock) {
 	var prev map[**App]*gzBlock // by the leaf's first element
 	if old != nil {
 		prev = make(map[**App]*gzBlock, len(*old))
@@ -94,10 +94,10 @@ func appsGzip(enc Encoder, f Format, apps appTree, versionDelta, hashcode string
 	if len(sep) > 0 {
 		sepPiece = compressedConst(string(sep))
 	}
-	blocks := make([]gzBlock, 0, apps.Len()/(treeMax/2)+1)
+	blocks := make([]gzBlock, 0, apps.Len()/appShape.min+1)
 	for lf := range apps.leaves() {
-		b := gzBlock{first: len(blocks) == 0, apps: lf.apps}
-		if o := prev[&lf.apps[0]]; o != nil && o.first == b.first && len(o.apps) == len(b.apps) {
+		b := gzBlock{first: len(blocks) == 0, apps: lf}
+		if o := prev[&lf[0]]; o != nil && o.first == b.first && len(o.apps) == len(b.apps) {
 			b.z = o.z
 		} else {
 			pieces := make([]gzPiece, 0, 2*len(b.apps))
@@ -366,7 +366,7 @@ func (s *Snapshot) groupPlain(g *Group, field func(*actors.Instance) string, nam
 				continue
 			}
 			pieces = pieces[:0]
-			for p := range a.pieces.all() {
+			for p := range a.pieces.All() {
 				if listsAddress(field(p.inst), name) {
 					pieces = append(pieces, p)
 					counts[statusIndex(p.inst.Status)]++

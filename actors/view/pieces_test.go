@@ -28,7 +28,7 @@ func TestDeltaSharesPiecesWithApps(t *testing.T) {
 	s.Delta(FormatJSON, false)
 	s.VIP("a", FormatJSON, false)
 	assert.Equal(t, 2, lines[FormatJSON].encodes("A"), "the delta and the VIP document reuse the instances' bytes")
-	assert.Same(t, dataPtr(s.App("A").pieces.leaves[0][0].peek(FormatJSON)), dataPtr(s.deltaApp("A").pieces.leaves[0][0].peek(FormatJSON)))
+	assert.Same(t, dataPtr(firstPiece(s.App("A")).peek(FormatJSON)), dataPtr(firstPiece(s.deltaApp("A")).peek(FormatJSON)))
 
 	// A write encodes nothing; the next read encodes the changed instance
 	// once for every document.
@@ -49,7 +49,7 @@ func TestGzipKeepsNoPlainPieces(t *testing.T) {
 	f.add("A", "a1", actors.StatusUp)
 	s := v.Snapshot()
 	s.Full(FormatJSON, true)
-	assert.Nil(t, s.App("A").pieces.leaves[0][0].peek(FormatJSON))
+	assert.Nil(t, firstPiece(s.App("A")).peek(FormatJSON))
 	assert.Equal(t, string(s.Full(FormatJSON, false)), string(gunzip(t, s.Full(FormatJSON, true))))
 }
 

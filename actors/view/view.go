@@ -7,13 +7,12 @@
 // The application actors call View.Apply synchronously for every event,
 // before the command that caused it is answered, so a change is visible to
 // the next read. Apply makes a new Snapshot: a persistent B+tree of
-// applications (apptree.go; unchanged applications and tree nodes are
-// shared with the previous snapshot), VIP indexes, the per-status counts
-// behind the apps hashcode, and the recently-changed window behind
-// /apps/delta. An application's instances are a persistent list of leaves
-// (piecelist.go). So a write copies one leaf of instances and one path of
-// the tree, whatever the size of its application or of the registry.
-// Readers load the current snapshot atomically and never lock.
+// applications (btree.go; unchanged applications and tree nodes are shared
+// with the previous snapshot), VIP indexes, the per-status counts behind
+// the apps hashcode, and the recently-changed window behind /apps/delta. An
+// application's instances are a persistent B+tree too, so a write copies
+// one path of each, whatever the size of its application or of the
+// registry. Readers load the current snapshot atomically and never lock.
 //
 // # Prepared responses
 //
@@ -220,7 +219,7 @@ func (v *View) PruneDelta() {
 		// An instance changed again after the cutoff holds a newer piece
 		// in its group and stays.
 		if g := next.delta.Get(app).withoutExpired(ids, cutoff); g == nil {
-			next.delta = next.delta.Delete(app)
+			next.delta, _ = next.delta.Delete(app)
 		} else {
 			next.delta = next.delta.Set(g)
 		}
@@ -263,7 +262,7 @@ func (v *View) ClearDelta() {
 	v.gen++
 	next := v.head.Load().derive()
 	next.window = nil
-	next.delta = appTree{}
+	next.delta = btree[*App]{}
 	v.install(next)
 }
 
@@ -408,7 +407,7 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 	}
 	if c.newApp == nil {
 		if oldApp != nil {
-			next.apps = next.apps.Delete(c.key.App)
+			next.apps, _ = next.apps.Delete(c.key.App)
 		}
 	} else if c.newApp != oldApp {
 		next.apps = next.apps.Set(c.newApp)
@@ -448,7 +447,7 @@ func (s *Snapshot) deltaApp(name string) *App {
 type Snapshot struct {
 	enc     *[NumFormats]Encoder
 	version uint64
-	apps    appTree
+	apps    btree[*App]
 	vips    *immutable.Map[string, *Group]
 	svips   *immutable.Map[string, *Group]
 	counts  [len(actors.AllStatuses)]int
@@ -457,7 +456,7 @@ type Snapshot struct {
 	// delta holds, per application, the latest piece of every instance
 	// changed in window, sorted by id: the delta document's applications,
 	// each with its own cached bytes, so a write changes one of them.
-	delta appTree
+	delta btree[*App]
 
 	// cache holds the documents built from this snapshot, allocated by the
 	// first reader: a snapshot that nobody reads (most, under a burst of
