@@ -53,7 +53,8 @@ type btree[T keyed] struct {
 type bnode[T keyed] struct {
 	items []T
 	kids  []*bnode[T]
-	n     int // items in the subtree
+	n     int    // items in the subtree
+	lo    string // the key of the subtree's first item
 }
 
 // shapeOf returns the shape of the trees of T.
@@ -70,14 +71,6 @@ func (n *bnode[T]) size() int {
 		return len(n.items)
 	}
 	return len(n.kids)
-}
-
-// first returns the key of the subtree's first item.
-func (n *bnode[T]) first() string {
-	for !n.leaf() {
-		n = n.kids[0]
-	}
-	return n.items[0].key()
 }
 
 // Len returns the number of items.
@@ -107,7 +100,7 @@ func (t btree[T]) Get(k string) T {
 // child returns the index of the child of branch n whose range holds k:
 // the last whose first key is ≤ k (the first for a key before them all).
 func (n *bnode[T]) child(k string) int {
-	i := sort.Search(len(n.kids), func(i int) bool { return n.kids[i].first() > k })
+	i := sort.Search(len(n.kids), func(i int) bool { return n.kids[i].lo > k })
 	return max(i-1, 0)
 }
 
@@ -166,7 +159,7 @@ func (n *bnode[T]) walk(yield func([]T) bool) bool {
 // inserted.
 func (t btree[T]) Set(it T) btree[T] {
 	if t.root == nil {
-		return btree[T]{root: &bnode[T]{items: []T{it}, n: 1}}
+		return btree[T]{root: leafOf([]T{it})}
 	}
 	l, r := t.root.set(shapeOf[T](), it, true)
 	if r == nil {
@@ -183,11 +176,11 @@ func (n *bnode[T]) set(s *treeShape, it T, last bool) (*bnode[T], *bnode[T]) {
 		if found {
 			items := slices.Clone(n.items)
 			items[i] = it
-			return &bnode[T]{items: items, n: n.n}, nil
+			return leafOf(items), nil
 		}
 		items := inserted(n.items, i, it)
 		if len(items) <= s.max {
-			return &bnode[T]{items: items, n: len(items)}, nil
+			return leafOf(items), nil
 		}
 		at := len(items) / 2
 		if last && i == len(n.items) {
@@ -196,7 +189,7 @@ func (n *bnode[T]) set(s *treeShape, it T, last bool) (*bnode[T], *bnode[T]) {
 			at = len(items) - s.min
 		}
 		a, b := cut(items, at)
-		return &bnode[T]{items: a, n: len(a)}, &bnode[T]{items: b, n: len(b)}
+		return leafOf(a), leafOf(b)
 	}
 	k := n.child(it.key())
 	l, r := n.kids[k].set(s, it, last && k == len(n.kids)-1)
@@ -236,7 +229,7 @@ func (n *bnode[T]) del(s *treeShape, k string) (*bnode[T], bool) {
 		if !found {
 			return n, false
 		}
-		return &bnode[T]{items: slices.Delete(slices.Clone(n.items), i, i+1), n: n.n - 1}, true
+		return leafOf(slices.Delete(slices.Clone(n.items), i, i+1)), true
 	}
 	c := n.child(k)
 	kid, found := n.kids[c].del(s, k)
@@ -303,10 +296,10 @@ func cut[E any](s []E, i int) ([]E, []E) {
 // halves when they exceed max.
 func splitLeaf[T keyed](s *treeShape, items []T) (*bnode[T], *bnode[T]) {
 	if len(items) <= s.max {
-		return &bnode[T]{items: items, n: len(items)}, nil
+		return leafOf(items), nil
 	}
 	a, b := cut(items, len(items)/2)
-	return &bnode[T]{items: a, n: len(a)}, &bnode[T]{items: b, n: len(b)}
+	return leafOf(a), leafOf(b)
 }
 
 // splitBranch returns the branch of kids (which the caller owns), or two
@@ -319,9 +312,19 @@ func splitBranch[T keyed](s *treeShape, kids []*bnode[T]) (*bnode[T], *bnode[T])
 	return branch(a), branch(b)
 }
 
-// branch returns the branch node of kids, counting their items.
+// leafOf returns the leaf of items (which the caller owns).
+func leafOf[T keyed](items []T) *bnode[T] {
+	n := &bnode[T]{items: items, n: len(items)}
+	if len(items) > 0 {
+		n.lo = items[0].key()
+	}
+	return n
+}
+
+// branch returns the branch node of kids (which the caller owns),
+// counting their items.
 func branch[T keyed](kids []*bnode[T]) *bnode[T] {
-	b := &bnode[T]{kids: kids}
+	b := &bnode[T]{kids: kids, lo: kids[0].lo}
 	for _, k := range kids {
 		b.n += k.n
 	}

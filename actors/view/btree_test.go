@@ -50,9 +50,11 @@ func checkTree[T keyed](t *testing.T, tr btree[T], want map[string]T, step strin
 			}
 			require.Equal(t, depth, d, "%s: leaves at one depth", step)
 			require.Equal(t, len(n.items), n.n, step)
+			require.Equal(t, n.items[0].key(), n.lo, "%s: a leaf's low key", step)
 			return
 		}
 		require.Greater(t, len(n.kids), 1, "%s: a branch has two children or more", step)
+		require.Equal(t, n.kids[0].lo, n.lo, "%s: a branch's low key", step)
 		sum := 0
 		for _, k := range n.kids {
 			check(k, d+1, false)
