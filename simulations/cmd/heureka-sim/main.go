@@ -47,6 +47,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -83,8 +84,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	wireCost := fs.String("wire-cost", "", "instead of scenarios, count replication messages per renewal and per registration at these cluster sizes (e.g. 5,10,20,50)")
 	failures := fs.String("failures", "", "with -seeds: write the full report of every failing run to DIR/<scenario>-seed<n>.md")
 	joinLoaded := fs.Int("join-loaded", 0, "instead of scenarios, join a node to a 3-node cluster holding this many instances under churn (e.g. 100000)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (every node shares this process) to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "heureka-sim: -cpuprofile: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "heureka-sim: -cpuprofile: %v\n", err)
+			return 2
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "heureka-sim: unexpected arguments %q\n", fs.Args())
