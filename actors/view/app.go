@@ -99,7 +99,7 @@ type App struct {
 	name string
 	// pieces are the instances with their versions, sorted by id (the
 	// instances and versions are read from the pieces, not kept beside
-	// them): a write copies one leaf of the list and the list of leaves.
+	// them): a write copies one path of the tree.
 	pieces btree[*piece]
 	// cache holds what is built on first use. It is allocated by the first
 	// reader, so that a write, which copies an App, does not pay for the
@@ -218,9 +218,9 @@ func (p *piece) key() string { return p.inst.ID() }
 func (*piece) shape() *treeShape { return pieceShape }
 
 // with returns a copy of a (nil means a new app) with p's instance set (at
-// p's version). It copies one leaf of the application's pieces and the list
-// of leaves, and encodes nothing. A delta group (which holds pieces only)
-// changes the same way.
+// p's version). It copies one path of the application's tree of pieces, and
+// encodes nothing. A delta group (which holds pieces only) changes the same
+// way.
 func (a *App) with(name string, p *piece) *App {
 	var n *App
 	if a != nil {
@@ -257,10 +257,6 @@ func (a *App) without(id string) *App {
 	n.inherit(a)
 	return n
 }
-
-// withPiece returns a copy of g, a delta group (nil means a new one), with
-// p set for its instance.
-func (g *App) withPiece(name string, p *piece) *App { return g.with(name, p) }
 
 // withoutExpired returns a copy of g, a delta group, without the pieces of
 // ids applied before cutoff (an instance changed since holds a newer piece

@@ -134,15 +134,6 @@ func (t btree[T]) leaves() iter.Seq[[]T] {
 	}
 }
 
-// leafCount returns the number of leaves.
-func (t btree[T]) leafCount() int {
-	c := 0
-	for range t.leaves() {
-		c++
-	}
-	return c
-}
-
 func (n *bnode[T]) walk(yield func([]T) bool) bool {
 	if n.leaf() {
 		return yield(n.items)

@@ -343,7 +343,7 @@ func sameMap(a, b map[string]string) bool {
 
 func (c *change) rebaseDelta(deltaBase *App) {
 	c.deltaBase = deltaBase
-	c.newDelta = deltaBase.withPiece(c.key.App, c.p)
+	c.newDelta = deltaBase.with(c.key.App, c.p) // a delta group changes as an App does
 }
 
 func (c *change) rebase(base *App) {
