@@ -188,3 +188,39 @@ func TestGzipChunksAreLeaves(t *testing.T) {
 		}
 	}
 }
+
+// countingWriter counts the writes it takes.
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.writes++
+	return c.Buffer.Write(p)
+}
+
+// A body of many small parts is written in few writes (each a system call
+// on a connection), gathered into at least writeSpan bytes but the last;
+// a large part alone is written without a copy; the bytes are the parts',
+// in order.
+func TestBodyGathersSmallParts(t *testing.T) {
+	var parts [][]byte
+	var want []byte
+	for i := range 300 {
+		p := bytes.Repeat([]byte{byte('a' + i%26)}, 1000+i)
+		parts = append(parts, p)
+		want = append(want, p...)
+	}
+	big := bytes.Repeat([]byte{'Z'}, 3*writeSpan)
+	parts = append(parts, big)
+	want = append(want, big...)
+	b := Body{parts: parts, size: len(want)}
+	var w countingWriter
+	n, err := b.WriteTo(&w)
+	require.NoError(t, err)
+	assert.EqualValues(t, len(want), n)
+	assert.Equal(t, want, w.Bytes())
+	small := len(want) - len(big)
+	assert.LessOrEqual(t, w.writes, small/writeSpan+2, "%d writes for %d parts", w.writes, len(parts))
+}

@@ -192,18 +192,56 @@ func bodyOf(b []byte) Body { return Body{parts: [][]byte{b}, size: len(b)} }
 // Len returns the body's length in bytes.
 func (b Body) Len() int { return b.size }
 
-// WriteTo writes the body's parts to w in order.
+// WriteTo writes the body's parts to w in order. Parts are gathered into
+// writes of at least writeSpan bytes (through a pooled buffer), so a body
+// of many small parts costs as few writes, and system calls, as one slice:
+// a response writer passes a large write straight to the connection, but
+// copies small ones into a buffer of a few kilobytes and flushes each time
+// it fills.
 func (b Body) WriteTo(w io.Writer) (int64, error) {
+	if len(b.parts) == 1 {
+		m, err := w.Write(b.parts[0])
+		return int64(m), err
+	}
+	buf := writeBufs.Get().(*[]byte)
+	defer writeBufs.Put(buf)
 	var n int64
-	for _, p := range b.parts {
-		m, err := w.Write(p)
+	flush := func() error {
+		m, err := w.Write(*buf)
 		n += int64(m)
-		if err != nil {
+		*buf = (*buf)[:0]
+		return err
+	}
+	*buf = (*buf)[:0]
+	for _, p := range b.parts {
+		if len(*buf) == 0 && len(p) >= writeSpan {
+			m, err := w.Write(p) // large enough alone: no copy
+			n += int64(m)
+			if err != nil {
+				return n, err
+			}
+			continue
+		}
+		*buf = append(*buf, p...)
+		if len(*buf) >= writeSpan {
+			if err := flush(); err != nil {
+				return n, err
+			}
+		}
+	}
+	if len(*buf) > 0 {
+		if err := flush(); err != nil {
 			return n, err
 		}
 	}
 	return n, nil
 }
+
+// writeSpan is the least a write of Body.WriteTo carries (but the last).
+const writeSpan = 64 << 10
+
+// writeBufs are Body.WriteTo's gathering buffers.
+var writeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2*writeSpan); return &b }}
 
 // Full returns the full registry document (GET apps) in format f, gzipped
 // if gz, built once per snapshot (on first use) from the applications'
