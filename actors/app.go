@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"math"
 	"time"
 
 	"github.com/heureka/heureka/internal/sabotage"
@@ -493,14 +494,34 @@ func (a *appState) tombstoneExpired(t tombstone, now int64) bool {
 	return t.deletedAt() < now-a.opts.tombstoneTTL.Milliseconds()
 }
 
-// collectTombstones forgets tombstones older than the configured TTL.
-func (a *appState) collectTombstones() {
+// collectTombstones forgets tombstones older than the configured TTL. It
+// returns when the earliest of those it keeps expires (wall clock, epoch
+// ms; math.MaxInt64 when it keeps none).
+func (a *appState) collectTombstones() int64 {
 	now := a.now()
+	due := int64(math.MaxInt64)
+	ttl := a.opts.tombstoneTTL.Milliseconds()
 	for id, t := range a.tombstones {
 		if a.tombstoneExpired(t, now) {
 			delete(a.tombstones, id)
+			continue
 		}
+		due = min(due, t.deletedAt()+ttl)
 	}
+	return due
+}
+
+// leasesDue returns an instant (lease clock) up to which no lease can run
+// out: the earliest last renewal plus duration, which is no later than
+// expiredSince's expiry whatever the grace and slack (math.MaxInt64 when
+// there are no leases). A lease already run out counts, so an application
+// whose eviction was capped is swept again.
+func (a *appState) leasesDue() int64 {
+	due := int64(math.MaxInt64)
+	for _, l := range a.leases {
+		due = min(due, l.renewed+l.duration.Milliseconds())
+	}
+	return due
 }
 
 // Record is an instance's replicated state: the instance (nil for a

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // appCommand is a message the front routes to an application actor.
@@ -139,6 +141,42 @@ type appEntry struct {
 	// fast is the renewal fast path's table of the actor's plain leases
 	// (fastrenew.go).
 	fast fastTable
+	// due says when the actor next has something to sweep, so that a sweep
+	// skips the applications with nothing to do (at 1M instances in 50,000
+	// applications, most of them).
+	due sweepDue
+}
+
+// sweepDue is when an application next needs a sweep: leases is an instant
+// (lease clock, ms) up to which none of its leases can run out, tombstones
+// one (wall clock, ms) up to which none of its tombstones expires. The
+// actor sets both after a sweep and zeroes them (sweep me) before any
+// command that may add a lease, shorten one or add a tombstone; renewals
+// only push expiries later, so they leave them. A sweep that reads a value
+// a moment before a command zeroes it misses at most that one sweep.
+type sweepDue struct {
+	leases     atomic.Int64
+	tombstones atomic.Int64
+}
+
+// needsSweep reports whether a sweep at leaseNow/wallNow may find an
+// expired lease (or, with tombstonesOnly, an expired tombstone).
+func (d *sweepDue) needsSweep(leaseNow, wallNow int64, tombstonesOnly bool) bool {
+	if wallNow > d.tombstones.Load() {
+		return true
+	}
+	return !tombstonesOnly && leaseNow > d.leases.Load()
+}
+
+// changes reports whether the actor's handling of msg may add a lease,
+// shorten one or add a tombstone, and so must zero its sweepDue. Only
+// commands known to do none of these are listed; anything else counts.
+func changes(msg any) bool {
+	switch msg.(type) {
+	case *renewCmd, *renewBatchCmd, *getCmd, *recordsCmd, *versionsCmd, *collectTombstones, *collectExpired:
+		return false
+	}
+	return !sabotage.On(sabotage.SweepSkipsChangedApps)
 }
 
 // tryRoute claims the right to send one message to the actor; it fails once
@@ -176,8 +214,12 @@ func (f *frontActor) Receive(ctx actor.Context) {
 		f.route(ctx, m.appName(), m)
 	case *sweepCmd:
 		n := 0
+		leaseNow, wallNow := f.r.leaseClock.now(), f.r.cfg.Clock.Now().UnixMilli()
 		for name, e := range f.apps {
 			since, ok := f.r.ownedSince(name)
+			if !e.due.needsSweep(leaseNow, wallNow, m.tombstonesOnly || !ok) {
+				continue
+			}
 			if m.tombstonesOnly || !ok {
 				f.send(ctx, e, &collectTombstones{})
 				continue
@@ -266,6 +308,10 @@ func (a *appActor) Receive(ctx actor.Context) {
 	// Renewals answered by the fast path first: every command below reads
 	// lease times as of now.
 	a.applyFastRenewals()
+	if a.entry != nil && changes(msg) {
+		a.entry.due.leases.Store(0)
+		a.entry.due.tombstones.Store(0)
+	}
 	a.handle(ctx, msg)
 }
 
@@ -397,9 +443,16 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 	case *versionsCmd:
 		m.respond(reply{ok: true, versions: s.versions()})
 	case *collectTombstones:
-		s.collectTombstones()
+		due := s.collectTombstones()
+		if a.entry != nil {
+			a.entry.due.tombstones.Store(due)
+		}
 	case *collectExpired:
-		s.collectTombstones()
+		due := s.collectTombstones()
+		if a.entry != nil {
+			a.entry.due.tombstones.Store(due)
+			a.entry.due.leases.Store(s.leasesDue())
+		}
 		ctx.Send(m.replyTo, &expiredReport{sweep: m.sweep, app: s.name, ids: s.expiredIDs(m.extra, m.since), since: m.since})
 	case *evictCmd:
 		for _, id := range m.ids {

@@ -130,6 +130,10 @@ const (
 	// counts additions first, so a registration and its cancel counted
 	// between the two takes floor Expected at 0 and leave it one too high.
 	SPCountsAddedFirst Switch = "sp-counts-added-first"
+	// SweepSkipsChangedApps leaves an application's sweep due time as its
+	// last sweep set it when a command adds or shortens a lease, so a
+	// sweep skips an application that now holds an expired lease.
+	SweepSkipsChangedApps Switch = "sweep-skips-changed-apps"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -166,4 +170,4 @@ var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis
 	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
-	ShutdownLeavesStreamHandOver, SPCountsAddedFirst}
+	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps}
