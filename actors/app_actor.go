@@ -216,8 +216,13 @@ func (f *frontActor) Receive(ctx actor.Context) {
 		n := 0
 		leaseNow, wallNow := f.r.leaseClock.now(), f.r.cfg.Clock.Now().UnixMilli()
 		for name, e := range f.apps {
+			// The due times first: asking the ownership costs a hash of
+			// the name, and most applications have nothing due.
+			if !e.due.needsSweep(leaseNow, wallNow, m.tombstonesOnly) {
+				continue
+			}
 			since, ok := f.r.ownedSince(name)
-			if !e.due.needsSweep(leaseNow, wallNow, m.tombstonesOnly || !ok) {
+			if !m.tombstonesOnly && !ok && !e.due.needsSweep(leaseNow, wallNow, true) {
 				continue
 			}
 			if m.tombstonesOnly || !ok {
