@@ -2,6 +2,7 @@ package actors
 
 import (
 	"math"
+	"sync"
 	"time"
 
 	"github.com/heureka/heureka/internal/sabotage"
@@ -42,6 +43,8 @@ type lease struct {
 	// clock; 0 if none): only the sabotage switch ReplicaOverrulesEviction
 	// reads it, to put BUG-1 back.
 	received int64
+	// fast is what the renewal fast path reads and writes (fastrenew.go).
+	fast fastState
 }
 
 // renewedByClient reports whether a client renewed l on this node within its
@@ -93,10 +96,28 @@ type appOptions struct {
 // directly. Every method that changes the registry returns the events it
 // produced, in order.
 type appState struct {
-	name       string
-	opts       *appOptions
+	name string
+	opts *appOptions
+	// leases is written by the application's actor only, with leasesMu
+	// held: the renewal fast path reads it from other goroutines (under
+	// leasesMu's read lock); the actor reads it without the lock.
 	leases     map[string]*lease
+	leasesMu   sync.RWMutex
 	tombstones map[string]tombstone
+}
+
+// setLease installs l as id's lease.
+func (a *appState) setLease(id string, l *lease) {
+	a.leasesMu.Lock()
+	a.leases[id] = l
+	a.leasesMu.Unlock()
+}
+
+// deleteLease removes id's lease.
+func (a *appState) deleteLease(id string) {
+	a.leasesMu.Lock()
+	delete(a.leases, id)
+	a.leasesMu.Unlock()
 }
 
 func newAppState(name string, opts *appOptions) *appState {
@@ -209,7 +230,7 @@ func (a *appState) registerOwned(r *Instance, replicated bool) Event {
 	}
 	// A registration relayed by a Eureka peer is a client's all the same.
 	l.clientRenewed = mono
-	a.leases[r.ID()] = l
+	a.setLease(r.ID(), l)
 	delete(a.tombstones, r.ID())
 	return a.publish(l, r, ActionAdded, CauseRegister, existing == nil, now)
 }
@@ -358,7 +379,7 @@ func (a *appState) remove(id string, cause Cause, replicated bool) (Event, bool)
 		return Event{}, false
 	}
 	now := a.now()
-	delete(a.leases, id)
+	a.deleteLease(id)
 	// The deleted state shares the record's maps (a published state's maps
 	// are never written): the delta shows it for minutes, so under churn a
 	// private copy would be retained per cancel (issue 9).
@@ -613,7 +634,7 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 		if l == nil {
 			return Event{}, ApplyIgnored
 		}
-		delete(a.leases, r.ID)
+		a.deleteLease(r.ID)
 		inst := l.inst.Clone()
 		inst.LeaseInfo.EvictionTimestamp = now
 		inst.ActionType = ActionDeleted
@@ -655,7 +676,7 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 	}
 	nl.inst = inst
 	nl.version = r.Version
-	a.leases[r.ID] = nl
+	a.setLease(r.ID, nl)
 	delete(a.tombstones, r.ID)
 	action := inst.ActionType
 	if action == "" || action == ActionDeleted {

@@ -254,8 +254,9 @@ func (f *frontActor) route(ctx actor.Context, app string, msg any) {
 			}
 		}
 		e = &appEntry{}
+		e.fast.state = newAppState(app, f.r.opts)
 		props := actor.PropsFromProducer(func() actor.Actor {
-			return &appActor{r: f.r, state: newAppState(app, f.r.opts), entry: e}
+			return &appActor{r: f.r, state: e.fast.state, entry: e}
 		})
 		pid, err := ctx.SpawnNamed(props, "app-"+app)
 		if err != nil {
@@ -287,8 +288,8 @@ type appActor struct {
 	state     *appState
 	entry     *appEntry // its record: the fast path's table
 	processed uint64
-	counted   int          // len(state.leases) as last added to r.count
-	pending   []*fastLease // applyFastRenewals' buffer
+	counted   int      // len(state.leases) as last added to r.count
+	pending   []*lease // applyFastRenewals' buffer
 }
 
 func (a *appActor) Receive(ctx actor.Context) {

@@ -7,12 +7,15 @@ package actors
 // only the lease's last-renewal time moves (spec §4.4). Sending such a
 // renewal to the application actor costs a message, a goroutine that
 // protoactor starts for an idle mailbox, and a reply: most of a renewal's
-// server time. So the actor publishes, for each lease whose renewal would
-// be invisible ("plain": statusFor keeps its status, which is not
-// UNKNOWN), a fastLease in its appEntry, and Registry.Renew answers a
-// client renewal of such a lease on the caller's goroutine: it records the
-// renewal time in the fastLease, queues the fastLease for the actor, counts
-// the renewal and calls OnRenew, exactly as the actor would have.
+// server time. So the actor marks each lease whose renewal would be
+// invisible ("plain": statusFor keeps its status, which is not UNKNOWN),
+// and Registry.Renew answers a client renewal of such a lease on the
+// caller's goroutine: it finds the lease in the application's leases map
+// (under the map's read lock; the actor writes the map under its write
+// lock), records the renewal time in the lease's fastState, queues the
+// lease for the actor, counts the renewal and calls OnRenew, exactly as the
+// actor would have. The fast path keeps no table of its own: a map entry
+// and a record per instance, at 1M instances, were 150 MB.
 //
 // The actor stays the only writer of its leases: it applies the queued
 // renewal times (touch and clientRenewed, as appState.renew does) at the
@@ -26,20 +29,20 @@ package actors
 // What takes the slow path (a message, as before): a renewal from a peer
 // (Replicated, or with overriddenstatus), one with a lastDirtyTimestamp
 // newer than the stored one (404, maybe a status change), one of a lease
-// that is not plain or not (yet) in the table, and any renewal once the
-// registry is closed.
+// that is not plain or not (yet) marked, and any renewal once the registry
+// is closed.
 //
-// Races. The actor refreshes a lease's table entry after every event it
-// emits for it (every visible change is an event), so a renewal that
-// finds an entry found a lease that was plain when last changed. A
-// renewal that loads an entry just before a cancel, an eviction or a
-// re-registration removes or replaces it is applied to the old lease
-// object only if it is still the lease held (it is dropped otherwise): the
-// renewal is ordered before that change, whose outcome it does not alter
-// (a removed lease stays removed; a new registration is newer than the
-// renewal). A renewal time older than the lease's last client renewal
-// (the caller was descheduled between reading the clock and storing it) is
-// ignored, so a lease's time never goes back.
+// Races. The actor refreshes a lease's mark after every event it emits for
+// it (every visible change is an event; a new lease object starts
+// unmarked), so a renewal that finds a marked lease found one that was
+// plain when last changed. A renewal that loads a lease just before a
+// cancel, an eviction or a re-registration removes or replaces it is
+// applied to that lease object only if it is still the lease held (it is
+// dropped otherwise): the renewal is ordered before that change, whose
+// outcome it does not alter (a removed lease stays removed; a new
+// registration is newer than the renewal). A renewal time older than the
+// lease's last client renewal (the caller was descheduled between reading
+// the clock and storing it) is ignored, so a lease's time never goes back.
 
 import (
 	"sync"
@@ -48,50 +51,66 @@ import (
 	"github.com/heureka/heureka/internal/sabotage"
 )
 
-// fastLease is a plain lease as the fast path sees it. The actor creates it
-// and owns lease; the fast path only reads dirty and writes renewedAt and
-// queued.
-type fastLease struct {
-	id    string
-	lease *lease // the lease object it renews; read by the actor only
+// fastState is the part of a lease the fast path reads and writes; the rest
+// of the lease is the actor's alone.
+type fastState struct {
+	// plain is true while the lease may be renewed by the fast path (see
+	// the file comment); the actor sets it after every event of the lease.
+	plain atomic.Bool
+	// queued is true while the lease is in its table's pending list.
+	queued atomic.Bool
 	// dirty is the stored lastDirtyTimestamp: a renewal sending a newer
 	// one takes the slow path.
-	dirty int64
+	dirty atomic.Int64
 	// renewedAt is the latest renewal time recorded by the fast path
 	// (lease clock, see leaseClock; 0: none yet).
 	renewedAt atomic.Int64
-	// queued is true while the fastLease is in its entry's pending list.
-	queued atomic.Bool
 }
 
-// fastTable is one application's fast-path state, held by its appEntry.
+// fastTable is one application's fast-path state, held by its appEntry:
+// the application's leases (its actor's appState, whose leases map the
+// fast path reads under the read lock) and the leases renewed since the
+// actor last applied them.
 type fastTable struct {
-	leases sync.Map // instance id → *fastLease
+	state *appState
 
 	mu      sync.Mutex
-	pending []*fastLease // renewed since the actor last applied them
+	pending []*lease
 }
 
-// renew records a renewal at now and queues l for the actor.
-func (t *fastTable) renew(l *fastLease, now int64) {
+// lease returns id's lease if the fast path may renew it, or nil.
+func (t *fastTable) lease(id string) *lease {
+	st := t.state
+	st.leasesMu.RLock()
+	l := st.leases[id]
+	st.leasesMu.RUnlock()
+	if l == nil || !l.fast.plain.Load() {
+		return nil
+	}
+	return l
+}
+
+// renew records a renewal of l at now and queues l for the actor.
+func (t *fastTable) renew(l *lease, now int64) {
+	f := &l.fast
 	for {
-		old := l.renewedAt.Load()
-		if now <= old || l.renewedAt.CompareAndSwap(old, now) {
+		old := f.renewedAt.Load()
+		if now <= old || f.renewedAt.CompareAndSwap(old, now) {
 			break
 		}
 	}
 	// Sequentially consistent atomics: if the CAS fails, the actor has not
 	// yet reset queued, and it loads renewedAt after that reset, so it
 	// sees this renewal.
-	if l.queued.CompareAndSwap(false, true) {
+	if f.queued.CompareAndSwap(false, true) {
 		t.mu.Lock()
 		t.pending = append(t.pending, l)
 		t.mu.Unlock()
 	}
 }
 
-// takePending returns the queued fastLeases and empties the queue.
-func (t *fastTable) takePending(buf []*fastLease) []*fastLease {
+// takePending returns the queued leases and empties the queue.
+func (t *fastTable) takePending(buf []*lease) []*lease {
 	t.mu.Lock()
 	buf = append(buf[:0], t.pending...)
 	clear(t.pending)
@@ -111,12 +130,11 @@ func (r *Registry) fastRenew(req RenewRequest) (res RenewResult, ok bool) {
 		return RenewResult{}, false
 	}
 	t := &v.(*appEntry).fast
-	fv, found := t.leases.Load(req.ID)
-	if !found {
+	l := t.lease(req.ID)
+	if l == nil {
 		return RenewResult{}, false
 	}
-	l := fv.(*fastLease)
-	if req.LastDirtyTimestamp != nil && *req.LastDirtyTimestamp > l.dirty {
+	if req.LastDirtyTimestamp != nil && *req.LastDirtyTimestamp > l.fast.dirty.Load() {
 		return RenewResult{}, false
 	}
 	select {
@@ -146,33 +164,28 @@ func (a *appActor) applyFastRenewals() {
 	// lease-clock age taken back from the wall clock now.
 	now, mono := a.state.now(), a.state.leaseNow()
 	for i, l := range a.pending {
-		l.queued.Store(false)
-		at := l.renewedAt.Load()
-		if a.state.leases[l.id] == l.lease && at > l.lease.clientRenewed {
-			a.state.touch(l.lease, now-(mono-at), at)
-			l.lease.clientRenewed = at
+		l.fast.queued.Store(false)
+		at := l.fast.renewedAt.Load()
+		if a.state.leases[l.inst.ID()] == l && at > l.clientRenewed {
+			a.state.touch(l, now-(mono-at), at)
+			l.clientRenewed = at
 		}
 		a.pending[i] = nil
 	}
 }
 
-// refreshFast makes the fast-path entry of id match its lease after a
-// change: a plain lease gets an entry (a new one when its lease object or
-// lastDirtyTimestamp changed), any other lease or a removed one none.
+// refreshFast makes the fast path's view of id's lease match it after a
+// change: a plain lease is renewable there with its lastDirtyTimestamp,
+// any other is not (a removed lease is gone from the map already).
 func (a *appActor) refreshFast(id string) {
-	if a.entry == nil {
-		return
-	}
-	t := &a.entry.fast
 	l := a.state.leases[id]
-	if l == nil || l.inst.Status == StatusUnknown || statusFor(l.inst, l, false) != l.inst.Status {
-		t.leases.Delete(id)
+	if l == nil {
 		return
 	}
-	if v, ok := t.leases.Load(id); ok {
-		if old := v.(*fastLease); old.lease == l && old.dirty == l.inst.LastDirtyTimestamp {
-			return
-		}
+	if l.inst.Status == StatusUnknown || statusFor(l.inst, l, false) != l.inst.Status {
+		l.fast.plain.Store(false)
+		return
 	}
-	t.leases.Store(id, &fastLease{id: id, lease: l, dirty: l.inst.LastDirtyTimestamp})
+	l.fast.dirty.Store(l.inst.LastDirtyTimestamp)
+	l.fast.plain.Store(true)
 }
