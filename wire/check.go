@@ -6,9 +6,10 @@ import (
 )
 
 // checkBody verifies that b holds exactly one well-formed msgpack value
-// before the reflective decoder sees it.
+// before the decoder sees it.
 //
-// Why: msgpack sizes slices from the length a header declares, so a 5-byte
+// Why: msgpack (and the hand-written decoders in msgpack_codec.go, which
+// follow it) sizes slices from the length a header declares, so a 5-byte
 // body claiming 2^32 records would make it allocate gigabytes (an
 // out-of-memory crash, which recover cannot catch). Here every container must
 // declare no more elements than there are bytes left to hold them (each

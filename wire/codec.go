@@ -49,7 +49,15 @@ var (
 		return e
 	}}
 	decPool = sync.Pool{New: func() any { return msgpack.NewDecoder(nil) }}
+	// Frames are built in pooled buffers and copied out at their exact
+	// size: a buffer grown to a large batch keeps its size, where a fresh
+	// one would double a dozen times per message.
+	bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 )
+
+// maxPooledBuf is the largest buffer put back in bufPool: one huge message
+// must not pin its buffer for good.
+const maxPooledBuf = 1 << 20
 
 // Encode returns the frame of m: version byte, type tag, msgpack body.
 func Encode(m Message) ([]byte, error) {
@@ -57,19 +65,26 @@ func Encode(m Message) ([]byte, error) {
 		return nil, err
 	}
 	t := m.Type()
-	var buf bytes.Buffer
-	buf.Grow(256)
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
 	buf.WriteByte(ProtocolVersion)
 	buf.WriteByte(byte(t))
 	enc := encPool.Get().(*msgpack.Encoder)
-	enc.ResetWriter(&buf) // not Reset: it would clear the options set in encPool
+	enc.ResetWriter(buf) // not Reset: it would clear the options set in encPool
 	err := enc.Encode(m)
 	enc.ResetWriter(nil)
 	encPool.Put(enc)
+	var frame []byte
+	if err == nil {
+		frame = bytes.Clone(buf.Bytes())
+	}
+	if buf.Cap() <= maxPooledBuf {
+		bufPool.Put(buf)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("wire: encode %s: %w", t, err)
 	}
-	return buf.Bytes(), nil
+	return frame, nil
 }
 
 // Decode parses one frame produced by Encode. It returns ErrVersion for a

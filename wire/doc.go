@@ -27,6 +27,14 @@
 // ProtocolVersion. That strictness is deliberate: a frame either decodes
 // exactly or is refused, never read with fields shifted.
 //
+// The structs do not go through msgpack's reflection: each implements
+// msgpack.CustomEncoder and CustomDecoder by hand (msgpack_methods.go, rules
+// in msgpack_codec.go), several times faster. The methods write exactly the
+// bytes reflection wrote for the struct tags, and accept and refuse exactly
+// what it accepted and refused; the tests hold them to that against msgpack's
+// reflection on method-less copies of the types, and fail when a field is
+// added to a struct but not to its methods.
+//
 // Before msgpack sees a body, Decode checks its structure (lengths within the
 // input, bounded nesting, nothing trailing), so hostile or corrupt input
 // returns an error without panicking or allocating more than a small multiple

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -164,7 +167,7 @@ func benchVisible(b *testing.B, n int, inMemory, stallLast bool) {
 		ms(percentile(reg, 50)), ms(percentile(reg, 99)), line.String(), note)
 }
 
-// ---- 2. wire cost of a renewal ---------------------------------------------------
+// ---- 2. wire and CPU cost of a renewal --------------------------------------------
 
 const (
 	wireInstances = 2000
@@ -179,18 +182,37 @@ const (
 
 // BenchmarkWirePerRenewal counts what a renewal costs on the wire, on a
 // MemNetwork so that every packet and stream byte is counted, with the
-// production replication settings (renewals flushed every second).
+// production replication settings (renewals flushed every second). The
+// clients renew at a fixed total rate, wireRate, whatever the cluster size
+// (BenchmarkRenewalPerNode holds the rate per node fixed instead).
 func BenchmarkWirePerRenewal(b *testing.B) {
 	for _, n := range []int{3, 5, 9, 17} {
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) { benchWire(b, n) })
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			benchWire(b, n, renewalLoad{instances: wireInstances, apps: wireApps, rate: wireRate, workers: 16})
+		})
 	}
 }
 
-// phase is what every node sent during one measured period.
+// renewalLoad is the registry and the client renewals of a benchWire run.
+type renewalLoad struct {
+	instances, apps int     // the registry: instances spread evenly over apps
+	rate            float64 // client renewals per second, the whole cluster
+	workers         int     // client goroutines
+	// split adds the phases that split the CPU of a renewal (see
+	// BenchmarkRenewalPerNode): the same renewals sent to each
+	// application's owner, the same requests to a do-nothing HTTP server,
+	// and a second idle phase.
+	split bool
+}
+
+// phase is what every node sent during one measured period, and what
+// the process spent on it.
 type phase struct {
 	net      []cluster.NetStats
 	repl     []cluster.WireStats
-	renewals []int // client renewals each node served
+	renewals []int         // client renewals each node served
+	cpu      time.Duration // process CPU (every node and the clients)
+	wall     time.Duration
 }
 
 func (p phase) totals() (cluster.NetStats, cluster.WireStats, int) {
@@ -223,7 +245,8 @@ func subWire(a, b cluster.WireStats) cluster.WireStats {
 }
 
 // measurePhase resets the counters, runs drive, waits until d has passed
-// since the start and returns what every node sent meanwhile.
+// since the start and returns what every node sent meanwhile, and the
+// process CPU and wall time of the phase (longer than d if drive was).
 func measurePhase(bc *benchCluster, d time.Duration, drive func(served []atomic.Int64)) phase {
 	n := len(bc.nodes)
 	before := make([]cluster.WireStats, n)
@@ -232,18 +255,60 @@ func measurePhase(bc *benchCluster, d time.Duration, drive func(served []atomic.
 	}
 	bc.net.ResetStats()
 	start := time.Now()
+	cpu0 := processCPU()
 	served := make([]atomic.Int64, n)
 	if drive != nil {
 		drive(served)
 	}
 	time.Sleep(time.Until(start.Add(d)))
-	p := phase{net: make([]cluster.NetStats, n), repl: make([]cluster.WireStats, n), renewals: make([]int, n)}
+	p := phase{net: make([]cluster.NetStats, n), repl: make([]cluster.WireStats, n), renewals: make([]int, n),
+		cpu: processCPU() - cpu0, wall: time.Since(start)}
 	for i, nd := range bc.nodes {
 		p.net[i] = bc.net.Stats(bc.names[i])
 		p.repl[i] = subWire(nd.Replicator().Stats(), before[i])
 		p.renewals[i] = int(served[i].Load())
 	}
 	return p
+}
+
+// driveRenewals returns a measurePhase drive that PUTs Java-client
+// renewals for wireDrive at rate per second from workers goroutines:
+// renewal k, due at start + k/rate, goes to urls[k%len(urls)] and counts
+// as served by node nodeOf[k%len(urls)]. Failed requests are counted in
+// failures, and requests sent more than 100ms behind schedule in late.
+func driveRenewals(c *http.Client, workers int, rate float64, urls []string, nodeOf []int, failures, late *atomic.Int64) func(served []atomic.Int64) {
+	total := int(rate * wireDrive.Seconds())
+	return func(served []atomic.Int64) {
+		start := time.Now()
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					k := int(next.Add(1)) - 1
+					if k >= total {
+						return
+					}
+					at := start.Add(time.Duration(k) * wireDrive / time.Duration(total))
+					if d := time.Until(at); d > 0 {
+						time.Sleep(d)
+					} else if d < -100*time.Millisecond {
+						late.Add(1)
+					}
+					i := k % len(urls)
+					code, _, err := send(c, http.MethodPut, urls[i], nil)
+					if err != nil || code != http.StatusOK {
+						failures.Add(1)
+						continue
+					}
+					served[nodeOf[i]].Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+	}
 }
 
 // digestSize is the encoded size of a node's anti-entropy digest (its hash
@@ -262,10 +327,41 @@ func digestSize(b *testing.B, nd *node.Node, name string) uint64 {
 	return uint64(len(enc))
 }
 
-func benchWire(b *testing.B, n int) {
+// owners returns, for each instance, the index of its application's
+// owner. Every node must agree.
+func owners(b *testing.B, bc *benchCluster, insts []inst) []int {
+	idx := make(map[string]int, len(bc.names))
+	for i, name := range bc.names {
+		idx[name] = i
+	}
+	of := make([]int, len(insts))
+	for k, in := range insts {
+		o := bc.nodes[0].Replicator().OwnerOf(in.App)
+		for i, nd := range bc.nodes {
+			if got := nd.Replicator().OwnerOf(in.App); got != o {
+				b.Fatalf("%s: owner of %s is %q, but %q on n0", bc.names[i], in.App, got, o)
+			}
+		}
+		j, ok := idx[o]
+		if !ok {
+			b.Fatalf("owner of %s is %q, not a node", in.App, o)
+		}
+		of[k] = j
+	}
+	return of
+}
+
+// benchWire measures the renewals of load on an n-node MemNetwork cluster:
+// an idle phase, then a phase of the same length in which instance k
+// renews on node k%n, its home (where it registered). With load.split
+// it then runs the owner, null and second idle phases
+// (BenchmarkRenewalPerNode). It reports the wire figures and returns
+// the CPU figures.
+func benchWire(b *testing.B, n int, l renewalLoad) renewalRow {
+	row := renewalRow{nodes: n, instances: l.instances, apps: l.apps, rate: l.rate, load0: loadAvgs()}
 	bc := startCluster(b, n, true)
-	insts := make([]inst, wireInstances)
-	per := wireInstances / wireApps
+	insts := make([]inst, l.instances)
+	per := l.instances / l.apps
 	for k := range insts {
 		insts[k] = makeInst("WIRE", k/per, 0, k)
 	}
@@ -273,62 +369,68 @@ func benchWire(b *testing.B, n int) {
 	if err := loadDirect(bc.nodes, insts); err != nil {
 		b.Fatal(err)
 	}
-	bc.waitConverged(60 * time.Second)
+	bc.waitConverged(2 * time.Minute)
 	time.Sleep(time.Second)
 
-	total := wireDrive + wireDrain
-	idleCPU0 := processCPU()
-	idle := measurePhase(bc, total, nil)
-	idleCPU := processCPU() - idleCPU0
-
-	c := newClient(16)
-	defer c.CloseIdleConnections()
-	urls := make([]string, len(insts))
+	homeURLs := make([]string, len(insts))
+	home := make([]int, len(insts))
 	for k, in := range insts {
-		urls[k] = bc.nodes[k%n].URL() + "/apps/" + in.App + "/" + in.ID + "?status=UP&lastDirtyTimestamp=" + lastDirty
+		home[k] = k % n
+		homeURLs[k] = bc.nodes[k%n].URL() + "/apps/" + in.App + "/" + in.ID + "?status=UP&lastDirtyTimestamp=" + lastDirty
 	}
-	R := int(wireRate * wireDrive / time.Second)
-	var failures atomic.Int64
-	var late atomic.Int64 // renewals sent more than 100ms behind schedule
+	owner := owners(b, bc, insts)
+	// The renewals the home phase sends to a node that does not own the
+	// instance's application: those are forwarded.
+	sent := int(l.rate * wireDrive.Seconds())
+	for k := 0; k < sent; k++ {
+		if i := k % len(insts); owner[i] != home[i] {
+			row.nonOwner++
+		}
+	}
+
+	total := wireDrive + wireDrain
+	idle := measurePhase(bc, total, nil)
+
+	c := newClient(l.workers)
+	defer c.CloseIdleConnections()
+	var failures, late atomic.Int64
 	b.ResetTimer()
 	cw := watchCPU()
-	loadCPU0 := processCPU()
-	load := measurePhase(bc, total, func(served []atomic.Int64) {
-		start := time.Now()
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for w := 0; w < 16; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					k := int(next.Add(1)) - 1
-					if k >= R {
-						return
-					}
-					at := start.Add(time.Duration(k) * wireDrive / time.Duration(R))
-					if d := time.Until(at); d > 0 {
-						time.Sleep(d)
-					} else if d < -100*time.Millisecond {
-						late.Add(1)
-					}
-					i := k % len(insts)
-					code, _, err := send(c, http.MethodPut, urls[i], nil)
-					if err != nil || code != http.StatusOK {
-						failures.Add(1)
-						continue
-					}
-					served[i%n].Add(1)
-				}
-			}()
+	load := measurePhase(bc, total, driveRenewals(c, l.workers, l.rate, homeURLs, home, &failures, &late))
+	row.late = late.Load()
+	var ownerPhase, nullPhase, idle2 phase
+	if l.split {
+		ownerURLs := make([]string, len(insts))
+		for k, in := range insts {
+			ownerURLs[k] = bc.nodes[owner[k]].URL() + "/apps/" + in.App + "/" + in.ID + "?status=UP&lastDirtyTimestamp=" + lastDirty
 		}
-		wg.Wait()
-	})
-	loadCPU := processCPU() - loadCPU0
+		late.Store(0)
+		ownerPhase = measurePhase(bc, total, driveRenewals(c, l.workers, l.rate, ownerURLs, owner, &failures, &late))
+		row.lateOwner = late.Load()
+
+		null := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusOK)
+		}))
+		nullURLs := make([]string, len(insts))
+		for k, in := range insts {
+			nullURLs[k] = null.URL + "/eureka/apps/" + in.App + "/" + in.ID + "?status=UP&lastDirtyTimestamp=" + lastDirty
+		}
+		late.Store(0)
+		nullPhase = measurePhase(bc, total, driveRenewals(c, l.workers, l.rate, nullURLs, make([]int, len(insts)), &failures, &late))
+		row.lateNull = late.Load()
+		c.CloseIdleConnections()
+		null.Close()
+
+		idle2 = measurePhase(bc, total, nil)
+	}
 	b.StopTimer()
 	share, note := cw.report()
 	if f := failures.Load(); f > 0 {
 		b.Fatalf("%d renewals failed", f)
+	}
+	if moved := owners(b, bc, insts); !slices.Equal(moved, owner) {
+		b.Errorf("ownership changed during the run")
 	}
 
 	iNet, iRepl, _ := idle.totals()
@@ -354,10 +456,21 @@ func benchWire(b *testing.B, n int) {
 	}
 	secs := total.Seconds()
 
+	row.renewals = renewals
+	row.fwdKeys, row.renewalMsgs = lRepl.Renewals, lRepl.RenewalMessages
+	row.idle, row.home, row.owner, row.null, row.idle2 = idle.used(), load.used(), ownerPhase.used(), nullPhase.used(), idle2.used()
+	if l.split {
+		_, oRepl, or := ownerPhase.totals()
+		row.ownerRenewals, row.ownerFwdKeys = or, oRepl.Renewals
+		_, _, row.nullRequests = nullPhase.totals()
+	}
+	row.share, row.load1 = share, loadAvgs()
+
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(r, "renewals")
 	b.ReportMetric(rw.replMsgs, "msgs/renewal")
 	b.ReportMetric(float64(lRepl.Renewals)/r, "fwd-keys/renewal")
+	b.ReportMetric(float64(row.nonOwner)/r, "non-owner/renewal")
 	b.ReportMetric(rw.replBytes, "payload-B/renewal")
 	b.ReportMetric(rw.wireBytes, "wire-B/renewal")
 	b.ReportMetric(maxNodeMsgs, "node-max-msgs/renewal")
@@ -366,12 +479,18 @@ func benchWire(b *testing.B, n int) {
 	b.ReportMetric(float64(iNet.PacketBytes+w.idleGossipStreamBytes)/secs/float64(n), "gossip-B/s/node")
 	b.ReportMetric(share, "cpu-share")
 	// What a renewal costs in CPU, the whole cluster and the load generator
-	// together: the load phase's process CPU minus the idle phase's (the
-	// same cluster, gossip, reports and anti-entropy, no renewals), per
-	// renewal. Flat in the cluster size when a renewal is served by one
-	// node and forwarded, coalesced, to one owner.
-	cpuPerRenewal := float64(loadCPU-idleCPU) / float64(time.Microsecond) / r
+	// together: the load phase's process CPU minus the idle CPU for as
+	// long (the same cluster, gossip, reports and anti-entropy, no
+	// renewals), per renewal. Flat in the cluster size when a renewal is
+	// served by one node and forwarded, coalesced, to one owner.
+	cpuPerRenewal := row.perRenewal(row.home, renewals)
 	b.ReportMetric(cpuPerRenewal, "cpu-µs/renewal")
+	b.ReportMetric(row.idleRate(), "idle-cpu-ms/s")
+	if l.split {
+		b.ReportMetric(row.perRenewal(row.owner, row.ownerRenewals), "owner-cpu-µs/renewal")
+		b.ReportMetric(row.perRenewal(row.null, row.nullRequests), "null-http-cpu-µs/request")
+		b.ReportMetric(row.fwdPerForwarded(), "fwd-cpu-µs/forwarded")
+	}
 	b.Logf("nodes=%d, %d instances in %d apps, %d renewals over %v (+%v drain), %d sent >100ms behind schedule\n"+
 		"  load phase: replicator %d msgs %d B (%d renewal msgs with %d keys, %d digests of %d B); memnet %d packets %d B, %d streams %d B\n"+
 		"  idle phase: replicator %d msgs %d B (%d digests); memnet %d packets %d B, %d streams %d B\n"+
@@ -380,9 +499,9 @@ func benchWire(b *testing.B, n int) {
 		"  per renewal: %.4f msgs, %.1f B payload (msgpack), %.1f B on the wire (compressed, framed; load streams minus non-renewal streams)\n"+
 		"  gross, everything the cluster sent in the load phase per renewal: %.4f msgs, %.1f B\n"+
 		"  per node (renewals served/renewal msgs sent/payload B per renewal/wire B per renewal):%s\n"+
-		"  CPU (this process: every node and the load generator): load phase %v, idle phase %v, "+
-		"(load − idle) ÷ renewals = %.1f µs per renewal\n  %s",
-		n, wireInstances, wireApps, renewals, wireDrive, wireDrain, late.Load(),
+		"  CPU (this process: every node and the load generator): load phase %v in %v, idle %.1f ms/s, "+
+		"(load − idle for as long) ÷ renewals = %.1f µs per renewal\n  %s",
+		n, l.instances, l.apps, renewals, wireDrive, wireDrain, row.late,
 		lRepl.Messages, lRepl.Bytes, lRepl.RenewalMessages, lRepl.Renewals, lRepl.DigestMessages, dsz,
 		lNet.PacketsSent, lNet.PacketBytes, lNet.StreamsOpened, lNet.StreamBytes,
 		iRepl.Messages, iRepl.Bytes, iRepl.DigestMessages, iNet.PacketsSent, iNet.PacketBytes, iNet.StreamsOpened, iNet.StreamBytes,
@@ -390,7 +509,16 @@ func benchWire(b *testing.B, n int) {
 		float64(iNet.PacketsSent+w.idleGossipStreams)/secs/float64(n), float64(iNet.PacketBytes+w.idleGossipStreamBytes)/secs/float64(n),
 		w.digestWire, rw.replMsgs, rw.replBytes, rw.wireBytes,
 		float64(lNet.PacketsSent+lNet.StreamsOpened)/r, float64(lNet.PacketBytes+lNet.StreamBytes)/r, perNode.String(),
-		loadCPU.Round(time.Millisecond), idleCPU.Round(time.Millisecond), cpuPerRenewal, note)
+		load.cpu.Round(time.Millisecond), load.wall.Round(time.Millisecond), row.idleRate(), cpuPerRenewal, note)
+	if l.split {
+		b.Logf("split: owner phase %d renewals (%d forwarded keys), %v CPU in %v, %.1f µs/renewal; "+
+			"null server %d requests, %v CPU in %v, %.1f µs/request; second idle %v CPU in %v; late %d/%d",
+			row.ownerRenewals, row.ownerFwdKeys, ownerPhase.cpu.Round(time.Millisecond), ownerPhase.wall.Round(time.Millisecond),
+			row.perRenewal(row.owner, row.ownerRenewals), row.nullRequests, nullPhase.cpu.Round(time.Millisecond),
+			nullPhase.wall.Round(time.Millisecond), row.perRenewal(row.null, row.nullRequests),
+			idle2.cpu.Round(time.Millisecond), idle2.wall.Round(time.Millisecond), row.lateOwner, row.lateNull)
+	}
+	return row
 }
 
 // renewalWire is the renewal traffic of a load phase, separated from the rest with
