@@ -351,9 +351,9 @@ func owners(b *testing.B, bc *benchCluster, insts []inst) []int {
 	return of
 }
 
-// benchWire measures the renewals of load on an n-node MemNetwork cluster:
+// benchWire measures the renewals of l on an n-node MemNetwork cluster:
 // an idle phase, then a phase of the same length in which instance k
-// renews on node k%n, its home (where it registered). With load.split
+// renews on node k%n, its home (where it registered). With l.split
 // it then runs the owner, null and second idle phases
 // (BenchmarkRenewalPerNode). It reports the wire figures and returns
 // the CPU figures.
@@ -396,7 +396,9 @@ func benchWire(b *testing.B, n int, l renewalLoad) renewalRow {
 	var failures, late atomic.Int64
 	b.ResetTimer()
 	cw := watchCPU()
+	stopProfile := startProfile(b) // of the load (home) phase only
 	load := measurePhase(bc, total, driveRenewals(c, l.workers, l.rate, homeURLs, home, &failures, &late))
+	stopProfile()
 	row.late = late.Load()
 	var ownerPhase, nullPhase, idle2 phase
 	if l.split {
