@@ -37,6 +37,8 @@ package cluster
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -104,23 +106,11 @@ func (r *Replicator) mergeDigest(ctx context.Context, d *wire.Digest) {
 	if d.Node == "" || self == "" || d.Node == self {
 		return
 	}
-	local := map[string]uint64{}
+	walk := func(func(*view.App) bool) {}
 	if r.snaps != nil {
-		r.snaps.Snapshot().Apps(func(a *view.App) bool {
-			local[a.Name()] = a.Digest()
-			return true
-		})
+		walk = r.snaps.Snapshot().Apps
 	}
-	var want []string
-	for _, ad := range d.Apps {
-		if h, ok := local[ad.App]; !ok || h != ad.Hash {
-			want = append(want, ad.App)
-		}
-		delete(local, ad.App)
-	}
-	for app := range local {
-		want = append(want, app)
-	}
+	want := digestDiff(walk, d.Apps)
 	l := r.link(d.Node)
 	if l == nil {
 		// Not yet a member here (push/pull on join runs before the join
@@ -155,6 +145,47 @@ func (r *Replicator) mergeDigest(ctx context.Context, d *wire.Digest) {
 	if len(req.Apps) > 0 {
 		r.pushSync(l, req)
 	}
+}
+
+// digestDiff returns the applications whose digests differ between ours
+// (walk, in name order, as a snapshot walks them) and a peer's digest:
+// those with different hashes, those only the peer lists and those only
+// we hold. It merges the two sorted lists (a peer's digest is in the same
+// order; one that is not is sorted first), so a digest of 50,000
+// applications costs no map of them.
+func digestDiff[A appDigest](walk func(func(A) bool), theirs []wire.AppDigest) []string {
+	byApp := func(a, b wire.AppDigest) int { return strings.Compare(a.App, b.App) }
+	if !slices.IsSortedFunc(theirs, byApp) {
+		theirs = slices.SortedFunc(slices.Values(theirs), byApp)
+	}
+	var want []string
+	i := 0
+	walk(func(a A) bool {
+		name := a.Name()
+		for i < len(theirs) && theirs[i].App < name {
+			want = append(want, theirs[i].App) // only the peer lists it
+			i++
+		}
+		if i < len(theirs) && theirs[i].App == name {
+			if theirs[i].Hash != a.Digest() {
+				want = append(want, name)
+			}
+			i++
+			return true
+		}
+		want = append(want, name) // only we hold it
+		return true
+	})
+	for ; i < len(theirs); i++ {
+		want = append(want, theirs[i].App)
+	}
+	return want
+}
+
+// appDigest is what digestDiff reads of an application (*view.App).
+type appDigest interface {
+	Name() string
+	Digest() uint64
 }
 
 // pushSync queues a sync request on l, or releases its applications when
