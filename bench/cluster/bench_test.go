@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/bench"
 	"github.com/heureka/heureka/cluster"
 	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/wire"
@@ -358,7 +359,7 @@ func owners(b *testing.B, bc *benchCluster, insts []inst) []int {
 // (BenchmarkRenewalPerNode). It reports the wire figures and returns
 // the CPU figures.
 func benchWire(b *testing.B, n int, l renewalLoad) renewalRow {
-	row := renewalRow{nodes: n, instances: l.instances, apps: l.apps, rate: l.rate, load0: loadAvgs()}
+	row := renewalRow{nodes: n, instances: l.instances, apps: l.apps, rate: l.rate, load0: bench.LoadAvg()}
 	bc := startCluster(b, n, true)
 	insts := make([]inst, l.instances)
 	per := l.instances / l.apps
@@ -466,7 +467,7 @@ func benchWire(b *testing.B, n int, l renewalLoad) renewalRow {
 		row.ownerRenewals, row.ownerFwdKeys = or, oRepl.Renewals
 		_, _, row.nullRequests = nullPhase.totals()
 	}
-	row.share, row.load1 = share, loadAvgs()
+	row.share, row.load1 = share, bench.LoadAvg()
 
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(r, "renewals")

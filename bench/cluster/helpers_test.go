@@ -23,6 +23,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/bench"
 	"github.com/heureka/heureka/cluster"
 	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/httpapi"
@@ -141,16 +142,9 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// loadAvg is the 1-minute load average ("?" if unreadable).
 func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return f[0]
+	return strings.Fields(bench.LoadAvg())[0]
 }
 
 func watchCPU() cpuWatch { return cpuWatch{wall: time.Now(), cpu: processCPU(), load0: loadAvg()} }

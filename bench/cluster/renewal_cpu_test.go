@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/heureka/heureka/bench"
 )
 
 // ---- 2b. CPU per renewal at a fixed rate per node ---------------------------------
@@ -46,7 +47,7 @@ const (
 // cluster size as markdown tables (RESULTS.md).
 func BenchmarkRenewalPerNode(b *testing.B) {
 	start := time.Now().UTC()
-	load0 := loadAvgs()
+	load0 := bench.LoadAvg()
 	var rows []renewalRow
 	for _, n := range []int{3, 5, 9, 17} {
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
@@ -54,7 +55,7 @@ func BenchmarkRenewalPerNode(b *testing.B) {
 				rate: perNodeRate * float64(n), workers: max(32, 8*n), split: true}))
 		})
 	}
-	printRenewalTables(os.Stdout, rows, start, load0, loadAvgs())
+	printRenewalTables(os.Stdout, rows, start, load0, bench.LoadAvg())
 }
 
 // phaseCPU is the process CPU a phase used and its length.
@@ -114,19 +115,6 @@ func (r renewalRow) fwdPerForwarded() float64 {
 		return 0
 	}
 	return r.fwdPerRenewal() * float64(r.renewals) / float64(r.nonOwner)
-}
-
-// loadAvgs is the machine's 1, 5 and 15 minute load averages.
-func loadAvgs() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // printRenewalTables prints BenchmarkRenewalPerNode's figures as markdown
