@@ -138,8 +138,8 @@ type (
 type appEntry struct {
 	pid    *actor.PID
 	routed atomic.Int64
-	// fast is the renewal fast path's table of the actor's plain leases
-	// (fastrenew.go).
+	// fast is the renewal fast path's way to the actor's leases, and its
+	// queue of renewals for the actor (fastrenew.go).
 	fast fastTable
 	// due says when the actor next has something to sweep, so that a sweep
 	// skips the applications with nothing to do (at 1M instances in 50,000
@@ -286,7 +286,7 @@ func (f *frontActor) answerMissing(msg any) {
 type appActor struct {
 	r         *Registry
 	state     *appState
-	entry     *appEntry // its record: the fast path's table
+	entry     *appEntry // its record: the fast path's queue and the sweep's due times
 	processed uint64
 	counted   int      // len(state.leases) as last added to r.count
 	pending   []*lease // applyFastRenewals' buffer
