@@ -1081,6 +1081,14 @@ func restartCluster(t *testing.T, n *MemNetwork, names ...string) (map[string]*M
 		c.MemberlistConfig = func(mc *memberlist.Config) {
 			fastTimings(mc)
 			mc.PushPullInterval = time.Hour
+			// Scaled with the probes, not below them: fastTimings forgets
+			// a dead node after 1 s, sooner than a member that missed the
+			// leave takes to suspect and declare the departed process dead
+			// (several seconds), so the seed had forgotten the predecessor
+			// when the fresh process joined and nothing announced the
+			// restart (BUG-19). Production keeps a dead node 30 s, far
+			// above that.
+			mc.GossipToTheDeadTime = time.Hour
 		}
 		c.ReconnectInterval = time.Hour // no reconnect joins (push/pulls) either
 		return c
