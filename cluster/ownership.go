@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // ownership is an immutable assignment of applications to members.
@@ -152,11 +153,20 @@ func (r *Replicator) OwnedShare() map[string]float64 {
 // MembersChanged recomputes ownership and the peer links after a
 // membership change, and starts an anti-entropy exchange with new members.
 // The membership layer calls it on every join, leave and update; it is safe
-// for concurrent use.
+// for concurrent use: calls run one at a time, each reading the members
+// afresh, so the last one applies the newest list. (Unserialized, the
+// membership's event goroutine and Start could read the list in one order
+// and apply it in the other: a joining node then kept the list from before
+// its join, with no links and no anti-entropy peer, and never became ready
+// until the next membership change.)
 func (r *Replicator) MembersChanged() {
 	peers := r.getPeers()
 	if peers == nil {
 		return
+	}
+	if !sabotage.On(sabotage.MembersAppliedOutOfOrder) {
+		r.membersMu.Lock()
+		defer r.membersMu.Unlock()
 	}
 	self := peers.LocalName()
 	members := append([]string(nil), peers.AliveMembers()...)

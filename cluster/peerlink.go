@@ -407,11 +407,13 @@ func (r *Replicator) updateLinks(self string, members []string) {
 			}()
 		}
 	}
+	var removed []string
 	for name, l := range r.links {
 		if !alive[name] {
 			l.close() // abandons its transfers: the asker is gone
 			delete(r.links, name)
 			r.forgetLoad(name)
+			removed = append(removed, name)
 		}
 	}
 	now := time.Now()
@@ -427,6 +429,9 @@ func (r *Replicator) updateLinks(self string, members []string) {
 		}
 	}
 	r.linkMu.Unlock()
+	for _, name := range removed {
+		r.log.Debug("peer removed", "peer", name)
+	}
 	for _, l := range added {
 		r.log.Debug("peer added", "peer", l.name)
 		l.pushControl(r.localDigest(true))

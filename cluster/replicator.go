@@ -157,6 +157,12 @@ type Replicator struct {
 	ownMu sync.Mutex // serialises ownership changes
 	own   atomic.Pointer[ownership]
 
+	// membersMu serializes MembersChanged: each call reads the members and
+	// applies them (ownership, then links) as one step, so a call that read
+	// an older member list never applies it after a newer one. Lock order:
+	// membersMu before ownMu and linkMu.
+	membersMu sync.Mutex
+
 	linkMu  sync.Mutex
 	links   map[string]*peerLink   // guarded by linkMu: one per other alive member
 	orphans map[string][]orphanAsk // guarded by linkMu: sync requests from members not yet alive here
