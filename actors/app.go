@@ -104,6 +104,9 @@ type appState struct {
 	leases     map[string]*lease
 	leasesMu   sync.RWMutex
 	tombstones map[string]tombstone
+	// shared is the canonical copies of the values the application's
+	// instances repeat, as last stored (see share).
+	shared sharedValues
 }
 
 // setLease installs l as id's lease.
@@ -121,7 +124,7 @@ func (a *appState) deleteLease(id string) {
 }
 
 func newAppState(name string, opts *appOptions) *appState {
-	return &appState{name: name, opts: opts, leases: map[string]*lease{}, tombstones: map[string]tombstone{}}
+	return &appState{name: intern(name), opts: opts, leases: map[string]*lease{}, tombstones: map[string]tombstone{}}
 }
 
 func (a *appState) now() int64 { return a.opts.clock.Now().UnixMilli() }
@@ -230,6 +233,7 @@ func (a *appState) registerOwned(r *Instance, replicated bool) Event {
 	}
 	// A registration relayed by a Eureka peer is a client's all the same.
 	l.clientRenewed = mono
+	a.share(r)
 	a.setLease(r.ID(), l)
 	delete(a.tombstones, r.ID())
 	return a.publish(l, r, ActionAdded, CauseRegister, existing == nil, now)
@@ -674,6 +678,7 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 		nl.clientRenewed = l.clientRenewed
 		nl.installed = l.installed
 	}
+	a.share(inst)
 	nl.inst = inst
 	nl.version = r.Version
 	a.setLease(r.ID, nl)

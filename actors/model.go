@@ -1,12 +1,6 @@
 package actors
 
-import (
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
-	"unique"
-)
+import "strings"
 
 // Status is an instance's Eureka status.
 type Status string
@@ -187,98 +181,6 @@ func (i *Instance) Normalize() {
 	if i.SID == "na" || i.SID == "unknown" {
 		i.SID = ""
 	}
-	i.intern()
-}
-
-// intern replaces the values that many instances repeat (application and
-// group names, data center, VIP addresses, ASG, metadata keys) by canonical
-// copies, and equal small metadata maps by one shared map, so that a
-// registry of a million instances holds each such value once rather than
-// once per instance. Values unique to an instance (ids, host names,
-// addresses, URLs) are left alone: interning them would only add the
-// canonical table's overhead.
-func (i *Instance) intern() {
-	i.App = intern(i.App)
-	i.AppGroupName = intern(i.AppGroupName)
-	i.DataCenterInfo.Class = intern(i.DataCenterInfo.Class)
-	i.DataCenterInfo.Name = intern(i.DataCenterInfo.Name)
-	i.VIPAddress = intern(i.VIPAddress)
-	i.SecureVIPAddress = intern(i.SecureVIPAddress)
-	i.ASGName = intern(i.ASGName)
-	i.SID = intern(i.SID)
-	i.Metadata = sharedMetadata(i.Metadata)
-}
-
-// intern returns the canonical copy of s. Canonical copies are collected
-// when no instance holds them any more (package unique).
-func intern(s string) string {
-	if s == "" {
-		return ""
-	}
-	return unique.Make(s).Value()
-}
-
-// Limits of the shared metadata maps: only maps of up to
-// maxSharedMetadataBytes of keys and values are shared, and the table of
-// shared maps holds at most maxSharedMetadata of them (it starts over when
-// full), so it stays under a few MiB whatever clients send.
-const (
-	maxSharedMetadata      = 4096
-	maxSharedMetadataBytes = 512
-)
-
-var sharedMeta struct {
-	sync.Mutex
-	m map[string]map[string]string // canonical text → shared map
-}
-
-// sharedMetadata returns a map equal to m that is shared by every instance
-// registered with equal metadata (m itself the first time), or m when it is
-// too large to share.
-func sharedMetadata(m map[string]string) map[string]string {
-	if len(m) == 0 {
-		return m
-	}
-	size := 0
-	for k, v := range m {
-		size += len(k) + len(v) + 2
-	}
-	if size > maxSharedMetadataBytes {
-		return m
-	}
-	// The keys and the canonical text live on the stack: a registration
-	// whose metadata is already shared allocates nothing here.
-	var keyBuf [16]string
-	keys := keyBuf[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var textBuf [1024]byte
-	text := textBuf[:0]
-	for _, k := range keys {
-		// Lengths first, so that no key or value can fake a boundary.
-		text = strconv.AppendInt(text, int64(len(k)), 10)
-		text = append(text, ':')
-		text = append(text, k...)
-		text = strconv.AppendInt(text, int64(len(m[k])), 10)
-		text = append(text, ':')
-		text = append(text, m[k]...)
-	}
-	sharedMeta.Lock()
-	defer sharedMeta.Unlock()
-	if s, ok := sharedMeta.m[string(text)]; ok {
-		return s
-	}
-	if sharedMeta.m == nil || len(sharedMeta.m) >= maxSharedMetadata {
-		sharedMeta.m = make(map[string]map[string]string)
-	}
-	s := make(map[string]string, len(m))
-	for k, v := range m {
-		s[intern(k)] = intern(v)
-	}
-	sharedMeta.m[string(text)] = s
-	return s
 }
 
 // Key identifies an instance in the registry: upper-case app name and id.

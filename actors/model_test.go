@@ -6,40 +6,75 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
-// Normalize shares what instances repeat: equal small metadata maps are one
-// map, repeated strings one copy; values unique to an instance stay its own.
-func TestNormalizeSharesRepeatedValues(t *testing.T) {
+// The registry stores instances with what they repeat shared: equal small
+// metadata maps are one map, repeated strings one copy, whether they came
+// from a client (register) or a peer (applyRecord); values unique to an
+// instance stay its own.
+func TestRegistrySharesRepeatedValues(t *testing.T) {
+	a, _ := newTestApp(t, false)
 	mk := func(i int) *Instance {
-		in := &Instance{InstanceID: fmt.Sprintf("i-%d", i), HostName: fmt.Sprintf("h%d", i), App: string([]byte("orders")),
+		in := &Instance{InstanceID: fmt.Sprintf("i-%d", i), HostName: fmt.Sprintf("h%d", i), App: string([]byte("app")),
 			Status: Status([]byte("UP")), VIPAddress: string([]byte("orders")),
 			DataCenterInfo: DataCenterInfo{Class: string([]byte("com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo")), Name: "MyOwn"},
 			Metadata:       map[string]string{"zone": string([]byte("zone-a")), "management.port": "8081"}}
 		in.Normalize()
 		return in
 	}
-	a, b := mk(1), mk(2)
-	assert.Equal(t, map[string]string{"zone": "zone-a", "management.port": "8081"}, a.Metadata)
-	assert.Equal(t, unsafe.Pointer(unsafe.StringData(a.App)), unsafe.Pointer(unsafe.StringData(b.App)), "one copy of the app name")
-	assert.Equal(t, unsafe.Pointer(unsafe.StringData(a.VIPAddress)), unsafe.Pointer(unsafe.StringData(b.VIPAddress)))
-	assert.Equal(t, unsafe.Pointer(unsafe.StringData(a.DataCenterInfo.Class)), unsafe.Pointer(unsafe.StringData(b.DataCenterInfo.Class)))
-	assert.Equal(t, unsafe.Pointer(unsafe.StringData(string(a.Status))), unsafe.Pointer(unsafe.StringData(string(StatusUp))))
-	assert.Equal(t, fmt.Sprintf("%p", a.Metadata), fmt.Sprintf("%p", b.Metadata), "equal metadata is one map")
+	a.register(mk(1), false)
+	a.registerOwned(mk(2), false)
+	peer := mk(3)
+	peer.LastDirtyTimestamp = a.now()
+	_, res := a.applyRecord(Record{App: "APP", ID: "i-3", Version: Version{Clock: uint64(a.now()) << hlcLogicalBits, Node: "n2"}, Instance: peer}, false)
+	require.Equal(t, ApplyInstalled, res)
+	first, _ := mustGet(t, a, "i-1")
+	assert.Equal(t, map[string]string{"zone": "zone-a", "management.port": "8081"}, first.Metadata)
+	for _, id := range []string{"i-2", "i-3"} {
+		b, _ := mustGet(t, a, id)
+		assert.Equal(t, unsafe.Pointer(unsafe.StringData(first.App)), unsafe.Pointer(unsafe.StringData(b.App)), "one copy of the app name")
+		assert.Equal(t, unsafe.Pointer(unsafe.StringData(first.VIPAddress)), unsafe.Pointer(unsafe.StringData(b.VIPAddress)))
+		assert.Equal(t, unsafe.Pointer(unsafe.StringData(first.DataCenterInfo.Class)), unsafe.Pointer(unsafe.StringData(b.DataCenterInfo.Class)))
+		assert.Equal(t, unsafe.Pointer(unsafe.StringData(string(first.Status))), unsafe.Pointer(unsafe.StringData(string(StatusUp))))
+		assert.Equal(t, fmt.Sprintf("%p", first.Metadata), fmt.Sprintf("%p", b.Metadata), "equal metadata is one map")
+		assert.NotEqual(t, unsafe.Pointer(unsafe.StringData(first.HostName)), unsafe.Pointer(unsafe.StringData(b.HostName)))
+	}
+	// The copies are the process-wide canonical ones, as Intern makes them.
+	other := mk(4)
+	other.Intern()
+	assert.Equal(t, unsafe.Pointer(unsafe.StringData(first.VIPAddress)), unsafe.Pointer(unsafe.StringData(other.VIPAddress)))
+	assert.Equal(t, fmt.Sprintf("%p", first.Metadata), fmt.Sprintf("%p", other.Metadata))
 
-	// Different metadata is not shared, and a Clone owns its map.
-	c := &Instance{InstanceID: "c", App: "ORDERS", Metadata: map[string]string{"zone": "zone-b", "management.port": "8081"}}
-	c.Normalize()
-	assert.NotEqual(t, fmt.Sprintf("%p", a.Metadata), fmt.Sprintf("%p", c.Metadata))
-	d := a.Clone()
+	// A value that changes is shared from then on in its new form.
+	changed := mk(5)
+	changed.VIPAddress = string([]byte("orders-v2"))
+	changed.Metadata = map[string]string{"zone": "zone-b"}
+	a.register(changed, false)
+	sixth := mk(6)
+	sixth.VIPAddress = string([]byte("orders-v2"))
+	sixth.Metadata = map[string]string{"zone": "zone-b"}
+	a.register(sixth, false)
+	c5, _ := mustGet(t, a, "i-5")
+	c6, _ := mustGet(t, a, "i-6")
+	assert.Equal(t, unsafe.Pointer(unsafe.StringData(c5.VIPAddress)), unsafe.Pointer(unsafe.StringData(c6.VIPAddress)))
+	assert.Equal(t, fmt.Sprintf("%p", c5.Metadata), fmt.Sprintf("%p", c6.Metadata))
+	assert.NotEqual(t, fmt.Sprintf("%p", first.Metadata), fmt.Sprintf("%p", c5.Metadata))
+
+	// A Clone owns its map.
+	d := first.Clone()
 	d.Metadata["zone"] = "zone-c"
-	assert.Equal(t, "zone-a", b.Metadata["zone"], "changing a clone leaves the shared map alone")
+	assert.Equal(t, "zone-a", first.Metadata["zone"], "changing a clone leaves the shared map alone")
+}
 
+// Intern shares equal small metadata maps without boundary confusion, and
+// leaves large maps alone.
+func TestInternSharesSmallMetadata(t *testing.T) {
 	// No boundary confusion: {"a:b": ""} and {"a": "b"} are different maps.
 	x := &Instance{Metadata: map[string]string{"1:a1:b": ""}}
 	y := &Instance{Metadata: map[string]string{"a": "b"}}
-	x.Normalize()
-	y.Normalize()
+	x.Intern()
+	y.Intern()
 	assert.Equal(t, map[string]string{"1:a1:b": ""}, x.Metadata)
 	assert.Equal(t, map[string]string{"a": "b"}, y.Metadata)
 
@@ -49,6 +84,6 @@ func TestNormalizeSharesRepeatedValues(t *testing.T) {
 		big[fmt.Sprint("key", i)] = "value"
 	}
 	e := &Instance{Metadata: big}
-	e.Normalize()
+	e.Intern()
 	assert.Equal(t, fmt.Sprintf("%p", big), fmt.Sprintf("%p", e.Metadata))
 }

@@ -33,13 +33,15 @@ func registerBody(app string, i int) []byte {
 }
 
 // decodedInstance decodes and normalizes instance i of app as the HTTP layer
-// does before it registers it.
+// does before it registers it, with its repeated values shared as the
+// registry stores them.
 func decodedInstance(app string, i int) *actors.Instance {
 	in, err := httpapi.DecodeInstance("application/json", registerBody(app, i))
 	if err != nil {
 		panic(err)
 	}
 	in.Normalize()
+	in.Intern()
 	return in
 }
 
