@@ -12,6 +12,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -28,12 +29,15 @@ import (
 )
 
 // benchInstances is the registry size the per-request benchmarks load, and
-// benchPerApp the instances per application (250 applications).
-const (
-	benchInstances = 5000
-	benchPerApp    = 20
-	benchDirty     = "1754499999870"
+// benchPerApp the instances per application (by default 250 applications;
+// -perrequest-instances 100000 -perrequest-per-app 2 gives 50,000, the
+// application count of the issue's 1M registry).
+var (
+	benchInstances = flag.Int("perrequest-instances", 5000, "instances the per-request benchmarks load")
+	benchPerApp    = flag.Int("perrequest-per-app", 20, "instances per application in the per-request benchmarks")
 )
+
+const benchDirty = "1754499999870"
 
 // benchWriter is an http.ResponseWriter that keeps only the status and the
 // byte count, reused across requests as net/http reuses its buffers.
@@ -118,7 +122,7 @@ func appendBenchBody(dst []byte, app string, i int) []byte {
 
 // benchID is the instance id benchBody gives instance i.
 func benchID(i int) string {
-	b := benchBody(benchApp(i/benchPerApp), i)
+	b := benchBody(benchApp(i / *benchPerApp), i)
 	const key = `"instanceId":"`
 	k := bytes.Index(b, []byte(key)) + len(key)
 	return string(b[k : k+bytes.IndexByte(b[k:], '"')])
@@ -130,7 +134,7 @@ type reusableBody struct{ bytes.Reader }
 func (*reusableBody) Close() error { return nil }
 
 // benchServer is the real handler over a registry loaded with
-// benchInstances instances, and its view.
+// *benchInstances instances, and its view.
 type benchServer struct {
 	h    http.Handler
 	reg  *actors.Registry
@@ -182,8 +186,8 @@ func newBenchServer(b *testing.B) *benchServer {
 		<-done
 		reg.Close()
 	})
-	for i := 0; i < benchInstances; i++ {
-		inst, err := httpapi.DecodeInstance("application/json", benchBody(benchApp(i/benchPerApp), i))
+	for i := 0; i < *benchInstances; i++ {
+		inst, err := httpapi.DecodeInstance("application/json", benchBody(benchApp(i / *benchPerApp), i))
 		require.NoError(b, err)
 		inst.Normalize()
 		require.NoError(b, reg.Register(context.Background(), inst, false))
@@ -249,9 +253,9 @@ func runPerRequest(b *testing.B, h http.Handler, want int, next func(i int) *htt
 func BenchmarkPerRequestRenew(b *testing.B) {
 	s := newBenchServer(b)
 	hdr := javaHeader(true)
-	reqs := make([]*http.Request, benchInstances)
+	reqs := make([]*http.Request, *benchInstances)
 	for i := range reqs {
-		reqs[i] = benchRequest(http.MethodPut, "/eureka/apps/"+benchApp(i/benchPerApp)+"/"+benchID(i)+
+		reqs[i] = benchRequest(http.MethodPut, "/eureka/apps/"+benchApp(i / *benchPerApp)+"/"+benchID(i)+
 			"?status=UP&lastDirtyTimestamp="+benchDirty, hdr)
 	}
 	runPerRequest(b, s.h, http.StatusOK, func(i int) *http.Request {
@@ -267,7 +271,7 @@ func BenchmarkPerRequestRegister(b *testing.B) {
 	s := newBenchServer(b)
 	hdr := javaHeader(true)
 	hdr["Content-Type"] = []string{"application/json"}
-	const apps = benchInstances / benchPerApp
+	apps := *benchInstances / *benchPerApp
 	reqs := make([]*http.Request, apps)
 	names := make([]string, apps)
 	for a := range reqs {
@@ -315,7 +319,7 @@ func BenchmarkPerRequestDelta(b *testing.B) {
 // application, every document cached.
 func BenchmarkPerRequestApp(b *testing.B) {
 	s := newBenchServer(b)
-	const apps = benchInstances / benchPerApp
+	apps := *benchInstances / *benchPerApp
 	hdr := javaHeader(false)
 	reqs := make([]*http.Request, apps)
 	snap := s.view.Snapshot()
