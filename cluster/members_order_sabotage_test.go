@@ -16,7 +16,7 @@ import (
 func TestSabotageMembersAppliedOutOfOrder(t *testing.T) {
 	require.NoError(t, sabotage.Set(sabotage.MembersAppliedOutOfOrder))
 	defer func() { require.NoError(t, sabotage.Set()) }()
-	members, linked := membersAppliedAfterRace(t)
+	members, linked := membersAppliedAfterRace(t, true)
 	assert.Equal(t, []string{"a"}, members)
 	assert.False(t, linked)
 }

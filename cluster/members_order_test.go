@@ -47,8 +47,11 @@ func (p *gatedPeers) set(members ...string) {
 // node's event goroutine and its Start can: the first reads the members
 // before the join ("a" alone) and is held back; the list then gains "b"
 // and the second call runs. It returns, once both returned, the members
-// the ownership holds and whether a peer link to "b" exists.
-func membersAppliedAfterRace(t *testing.T) ([]string, bool) {
+// the ownership holds and whether a peer link to "b" exists. With
+// secondFirst, the first call is held until the second has returned (only
+// possible when the calls are not serialized); else the second gets 200 ms
+// to run past the first.
+func membersAppliedAfterRace(t *testing.T, secondFirst bool) ([]string, bool) {
 	t.Helper()
 	r, err := NewReplicator(testReplicatorConfig())
 	require.NoError(t, err)
@@ -69,9 +72,13 @@ func membersAppliedAfterRace(t *testing.T) ([]string, bool) {
 	go func() { defer close(second); r.MembersChanged() }()
 	// Give the second call the chance to run past the first (it cannot
 	// when calls are serialized); either way the first then goes on.
-	select {
-	case <-second:
-	case <-time.After(200 * time.Millisecond):
+	if secondFirst {
+		<-second
+	} else {
+		select {
+		case <-second:
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 	close(hold)
 	<-first
@@ -85,7 +92,7 @@ func membersAppliedAfterRace(t *testing.T) ([]string, bool) {
 // failing in CI: the joining node kept the list from before its join, had
 // no link and no anti-entropy peer, and never became ready.)
 func TestMembersChangedAppliesTheNewestList(t *testing.T) {
-	members, linked := membersAppliedAfterRace(t)
+	members, linked := membersAppliedAfterRace(t, false)
 	assert.Equal(t, []string{"a", "b"}, members)
 	assert.True(t, linked, "the link to the new member was closed by the older list")
 }
