@@ -165,6 +165,7 @@ func (a *appState) nextVersion(after Version) Version {
 // publish stamps inst with the lease's timestamps and a new version, stores
 // it and returns the event.
 func (a *appState) publish(l *lease, inst *Instance, action ActionType, cause Cause, newLease bool, now int64) Event {
+	a.share(inst) // a registration's values, or a clone's fresh metadata maps
 	inst.ActionType = action
 	inst.LastUpdatedTimestamp = now
 	inst.LeaseInfo.RegistrationTimestamp = l.registered
@@ -233,7 +234,6 @@ func (a *appState) registerOwned(r *Instance, replicated bool) Event {
 	}
 	// A registration relayed by a Eureka peer is a client's all the same.
 	l.clientRenewed = mono
-	a.share(r)
 	a.setLease(r.ID(), l)
 	delete(a.tombstones, r.ID())
 	return a.publish(l, r, ActionAdded, CauseRegister, existing == nil, now)

@@ -61,6 +61,13 @@ func TestRegistrySharesRepeatedValues(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("%p", c5.Metadata), fmt.Sprintf("%p", c6.Metadata))
 	assert.NotEqual(t, fmt.Sprintf("%p", first.Metadata), fmt.Sprintf("%p", c5.Metadata))
 
+	// A state made from a clone (a status change) shares its map again.
+	_, ok, _ := a.setStatus("i-2", StatusOutOfService, nil, false)
+	require.True(t, ok)
+	changedStatus, _ := mustGet(t, a, "i-2")
+	assert.Equal(t, StatusOutOfService, changedStatus.Status)
+	assert.Equal(t, fmt.Sprintf("%p", first.Metadata), fmt.Sprintf("%p", changedStatus.Metadata), "a status change keeps the shared map")
+
 	// A Clone owns its map.
 	d := first.Clone()
 	d.Metadata["zone"] = "zone-c"
