@@ -58,25 +58,67 @@ func (l *lease) renewedByClient(now int64) bool {
 // deletion, which every node agrees on, so it expires at the same moment
 // everywhere and no node can re-seed another with a tombstone that has
 // already expired there.
+//
+// It is kept small (24 bytes, with the node as a number): under churn a
+// node holds one per deletion of the last TombstoneTTL, millions at a few
+// thousand deletions a second.
 type tombstone struct {
-	version Version
-	evicted bool // removed by eviction rather than a cancel
+	clock uint64 // the deletion's version: its HLC reading
 	// dirty is the lastDirtyTimestamp of the record the deletion removed,
 	// as this node held it (0 when it held none). For a cancel it is what
 	// a later registration must exceed to outrank the tombstone (see
 	// cancelOutranks).
-	dirty int64
-	// received is the local receipt time (epoch ms); it ages the tombstone
-	// only under the sabotage switch TombstoneReceiptAge.
-	received int64
+	dirty   int64
+	node    nodeID // the deletion's version: the node that made it
+	evicted bool   // removed by eviction rather than a cancel
 }
 
-// deletedAt is when the instance was deleted (epoch ms).
-func (t tombstone) deletedAt() int64 {
-	if sabotage.On(sabotage.TombstoneReceiptAge) && t.received != 0 {
-		return t.received
+// newTombstone is the tombstone of a deletion at version v.
+func (a *appState) newTombstone(v Version, evicted bool, dirty int64) tombstone {
+	return tombstone{clock: v.Clock, node: a.opts.nodes.id(v.Node), evicted: evicted, dirty: dirty}
+}
+
+// version is the version of t's deletion.
+func (a *appState) version(t tombstone) Version {
+	return Version{Clock: t.clock, Node: a.opts.nodes.name(t.node)}
+}
+
+// deletedAt is when t's instance was deleted (epoch ms). received is when
+// the tombstone arrived here (epoch ms; 0 if unknown): it ages the
+// tombstone only under the sabotage switch TombstoneReceiptAge.
+func (t tombstone) deletedAt(received int64) int64 {
+	if sabotage.On(sabotage.TombstoneReceiptAge) && received != 0 {
+		return received
 	}
-	return HLCMillis(t.version.Clock)
+	return HLCMillis(t.clock)
+}
+
+// putTombstone stores t as id's tombstone, received now.
+func (a *appState) putTombstone(id string, t tombstone, now int64) {
+	a.tombstones[id] = t
+	if sabotage.Enabled {
+		if a.received == nil {
+			a.received = map[string]int64{}
+		}
+		a.received[id] = now
+	}
+}
+
+// dropTombstone forgets id's tombstone.
+func (a *appState) dropTombstone(id string) {
+	delete(a.tombstones, id)
+	if sabotage.Enabled {
+		delete(a.received, id)
+	}
+}
+
+// receivedAt is when id's tombstone arrived (epoch ms), known only in a
+// sabotage build (0 otherwise).
+func (a *appState) receivedAt(id string) int64 {
+	if !sabotage.Enabled {
+		return 0
+	}
+	return a.received[id]
 }
 
 // appOptions are the settings an appState needs from the registry.
@@ -88,6 +130,8 @@ type appOptions struct {
 	hlc                   *HLC
 	leaseDurationDoubling bool
 	tombstoneTTL          time.Duration
+	// nodes numbers the node names of tombstones' versions.
+	nodes nodeTable
 }
 
 // appState is the plain, single-threaded core of one application: its leases,
@@ -104,6 +148,9 @@ type appState struct {
 	leases     map[string]*lease
 	leasesMu   sync.RWMutex
 	tombstones map[string]tombstone
+	// received is when each tombstone arrived (epoch ms), kept in a
+	// sabotage build only: the switch TombstoneReceiptAge ages by it.
+	received map[string]int64
 	// shared is the canonical copies of the values the application's
 	// instances repeat, as last stored (see share).
 	shared sharedValues
@@ -235,7 +282,7 @@ func (a *appState) registerOwned(r *Instance, replicated bool) Event {
 	// A registration relayed by a Eureka peer is a client's all the same.
 	l.clientRenewed = mono
 	a.setLease(r.ID(), l)
-	delete(a.tombstones, r.ID())
+	a.dropTombstone(r.ID())
 	return a.publish(l, r, ActionAdded, CauseRegister, existing == nil, now)
 }
 
@@ -284,7 +331,7 @@ func (a *appState) cancelOutranks(id string, dirty, now int64) (tombstone, bool)
 		return tombstone{}, false
 	}
 	t, ok := a.tombstones[id]
-	if !ok || t.evicted || t.dirty == 0 || dirty == 0 || dirty > t.dirty || a.tombstoneExpired(t, now) {
+	if !ok || t.evicted || t.dirty == 0 || dirty == 0 || dirty > t.dirty || a.tombstoneExpired(t, a.receivedAt(id), now) {
 		return tombstone{}, false
 	}
 	return t, true
@@ -392,8 +439,12 @@ func (a *appState) remove(id string, cause Cause, replicated bool) (Event, bool)
 	inst.LeaseInfo.EvictionTimestamp = now
 	ev := a.publish(l, inst, ActionDeleted, cause, false, now)
 	if !sabotage.On(sabotage.TombstonesDropped) {
-		a.tombstones[id] = tombstone{version: ev.Version, evicted: cause == CauseEvict, received: now,
-			dirty: l.inst.LastDirtyTimestamp}
+		// Keyed by the instance's own id string when it is the key (the
+		// delta's deleted state shares it), not the request's copy.
+		if own := l.inst.ID(); own == id {
+			id = own
+		}
+		a.putTombstone(id, a.newTombstone(ev.Version, cause == CauseEvict, l.inst.LastDirtyTimestamp), now)
 	}
 	return ev, true
 }
@@ -513,10 +564,10 @@ func (a *appState) evict(id string, extra time.Duration, since int64) (Event, bo
 	return a.remove(id, CauseEvict, false)
 }
 
-// tombstoneExpired reports whether a deletion at version v is older than
-// the tombstone TTL at now.
-func (a *appState) tombstoneExpired(t tombstone, now int64) bool {
-	return t.deletedAt() < now-a.opts.tombstoneTTL.Milliseconds()
+// tombstoneExpired reports whether t's deletion is older than the
+// tombstone TTL at now; received is as for deletedAt.
+func (a *appState) tombstoneExpired(t tombstone, received, now int64) bool {
+	return t.deletedAt(received) < now-a.opts.tombstoneTTL.Milliseconds()
 }
 
 // collectTombstones forgets tombstones older than the configured TTL. It
@@ -527,11 +578,12 @@ func (a *appState) collectTombstones() int64 {
 	due := int64(math.MaxInt64)
 	ttl := a.opts.tombstoneTTL.Milliseconds()
 	for id, t := range a.tombstones {
-		if a.tombstoneExpired(t, now) {
-			delete(a.tombstones, id)
+		received := a.receivedAt(id)
+		if a.tombstoneExpired(t, received, now) {
+			a.dropTombstone(id)
 			continue
 		}
-		due = min(due, t.deletedAt()+ttl)
+		due = min(due, t.deletedAt(received)+ttl)
 	}
 	return due
 }
@@ -631,9 +683,9 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 			l.version = r.Version
 			return a.publish(l, l.inst.Clone(), ActionAdded, CauseRegister, false, now), ApplyInstalled
 		}
-		t := tombstone{version: r.Version, evicted: r.Evicted, received: now, dirty: a.deletedDirty(r, l)}
-		if !a.tombstoneExpired(t, now) && !sabotage.On(sabotage.TombstonesDropped) {
-			a.tombstones[r.ID] = t
+		t := a.newTombstone(r.Version, r.Evicted, a.deletedDirty(r, l))
+		if !a.tombstoneExpired(t, now, now) && !sabotage.On(sabotage.TombstonesDropped) {
+			a.putTombstone(r.ID, t, now)
 		}
 		if l == nil {
 			return Event{}, ApplyIgnored
@@ -682,7 +734,7 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 	nl.inst = inst
 	nl.version = r.Version
 	a.setLease(r.ID, nl)
-	delete(a.tombstones, r.ID)
+	a.dropTombstone(r.ID)
 	action := inst.ActionType
 	if action == "" || action == ActionDeleted {
 		action = ActionAdded
@@ -707,7 +759,7 @@ func (a *appState) overrulesEviction(l *lease, now int64) bool {
 // replicated) but changes nothing here but the tombstone.
 func (a *appState) refuseStale(r Record, inst *Instance, now int64) Event {
 	v := a.nextVersion(r.Version)
-	a.tombstones[r.ID] = tombstone{version: v, evicted: true, received: now}
+	a.putTombstone(r.ID, a.newTombstone(v, true, 0), now)
 	inst.LeaseInfo.EvictionTimestamp = now
 	inst.ActionType = ActionDeleted
 	inst.LastUpdatedTimestamp = now
@@ -736,7 +788,7 @@ func (a *appState) deletedDirty(r Record, l *lease) int64 {
 // nothing here but the tombstone.
 func (a *appState) refuseLate(r Record, inst *Instance, t tombstone, now int64) Event {
 	v := a.nextVersion(r.Version)
-	a.tombstones[r.ID] = tombstone{version: v, received: now, dirty: t.dirty}
+	a.putTombstone(r.ID, a.newTombstone(v, false, t.dirty), now)
 	inst.LeaseInfo.EvictionTimestamp = now
 	inst.ActionType = ActionDeleted
 	inst.LastUpdatedTimestamp = now
@@ -748,7 +800,10 @@ func (a *appState) currentVersion(id string) Version {
 	if l := a.leases[id]; l != nil {
 		return l.version
 	}
-	return a.tombstones[id].version
+	if t, ok := a.tombstones[id]; ok {
+		return a.version(t)
+	}
+	return Version{}
 }
 
 // records returns every lease and every unexpired tombstone of the
@@ -760,8 +815,8 @@ func (a *appState) records() []Record {
 	}
 	now := a.now()
 	for id, t := range a.tombstones {
-		if !a.tombstoneExpired(t, now) {
-			out = append(out, Record{App: a.name, ID: id, Version: t.version, Deleted: true, Evicted: t.evicted})
+		if !a.tombstoneExpired(t, a.receivedAt(id), now) {
+			out = append(out, Record{App: a.name, ID: id, Version: a.version(t), Deleted: true, Evicted: t.evicted})
 		}
 	}
 	return out
@@ -786,8 +841,8 @@ func (a *appState) versions() []RecordVersion {
 	}
 	now := a.now()
 	for id, t := range a.tombstones {
-		if !a.tombstoneExpired(t, now) {
-			out = append(out, RecordVersion{ID: id, Version: t.version})
+		if !a.tombstoneExpired(t, a.receivedAt(id), now) {
+			out = append(out, RecordVersion{ID: id, Version: a.version(t)})
 		}
 	}
 	return out
@@ -809,8 +864,9 @@ func (a *appState) recordsNewerThan(theirs []RecordVersion) []Record {
 	}
 	now := a.now()
 	for id, t := range a.tombstones {
-		if v, ok := known[id]; (!ok || v.Less(t.version)) && !a.tombstoneExpired(t, now) {
-			out = append(out, Record{App: a.name, ID: id, Version: t.version, Deleted: true, Evicted: t.evicted})
+		tv := a.version(t)
+		if v, ok := known[id]; (!ok || v.Less(tv)) && !a.tombstoneExpired(t, a.receivedAt(id), now) {
+			out = append(out, Record{App: a.name, ID: id, Version: tv, Deleted: true, Evicted: t.evicted})
 		}
 	}
 	return out

@@ -68,6 +68,13 @@ func TestRegistrySharesRepeatedValues(t *testing.T) {
 	assert.Equal(t, StatusOutOfService, changedStatus.Status)
 	assert.Equal(t, fmt.Sprintf("%p", first.Metadata), fmt.Sprintf("%p", changedStatus.Metadata), "a status change keeps the shared map")
 
+	// An instance that repeats its host name holds it once.
+	ip := mk(7)
+	ip.HostName, ip.IPAddr = string([]byte("10.0.0.7")), string([]byte("10.0.0.7"))
+	a.register(ip, false)
+	c7, _ := mustGet(t, a, "i-7")
+	assert.Equal(t, unsafe.Pointer(unsafe.StringData(c7.HostName)), unsafe.Pointer(unsafe.StringData(c7.IPAddr)), "the IP address as host name, once")
+
 	// A Clone owns its map.
 	d := first.Clone()
 	d.Metadata["zone"] = "zone-c"

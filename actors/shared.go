@@ -7,8 +7,10 @@ package actors
 // small metadata maps) a million times. The application actor stores each
 // instance with canonical copies of them instead (package unique; equal
 // small metadata maps as one shared map), so each is held once. Values
-// unique to an instance (ids, host names, addresses, URLs) are left alone:
-// interning them would only add the canonical table's overhead.
+// unique to an instance (ids, host names, addresses, URLs) are not
+// interned, which would only add the canonical table's overhead; but an
+// instance that repeats one (the IP address as host name, the host name as
+// instance id, as Spring clients with preferIpAddress send) holds it once.
 //
 // The actor first compares a value with the canonical copy its
 // application last stored (sharedValues), which is almost always the
@@ -39,6 +41,12 @@ func (a *appState) share(in *Instance) {
 		in.App = a.name // interned when the application was made
 	} else {
 		in.App = intern(in.App)
+	}
+	if in.IPAddr == in.HostName {
+		in.IPAddr = in.HostName
+	}
+	if in.InstanceID == in.HostName {
+		in.InstanceID = in.HostName
 	}
 	s := &a.shared
 	in.AppGroupName = canonical(&s.group, in.AppGroupName)

@@ -42,8 +42,8 @@ type piece struct {
 	v   actors.Version
 	enc [NumFormats]atomic.Pointer[[]byte]
 	// at is when the change that made the piece was applied (epoch ms),
-	// set under the view's lock before the piece is published and read
-	// only under it: pruning drops a piece from the delta when it is
+	// set under the view's lock before the piece is published and never
+	// written after: pruning drops a piece from the delta when it is
 	// older than the retention.
 	at int64
 }
@@ -193,8 +193,13 @@ func (a *App) All() iter.Seq2[*actors.Instance, actors.Version] {
 	}
 }
 
-// Len returns the number of instances.
-func (a *App) Len() int { return a.pieces.Len() }
+// Len returns the number of instances (0 for nil).
+func (a *App) Len() int {
+	if a == nil {
+		return 0
+	}
+	return a.pieces.Len()
+}
 
 func (a *App) find(id string) *actors.Instance {
 	if p := a.pieces.Get(id); p != nil {

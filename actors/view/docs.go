@@ -299,8 +299,9 @@ func (s *Snapshot) DeltaBody(f Format, gz bool) Body {
 	return bodyOf(s.Delta(f, false))
 }
 
-// DeltaLen returns the number of entries in the delta window.
-func (s *Snapshot) DeltaLen() int { return len(s.window) }
+// DeltaLen returns the number of instances the delta shows: each instance
+// changed within the retention, once.
+func (s *Snapshot) DeltaLen() int { return s.deltaN }
 
 // VIPVersionDelta is the versions__delta Eureka sends in VIP documents.
 const VIPVersionDelta = "-1"

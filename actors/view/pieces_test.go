@@ -53,9 +53,10 @@ func TestGzipKeepsNoPlainPieces(t *testing.T) {
 	assert.Equal(t, string(s.Full(FormatJSON, false)), string(gunzip(t, s.Full(FormatJSON, true))))
 }
 
-// Pruning drops entries superseded by a later change of the same instance,
-// so a churned instance retains one entry, and the delta is unchanged.
-func TestPruneDropsSupersededEntries(t *testing.T) {
+// The delta holds a churned instance once, and pruning drops an instance
+// only when its latest change expired; applications that lose nothing keep
+// their cached parts.
+func TestPruneDropsExpiredInstances(t *testing.T) {
 	v, clock, _ := testView(t, func(c *Config) { c.DeltaRetention = time.Minute })
 	f := newFeeder(v)
 	f.add("OLD", "o1", actors.StatusUp)
@@ -65,7 +66,7 @@ func TestPruneDropsSupersededEntries(t *testing.T) {
 		f.remove("A", "a1")
 	}
 	f.add("B", "b1", actors.StatusUp)
-	require.Equal(t, 12, v.Snapshot().DeltaLen())
+	require.Equal(t, 3, v.Snapshot().DeltaLen(), "o1, a1 and b1, each once")
 	assert.Equal(t, "json apps versions=13 hash=UP_2_\n"+
 		"app A\n a1 UP DELETED\n--\napp B\n b1 UP ADDED\n--\napp OLD\n o1 UP ADDED\nend\n",
 		string(v.Snapshot().Delta(FormatJSON, false)))
@@ -209,4 +210,46 @@ func TestStalePreparedChangeIsRecomputed(t *testing.T) {
 	assert.Len(t, s.App("A").Instances(), 3, "a1, a2 and a3")
 	assert.Equal(t, 3, s.Count())
 	assert.Equal(t, 3, s.deltaApp("A").Len(), "the delta group too")
+}
+
+// Pruning finds expired instances through the applications changed per
+// tick: an instance leaves the delta once its latest change is older than
+// the retention, however recently its application or other instances
+// changed; one changed again since stays.
+func TestPruneByTicks(t *testing.T) {
+	v, clock, _ := testView(t, func(c *Config) { c.DeltaRetention = 3 * time.Minute })
+	tick := 3 * time.Minute / recentTicks
+	f := newFeeder(v)
+	f.add("A", "a1", actors.StatusUp) // at 0
+	f.add("A", "a2", actors.StatusUp)
+	clock.Advance(tick / 2)
+	f.add("B", "b1", actors.StatusUp) // at tick/2: the same tick
+	clock.Advance(time.Minute)
+	f.modify("A", "a2", actors.StatusDown) // at 1 min + tick/2: a2 changed again
+	f.add("A", "a3", actors.StatusUp)
+	require.Equal(t, 4, v.Snapshot().DeltaLen())
+
+	clock.Advance(2*time.Minute - tick/2) // at 3 min: nothing is older than the retention
+	v.PruneDelta()
+	require.Equal(t, 4, v.Snapshot().DeltaLen(), "nothing expired yet")
+
+	clock.Advance(tick / 4) // a1 is past the retention, b1 not yet
+	v.PruneDelta()
+	s := v.Snapshot()
+	assert.Equal(t, 3, s.DeltaLen(), "a1 expired; a2 (changed since), a3 and b1 stay")
+	assert.Equal(t, "json apps versions=7 hash=DOWN_1_UP_3_\n"+
+		"app A\n a2 DOWN MODIFIED\n a3 UP ADDED\n--\napp B\n b1 UP ADDED\nend\n", string(s.Delta(FormatJSON, false)))
+
+	clock.Advance(tick / 2) // b1 is past it, in the same tick as a1
+	v.PruneDelta()
+	assert.Equal(t, "json apps versions=8 hash=DOWN_1_UP_3_\n"+
+		"app A\n a2 DOWN MODIFIED\n a3 UP ADDED\nend\n", string(v.Snapshot().Delta(FormatJSON, false)))
+
+	clock.Advance(time.Minute)
+	v.PruneDelta()
+	assert.Zero(t, v.Snapshot().DeltaLen(), "the rest expires in turn")
+	assert.Len(t, v.recent, 1, "the tick the cutoff falls in stays")
+	clock.Advance(tick)
+	v.PruneDelta()
+	assert.Empty(t, v.recent, "every tick visited and dropped")
 }

@@ -32,14 +32,15 @@
 //
 // # Memory
 //
-// A delta entry is a time and an instance key; the delta's group of each
-// application holds the latest piece of each changed instance (for
-// additions and modifications the same piece the application holds), and
-// holds only pieces, not the instance and version slices of a registry
-// App. So churn retains one instance state per changed instance, not one
-// per change: a state superseded by a later change (a registration
-// followed by its cancel) is collected at once. Pruning drops the entries
-// of superseded changes too. The VIP index holds applications, nothing per
+// The delta's group of each application holds the latest piece of each
+// changed instance (for additions and modifications the same piece the
+// application holds), stamped with the time of its change; it holds only
+// pieces, not the instance and version slices of a registry App. So churn
+// retains one instance state per changed instance, not one per change: a
+// state superseded by a later change (a registration followed by its
+// cancel) is collected at once. What pruning visits is kept per tick of
+// the retention (a 180th of it): the applications changed during the
+// tick, nothing per change. The VIP index holds applications, nothing per
 // instance (the View counts instances per address and application).
 //
 // Renewals are not events: like Eureka's response cache, cached documents
@@ -102,10 +103,12 @@ func DefaultConfig(enc [NumFormats]Encoder) Config {
 type View struct {
 	cfg Config
 
-	mu     sync.Mutex               // serializes installing snapshots; readers never take it
-	head   atomic.Pointer[Snapshot] // newest snapshot (written under mu)
-	window []deltaEntry             // the delta window, appended in place (guarded by mu)
-	gen    uint64                   // bumped when window is replaced (guarded by mu)
+	mu   sync.Mutex               // serializes installing snapshots; readers never take it
+	head atomic.Pointer[Snapshot] // newest snapshot (written under mu)
+	// recent lists the applications changed per tick, oldest first
+	// (guarded by mu): what pruning visits.
+	recent []recentApps
+	tick   int64 // the length of a tick of recent (ms)
 	// held keeps every change's piece until it is pruned, only under the
 	// sabotage switch ViewDeltaHoldsStates (guarded by mu), as the window
 	// once did.
@@ -121,7 +124,8 @@ func New(cfg Config) *View {
 	if cfg.Clock == nil {
 		cfg.Clock = actors.SystemClock{}
 	}
-	v := &View{cfg: cfg, vipN: groupCounts{}, svipN: groupCounts{}}
+	v := &View{cfg: cfg, vipN: groupCounts{}, svipN: groupCounts{},
+		tick: max(1, positive(cfg.DeltaRetention, 3*time.Minute).Milliseconds()/recentTicks)}
 	s := &Snapshot{
 		enc:     &v.cfg.Encoders,
 		vips:    immutable.NewMap[string, *Group](nil),
@@ -173,81 +177,99 @@ func positive(d, def time.Duration) time.Duration {
 	return def
 }
 
-// PruneDelta drops delta entries older than DeltaRetention, and entries
-// superseded by a later change of the same instance (the delta shows an
-// instance once, in its latest state, so they add nothing to it). An
-// instance leaves the delta when its latest change is older than the
-// cutoff. The window is scanned outside the lock; writers wait only for the
-// survivors to be installed. Nothing is re-encoded: the survivors keep their
-// pieces.
+// PruneDelta drops from the delta the instances whose latest change is
+// older than DeltaRetention. It visits only the applications changed in
+// the ticks that began before the cutoff, finds their expired pieces
+// outside the lock, and holds the lock only to install what is left.
+// Nothing is re-encoded: the survivors keep their pieces.
 func (v *View) PruneDelta() {
 	cutoff := v.cfg.Clock.Now().Add(-positive(v.cfg.DeltaRetention, 3*time.Minute)).UnixMilli()
 	v.mu.Lock()
-	w, gen := v.window, v.gen
-	v.mu.Unlock()
-
 	i := 0
-	for i < len(w) && w[i].at < cutoff {
+	for i < len(v.recent) && v.recent[i].from < cutoff {
 		i++
 	}
 	if i == 0 {
+		v.mu.Unlock()
 		return
 	}
-	// The survivors go to a new array so that the dropped ones can be
-	// collected; older snapshots keep the array they were built with.
-	kept := latestPerInstance(w[i:])
-	// The instances of expired changes may leave the delta: those whose
-	// latest piece is expired too do (checked under the lock, below).
-	gone := map[string][]string{} // ids by application
-	for _, e := range w[:i] {
-		gone[e.key.App] = append(gone[e.key.App], e.key.ID)
+	visit := map[string]struct{}{}
+	for _, r := range v.recent[:i] {
+		for app := range r.apps {
+			visit[app] = struct{}{}
+		}
+	}
+	// A tick that ended by the cutoff is done with; the one the cutoff
+	// falls in is visited again next time.
+	done := 0
+	for done < i && v.recent[done].from+v.tick <= cutoff {
+		done++
+	}
+	v.recent = append([]recentApps(nil), v.recent[done:]...)
+	if v.held != nil {
+		v.held = slices.DeleteFunc(v.held, func(p *piece) bool { return p.at < cutoff })
+	}
+	head := v.head.Load()
+	v.mu.Unlock()
+
+	// A published piece's time is never written again, so the head's
+	// groups can be read without the lock. Changes made meanwhile are
+	// newer than the cutoff.
+	gone := map[string][]string{} // expired ids by application
+	for app := range visit {
+		if g := head.delta.Get(app); g != nil {
+			for p := range g.pieces.All() {
+				if p.at < cutoff {
+					gone[app] = append(gone[app], p.key())
+				}
+			}
+		}
+	}
+	if len(gone) == 0 {
+		return
 	}
 
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.gen != gen {
-		return // cleared or pruned meanwhile; the next tick prunes
-	}
-	v.window = append(kept, v.window[len(w):]...)
-	v.gen++
-	if v.held != nil {
-		v.held = slices.DeleteFunc(v.held, func(p *piece) bool { return p.at < cutoff })
-	}
 	next := v.head.Load().derive()
-	next.window = v.window[:len(v.window):len(v.window)]
 	for app, ids := range gone {
-		// An instance changed again after the cutoff holds a newer piece
-		// in its group and stays.
-		if g := next.delta.Get(app).withoutExpired(ids, cutoff); g == nil {
+		// An instance changed again since holds a newer piece and stays.
+		old := next.delta.Get(app)
+		g := old.withoutExpired(ids, cutoff)
+		if g == old {
+			continue
+		}
+		next.deltaN -= old.Len()
+		if g == nil {
 			next.delta, _ = next.delta.Delete(app)
 		} else {
+			next.deltaN += g.Len()
 			next.delta = next.delta.Set(g)
 		}
 	}
 	v.install(next)
 }
 
-// latestPerInstance returns a new slice of the entries of w that are the
-// last change of their instance in w, in order.
-func latestPerInstance(w []deltaEntry) []deltaEntry {
-	seen := make(map[actors.Key]struct{}, len(w))
-	keep := make([]bool, len(w))
-	n := 0
-	for j := len(w) - 1; j >= 0; j-- {
-		k := w[j].key
-		if _, dup := seen[k]; !dup {
-			seen[k] = struct{}{}
-			keep[j] = true
-			n++
-		}
+// recentTicks is how many ticks the delta retention is cut into for
+// pruning: an instance leaves the delta at most one tick (and one pruning
+// interval) after its latest change expired.
+const recentTicks = 180
+
+// recentApps is one tick of the delta window: the applications changed
+// during it.
+type recentApps struct {
+	from int64 // when the tick began (epoch ms)
+	apps map[string]struct{}
+}
+
+// noteChange records that app changed at now (epoch ms). v.mu must be held.
+func (v *View) noteChange(app string, now int64) {
+	n := len(v.recent)
+	if n == 0 || now >= v.recent[n-1].from+v.tick {
+		v.recent = append(v.recent, recentApps{from: now, apps: map[string]struct{}{}})
+		n++
 	}
-	out := make([]deltaEntry, 0, n+n/8+16)
-	for j, e := range w {
-		if keep[j] {
-			out = append(out, e)
-		}
-	}
-	return out
+	v.recent[n-1].apps[app] = struct{}{}
 }
 
 // ClearDelta empties the delta window. A node calls it when its initial
@@ -257,11 +279,10 @@ func latestPerInstance(w []deltaEntry) []deltaEntry {
 func (v *View) ClearDelta() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.window = nil
+	v.recent = nil
 	v.held = nil
-	v.gen++
 	next := v.head.Load().derive()
-	next.window = nil
+	next.deltaN = 0
 	next.delta = btree[*App]{}
 	v.install(next)
 }
@@ -272,16 +293,6 @@ func (v *View) install(s *Snapshot) {
 	if v.cfg.CacheUpdateInterval <= 0 {
 		v.pub.Store(s)
 	}
-}
-
-// deltaEntry is one change in the recently-changed window: when, and which
-// instance. It holds no instance state: the delta's group of the
-// application holds the latest piece of each instance, so a change that a
-// later one superseded retains nothing but its entry (40 bytes, whose
-// strings the latest state shares) until the next pruning drops it.
-type deltaEntry struct {
-	at  int64      // epoch ms when the change was applied
-	key actors.Key // the instance changed
 }
 
 // change is one event prepared for installing: the piece of its new state
@@ -368,7 +379,6 @@ func (v *View) install1(c *change) {
 	defer v.mu.Unlock()
 	next := v.head.Load().derive()
 	v.fold(next, c, v.cfg.Clock.Now().UnixMilli())
-	next.window = v.window[:len(v.window):len(v.window)]
 	v.install(next)
 }
 
@@ -386,12 +396,11 @@ func (v *View) ApplyBatch(evs []actors.Event) {
 		c := prepare(&evs[i], next.App(evs[i].Instance.App), next.deltaApp(evs[i].Instance.App))
 		v.fold(next, &c, now)
 	}
-	next.window = v.window[:len(v.window):len(v.window)]
 	v.install(next)
 }
 
 // fold applies one prepared change to next, a snapshot under construction,
-// and appends it to the delta window. v.mu must be held. If another writer
+// and to its delta. v.mu must be held. If another writer
 // changed the application (or its delta group; pruning does) since c was
 // prepared (only possible when events of
 // one application come from more than one goroutine, which the registry
@@ -427,13 +436,14 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 	next.svips = updateGroups(next.svips, v.svipN, c.key, old, cur, svipOf)
 
 	c.p.at = now
-	v.window = append(v.window, deltaEntry{at: now, key: c.key})
+	v.noteChange(c.key.App, now)
 	if sabotage.On(sabotage.ViewDeltaHoldsStates) {
 		v.held = append(v.held, c.p)
 	}
 	if g := next.delta.Get(c.key.App); g != c.deltaBase && !sabotage.On(sabotage.ViewStaleAppInstalled) {
 		c.rebaseDelta(g)
 	}
+	next.deltaN += c.newDelta.Len() - c.deltaBase.Len()
 	next.delta = next.delta.Set(c.newDelta)
 }
 
@@ -452,11 +462,12 @@ type Snapshot struct {
 	svips   *immutable.Map[string, *Group]
 	counts  [len(actors.AllStatuses)]int
 	total   int
-	window  []deltaEntry
 	// delta holds, per application, the latest piece of every instance
-	// changed in window, sorted by id: the delta document's applications,
-	// each with its own cached bytes, so a write changes one of them.
-	delta btree[*App]
+	// changed within the retention, sorted by id: the delta document's
+	// applications, each with its own cached bytes, so a write changes one
+	// of them.
+	delta  btree[*App]
+	deltaN int // the instances in delta
 
 	// cache holds the documents built from this snapshot, allocated by the
 	// first reader: a snapshot that nobody reads (most, under a burst of
@@ -479,7 +490,7 @@ func (s *Snapshot) docs() *docCache {
 // derive returns a copy of s with a new version and empty document caches.
 func (s *Snapshot) derive() *Snapshot {
 	n := &Snapshot{enc: s.enc, version: s.version + 1, apps: s.apps, vips: s.vips, svips: s.svips,
-		counts: s.counts, total: s.total, window: s.window, delta: s.delta}
+		counts: s.counts, total: s.total, delta: s.delta, deltaN: s.deltaN}
 	c := s.cache.Load()
 	for k := range n.reuse {
 		for f := range n.reuse[k] {

@@ -60,6 +60,7 @@ type options struct {
 	churnSample               time.Duration
 	churnSize, churnConns     int
 	churnRate                 float64
+	heapprofile               string
 	underChurnRate            float64
 }
 
@@ -84,6 +85,7 @@ func parseFlags() options {
 	flag.Float64Var(&o.churnRate, "churn-rate", 0, "pairs per second the churn run is held to (0: as fast as the connections go)")
 	flag.DurationVar(&o.churnWindow, "churn-window", time.Minute, "window over which the churn run's pair rate is compared with its first")
 	flag.DurationVar(&o.churnSample, "churn-sample", time.Second, "sampling interval of the churn run (pairs, RSS, CPU)")
+	flag.StringVar(&o.heapprofile, "heapprofile", "", "write a heap profile of the in-process churn run's end (after a collection) to this file")
 	flag.Parse()
 	switch {
 	case o.round <= 0, o.rounds < 1, o.samples < 1, o.deploy < 0, o.underChurn < 0, o.underChurnRate < 0, o.churn < 0, o.warmup < 0:

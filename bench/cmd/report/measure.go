@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/heureka/heureka/bench"
@@ -241,6 +244,9 @@ type churnReport struct {
 	window time.Duration
 	load0  string
 	load1  string
+	// live is the in-process heap after a collection at the end of the
+	// run (0 for a server process).
+	live uint64
 }
 
 func churnRun(o options, s *subject) (*churnReport, error) {
@@ -263,5 +269,30 @@ func churnRun(o options, s *subject) (*churnReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s churn: %w", s.server, err)
 	}
+	if s.pid == 0 {
+		if cr.live, err = liveHeap(o.heapprofile); err != nil {
+			return nil, err
+		}
+	}
 	return cr, nil
+}
+
+// liveHeap collects garbage and returns the heap still in use, writing a
+// heap profile to file when it is set.
+func liveHeap(file string) (uint64, error) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if file == "" {
+		return ms.HeapAlloc, nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return 0, err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return 0, err
+	}
+	return ms.HeapAlloc, f.Close()
 }

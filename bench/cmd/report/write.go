@@ -509,6 +509,9 @@ func writeChurn(w io.Writer, rn *run) {
 		}
 		fmt.Fprintf(w, "\nPair rate within ±15%% of the first window in every window: %v; max RSS %s MiB (target ≤ 1024 MiB): %v. Result: %s.\n\n",
 			yes(ok), mb(rss), yes(rss <= churnMaxRSS), verdict)
+		if cr.live > 0 {
+			fmt.Fprintf(w, "Live heap at the end, after a collection (server and load generator): %s MiB.\n\n", mb(int64(cr.live)))
+		}
 	}
 }
 
