@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -88,9 +90,9 @@ func (rn *run) row(server string, size int, scenario string) *row {
 func writeReport(w io.Writer, rn *run) {
 	host, _ := os.Hostname()
 	o := rn.opts
-	fmt.Fprintf(w, "Measured %s on %s: GOMAXPROCS=%d, NumCPU=%d, %s %s/%s; target %s; %d connections; %d rounds × %v per side; took %v; load average %s at start, %s at end.\n\n",
+	fmt.Fprintf(w, "Measured %s on %s: GOMAXPROCS=%d, NumCPU=%d, %s %s/%s, %s; target %s; %d connections; %d rounds × %v per side; took %v; load average %s at start, %s at end.\n\n",
 		rn.at.UTC().Format("2006-01-02 15:04 MST"), host, runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version(),
-		runtime.GOOS, runtime.GOARCH, o.target, bench.Concurrency(), o.rounds, o.round, rn.took.Round(time.Second), rn.load0, rn.load1)
+		runtime.GOOS, runtime.GOARCH, gcSettings(), o.target, bench.Concurrency(), o.rounds, o.round, rn.took.Round(time.Second), rn.load0, rn.load1)
 	fmt.Fprintln(w, "Figures over rounds are medians; every ratio is computed from the two figures its column header names, printed in the same row. CPU µs/req is this process's CPU per request (getrusage: the load generator, and the server when it runs in-process) plus a server process's own (/proc/PID/stat); \"server process CPU µs/req\" is the latter alone. \"load\" is the 1-minute load average when the row's measurement ended.")
 	fmt.Fprintln(w)
 
@@ -573,4 +575,18 @@ func writeSizes(w io.Writer, rn *run) {
 			fmt.Sprintf("%.0f", h.PerInstance(h.State+h.FullCaches+h.AppCaches)), "≤ 2048 at 100k", res)
 	}
 	fmt.Fprintln(w)
+}
+
+// gcSettings names this process's collector settings (GOGC and the soft
+// memory limit, GOMEMLIMIT), which set how far RSS runs above the live heap.
+func gcSettings() string {
+	gogc := os.Getenv("GOGC")
+	if gogc == "" {
+		gogc = "100"
+	}
+	limit := "none"
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		limit = fmt.Sprintf("%d MiB", l>>20)
+	}
+	return fmt.Sprintf("GOGC=%s, memory limit %s", gogc, limit)
 }
