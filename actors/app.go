@@ -95,7 +95,7 @@ func (t tombstone) deletedAt(received int64) int64 {
 
 // putTombstone stores t as id's tombstone, received now.
 func (a *appState) putTombstone(id string, t tombstone, now int64) {
-	a.tombstones[id] = t
+	a.tombstones.put(id, t, now)
 	if sabotage.Enabled {
 		if a.received == nil {
 			a.received = map[string]int64{}
@@ -106,7 +106,7 @@ func (a *appState) putTombstone(id string, t tombstone, now int64) {
 
 // dropTombstone forgets id's tombstone.
 func (a *appState) dropTombstone(id string) {
-	delete(a.tombstones, id)
+	a.tombstones.drop(id)
 	if sabotage.Enabled {
 		delete(a.received, id)
 	}
@@ -147,7 +147,7 @@ type appState struct {
 	// leasesMu's read lock); the actor reads it without the lock.
 	leases     map[string]*lease
 	leasesMu   sync.RWMutex
-	tombstones map[string]tombstone
+	tombstones tombstoneSet
 	// received is when each tombstone arrived (epoch ms), kept in a
 	// sabotage build only: the switch TombstoneReceiptAge ages by it.
 	received map[string]int64
@@ -171,7 +171,10 @@ func (a *appState) deleteLease(id string) {
 }
 
 func newAppState(name string, opts *appOptions) *appState {
-	return &appState{name: intern(name), opts: opts, leases: map[string]*lease{}, tombstones: map[string]tombstone{}}
+	a := &appState{name: intern(name), opts: opts, leases: map[string]*lease{}}
+	a.tombstones.packAge = max(1, opts.tombstoneTTL.Milliseconds()/10)
+	a.tombstones.deletedAt = func(id string, t tombstone) int64 { return t.deletedAt(a.receivedAt(id)) }
+	return a
 }
 
 func (a *appState) now() int64 { return a.opts.clock.Now().UnixMilli() }
@@ -194,7 +197,7 @@ func (a *appState) leaseTime(wallMillis, wallNow, leaseNow int64, maxAge time.Du
 }
 
 // empty reports whether the application holds nothing worth keeping.
-func (a *appState) empty() bool { return len(a.leases) == 0 && len(a.tombstones) == 0 }
+func (a *appState) empty() bool { return len(a.leases) == 0 && a.tombstones.len() == 0 }
 
 // nextVersion returns a new version for a change of a record that is at
 // version after (zero for a new record): always above after, so a local
@@ -330,7 +333,7 @@ func (a *appState) cancelOutranks(id string, dirty, now int64) (tombstone, bool)
 	if sabotage.On(sabotage.LateRegistrationOutranksCancel) {
 		return tombstone{}, false
 	}
-	t, ok := a.tombstones[id]
+	t, ok := a.tombstones.get(id)
 	if !ok || t.evicted || t.dirty == 0 || dirty == 0 || dirty > t.dirty || a.tombstoneExpired(t, a.receivedAt(id), now) {
 		return tombstone{}, false
 	}
@@ -570,20 +573,21 @@ func (a *appState) tombstoneExpired(t tombstone, received, now int64) bool {
 	return t.deletedAt(received) < now-a.opts.tombstoneTTL.Milliseconds()
 }
 
-// collectTombstones forgets tombstones older than the configured TTL. It
-// returns when the earliest of those it keeps expires (wall clock, epoch
-// ms; math.MaxInt64 when it keeps none).
+// collectTombstones forgets tombstones older than the configured TTL (a
+// packed one goes with its pack, when the pack's newest expires; until
+// then it reads as expired). It returns when the next one is due to go
+// (wall clock, epoch ms; math.MaxInt64 when it keeps none).
 func (a *appState) collectTombstones() int64 {
-	now := a.now()
-	due := int64(math.MaxInt64)
-	ttl := a.opts.tombstoneTTL.Milliseconds()
-	for id, t := range a.tombstones {
-		received := a.receivedAt(id)
-		if a.tombstoneExpired(t, received, now) {
-			a.dropTombstone(id)
-			continue
+	due, ok := a.tombstones.collect(a.now(), a.opts.tombstoneTTL.Milliseconds())
+	if sabotage.Enabled {
+		for id := range a.received {
+			if _, kept := a.tombstones.get(id); !kept {
+				delete(a.received, id)
+			}
 		}
-		due = min(due, t.deletedAt(received)+ttl)
+	}
+	if !ok {
+		return math.MaxInt64
 	}
 	return due
 }
@@ -773,7 +777,7 @@ func (a *appState) deletedDirty(r Record, l *lease) int64 {
 	var d int64
 	if l != nil {
 		d = l.inst.LastDirtyTimestamp
-	} else if t, ok := a.tombstones[r.ID]; ok {
+	} else if t, ok := a.tombstones.get(r.ID); ok {
 		d = t.dirty
 	}
 	if r.Instance != nil {
@@ -800,7 +804,7 @@ func (a *appState) currentVersion(id string) Version {
 	if l := a.leases[id]; l != nil {
 		return l.version
 	}
-	if t, ok := a.tombstones[id]; ok {
+	if t, ok := a.tombstones.get(id); ok {
 		return a.version(t)
 	}
 	return Version{}
@@ -809,12 +813,12 @@ func (a *appState) currentVersion(id string) Version {
 // records returns every lease and every unexpired tombstone of the
 // application as records.
 func (a *appState) records() []Record {
-	out := make([]Record, 0, len(a.leases)+len(a.tombstones))
+	out := make([]Record, 0, len(a.leases)+a.tombstones.len())
 	for id, l := range a.leases {
 		out = append(out, a.leaseRecord(id, l))
 	}
 	now := a.now()
-	for id, t := range a.tombstones {
+	for id, t := range a.tombstones.all() {
 		if !a.tombstoneExpired(t, a.receivedAt(id), now) {
 			out = append(out, Record{App: a.name, ID: id, Version: a.version(t), Deleted: true, Evicted: t.evicted})
 		}
@@ -835,12 +839,12 @@ type RecordVersion struct {
 
 // versions returns the version of every lease and unexpired tombstone.
 func (a *appState) versions() []RecordVersion {
-	out := make([]RecordVersion, 0, len(a.leases)+len(a.tombstones))
+	out := make([]RecordVersion, 0, len(a.leases)+a.tombstones.len())
 	for id, l := range a.leases {
 		out = append(out, RecordVersion{ID: id, Version: l.version})
 	}
 	now := a.now()
-	for id, t := range a.tombstones {
+	for id, t := range a.tombstones.all() {
 		if !a.tombstoneExpired(t, a.receivedAt(id), now) {
 			out = append(out, RecordVersion{ID: id, Version: a.version(t)})
 		}
@@ -863,7 +867,7 @@ func (a *appState) recordsNewerThan(theirs []RecordVersion) []Record {
 		}
 	}
 	now := a.now()
-	for id, t := range a.tombstones {
+	for id, t := range a.tombstones.all() {
 		tv := a.version(t)
 		if v, ok := known[id]; (!ok || v.Less(tv)) && !a.tombstoneExpired(t, a.receivedAt(id), now) {
 			out = append(out, Record{App: a.name, ID: id, Version: tv, Deleted: true, Evicted: t.evicted})

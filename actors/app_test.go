@@ -581,7 +581,7 @@ func TestExpiredIDsAndEvictRecheck(t *testing.T) {
 	assert.False(t, ev.Replicated)
 	assert.Equal(t, ms(clock.Now()), ev.Instance.LeaseInfo.EvictionTimestamp)
 	assert.Len(t, a.leases, 2)
-	assert.Contains(t, a.tombstones, "i-2")
+	assert.Contains(t, a.tombstones.ids(), "i-2")
 }
 
 func TestTombstonesCollectedAfterTTL(t *testing.T) {
@@ -748,7 +748,7 @@ func TestApplyEvictedTombstone(t *testing.T) {
 		assert.True(t, tomb.Version.Less(ev.Version), "a newer version supersedes the tombstone")
 		_, _, found := a.get("i-1", 0)
 		assert.True(t, found)
-		assert.Empty(t, a.tombstones)
+		assert.Empty(t, a.tombstones.ids())
 
 		// A cancel tombstone is not overruled by a renewal.
 		cancel := Record{App: "APP", ID: "i-1", Deleted: true, Version: ev.Version}
@@ -833,7 +833,7 @@ func TestRecords(t *testing.T) {
 		applyRec(b, r)
 	}
 	assert.Len(t, b.leases, 1)
-	assert.Len(t, b.tombstones, 1)
+	assert.Len(t, b.tombstones.ids(), 1)
 }
 
 func TestHLC(t *testing.T) {

@@ -23,15 +23,15 @@ func TestTombstoneAgesByDeletionTime(t *testing.T) {
 	clock.Advance(50 * time.Second)
 	_, ok := applyRec(a, Record{App: "APP", ID: "x-1", Deleted: true, Version: hlcAt(deleted, "peer")})
 	assert.False(t, ok, "nothing to delete here")
-	require.Contains(t, a.tombstones, "x-1", "a fresh tombstone is kept")
+	require.Contains(t, a.tombstones.ids(), "x-1", "a fresh tombstone is kept")
 	clock.Advance(11 * time.Second) // 61 s after the deletion, 11 s after receipt
 	a.collectTombstones()
-	assert.NotContains(t, a.tombstones, "x-1", "collected by its deletion time")
+	assert.NotContains(t, a.tombstones.ids(), "x-1", "collected by its deletion time")
 	assert.Empty(t, a.records(), "and never shipped again")
 
 	// The same tombstone arriving again now is already expired: not stored.
 	applyRec(a, Record{App: "APP", ID: "x-1", Deleted: true, Version: hlcAt(deleted, "peer")})
-	assert.NotContains(t, a.tombstones, "x-1")
+	assert.NotContains(t, a.tombstones.ids(), "x-1")
 	assert.True(t, a.empty(), "an application with only expired tombstones can stop")
 }
 
@@ -49,7 +49,7 @@ func TestExpiredTombstoneStillDeletes(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, ActionDeleted, ev.Action)
 	assert.Empty(t, a.leases)
-	assert.Empty(t, a.tombstones)
+	assert.Empty(t, a.tombstones.ids())
 }
 
 // The long partition: a copy that outlived its tombstone (older than the

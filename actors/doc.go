@@ -56,7 +56,9 @@
 // # Deletes
 //
 // A cancel or eviction leaves a tombstone aged by the deletion's HLC time;
-// expired tombstones are neither stored on receipt nor sent. A live record
+// expired tombstones are neither stored on receipt nor sent. An
+// application packs its older tombstones into sorted runs of about 50
+// bytes each (tombstones.go), since churn keeps millions for the TTL. A live record
 // older than TombstoneTTL that this node does not know, whose lease has run
 // out by the sender's account, is refused and answered with an eviction
 // tombstone (applyRecord explains why this makes resurrection impossible

@@ -116,9 +116,9 @@ func TestCancelOutranksLateRegistration(t *testing.T) {
 			assert.Equal(t, tc.wins, found)
 			if tc.wins {
 				assert.True(t, ev.NewLease)
-				assert.Empty(t, a.tombstones)
+				assert.Empty(t, a.tombstones.ids())
 			} else {
-				assert.Len(t, a.tombstones, 1, "the cancel stands")
+				assert.Len(t, a.tombstones.ids(), 1, "the cancel stands")
 			}
 		})
 	}
@@ -242,7 +242,7 @@ func TestLateCopyAtUninformedNode(t *testing.T) {
 	assert.Empty(t, c.live("i-1"))
 	c.converged(t, "i-1")
 	// c now knows the cancelled record's dirty from the copy it deleted.
-	assert.Equal(t, int64(dirty), cn.tombstones["i-1"].dirty)
+	assert.Equal(t, int64(dirty), mustTombstone(t, cn, "i-1").dirty)
 	_ = reg
 }
 

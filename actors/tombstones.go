@@ -1,0 +1,209 @@
+package actors
+
+import (
+	"iter"
+	"slices"
+	"strings"
+)
+
+// tombstoneSet is one application's tombstones, kept for the tombstone TTL.
+//
+// Under churn a node holds one per deletion of the last TTL: at 4,000
+// deletions a second and the default 10 minutes, 2.4 million. In a map
+// each costs over 100 bytes (its slot at the map's load, and its id as a
+// string of its own), so the set keeps only the newest in a map. Once the
+// oldest of those is a tenth of the TTL old, they are packed into an
+// immutable pack sorted by id: the ids concatenated in one string, the
+// 24-byte tombstones beside them, about 50 bytes each. A pack goes whole
+// once its newest tombstone expires (its expired ones are found until then
+// and are treated as expired, like a map entry not yet collected), so a
+// set holds about eleven packs, each searched by bisection.
+//
+// An id is live in at most one place: putting it drops it from the packs.
+// Only the application's actor uses a set.
+type tombstoneSet struct {
+	// packAge is how old recent's oldest entry gets before recent is
+	// packed (ms).
+	packAge int64
+	// deletedAt is a tombstone's deletion time (epoch ms), which ages it.
+	deletedAt func(id string, t tombstone) int64
+
+	recent map[string]tombstone
+	// recentSince is when recent's oldest entry was put (epoch ms).
+	recentSince int64
+	packs       []*tombstonePack // oldest first
+	n           int              // live tombstones in recent and packs
+}
+
+// tombstonePack is a packed, sorted run of tombstones. Its entries are
+// never moved; a dropped one keeps its place with a zero clock (every
+// real version has a non-zero HLC clock).
+type tombstonePack struct {
+	ids  string   // the ids in order, concatenated
+	ends []uint32 // ends[i] is where the i-th id ends in ids
+	ts   []tombstone
+	// newest is the latest deletion time of the pack's tombstones (epoch
+	// ms): the pack expires with it.
+	newest int64
+	live   int
+}
+
+// id returns the pack's i-th id.
+func (p *tombstonePack) id(i int) string {
+	start := uint32(0)
+	if i > 0 {
+		start = p.ends[i-1]
+	}
+	return p.ids[start:p.ends[i]]
+}
+
+// find returns the index of id in p and whether it is there and live.
+func (p *tombstonePack) find(id string) (int, bool) {
+	lo, hi := 0, len(p.ts)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if p.id(m) < id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(p.ts) && p.ts[lo].clock != 0 && p.id(lo) == id
+}
+
+// len returns the number of live tombstones.
+func (s *tombstoneSet) len() int { return s.n }
+
+// get returns id's tombstone.
+func (s *tombstoneSet) get(id string) (tombstone, bool) {
+	if t, ok := s.recent[id]; ok {
+		return t, true
+	}
+	for _, p := range slices.Backward(s.packs) {
+		if i, ok := p.find(id); ok {
+			return p.ts[i], true
+		}
+	}
+	return tombstone{}, false
+}
+
+// put stores t as id's tombstone at now (epoch ms), first packing recent
+// if its oldest entry is packAge old.
+func (s *tombstoneSet) put(id string, t tombstone, now int64) {
+	if _, ok := s.recent[id]; ok {
+		s.recent[id] = t
+		return
+	}
+	s.dropPacked(id)
+	if len(s.recent) > 0 && now-s.recentSince >= s.packAge {
+		s.pack()
+	}
+	if len(s.recent) == 0 {
+		if s.recent == nil {
+			s.recent = map[string]tombstone{}
+		}
+		s.recentSince = now
+	}
+	s.recent[id] = t
+	s.n++
+}
+
+// drop forgets id's tombstone.
+func (s *tombstoneSet) drop(id string) {
+	if _, ok := s.recent[id]; ok {
+		delete(s.recent, id)
+		s.n--
+		return
+	}
+	s.dropPacked(id)
+}
+
+func (s *tombstoneSet) dropPacked(id string) {
+	for _, p := range s.packs {
+		if i, ok := p.find(id); ok {
+			p.ts[i] = tombstone{}
+			p.live--
+			s.n--
+			return
+		}
+	}
+}
+
+// all yields every live tombstone, expired or not.
+func (s *tombstoneSet) all() iter.Seq2[string, tombstone] {
+	return func(yield func(string, tombstone) bool) {
+		for id, t := range s.recent {
+			if !yield(id, t) {
+				return
+			}
+		}
+		for _, p := range s.packs {
+			for i, t := range p.ts {
+				if t.clock != 0 && !yield(p.id(i), t) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// collect forgets the tombstones that expired by now (ttl in ms): the
+// expired entries of recent, and the packs whose newest tombstone expired.
+// It returns when the earliest tombstone it keeps in recent expires, or
+// the earliest pack it keeps goes, whichever is first (epoch ms; ok false
+// when it keeps none).
+func (s *tombstoneSet) collect(now, ttl int64) (due int64, ok bool) {
+	for id, t := range s.recent {
+		if s.deletedAt(id, t) < now-ttl {
+			delete(s.recent, id)
+			s.n--
+		}
+	}
+	drop := 0
+	for drop < len(s.packs) && (s.packs[drop].newest < now-ttl || s.packs[drop].live == 0) {
+		s.n -= s.packs[drop].live
+		drop++
+	}
+	if drop > 0 {
+		s.packs = slices.Delete(s.packs, 0, drop)
+	}
+	if len(s.recent) > 0 && now-s.recentSince >= s.packAge {
+		s.pack()
+	}
+	due, ok = 0, false
+	for id, t := range s.recent {
+		if d := s.deletedAt(id, t) + ttl; !ok || d < due {
+			due, ok = d, true
+		}
+	}
+	if len(s.packs) > 0 {
+		if d := s.packs[0].newest + ttl; !ok || d < due {
+			due, ok = d, true
+		}
+	}
+	return due, ok
+}
+
+// pack moves recent into a new pack.
+func (s *tombstoneSet) pack() {
+	ids := make([]string, 0, len(s.recent))
+	size := 0
+	for id := range s.recent {
+		ids = append(ids, id)
+		size += len(id)
+	}
+	slices.Sort(ids)
+	var b strings.Builder
+	b.Grow(size)
+	p := &tombstonePack{ends: make([]uint32, len(ids)), ts: make([]tombstone, len(ids)), live: len(ids)}
+	for i, id := range ids {
+		b.WriteString(id)
+		p.ends[i] = uint32(b.Len())
+		t := s.recent[id]
+		p.ts[i] = t
+		p.newest = max(p.newest, s.deletedAt(id, t))
+	}
+	p.ids = b.String()
+	s.packs = append(s.packs, p)
+	s.recent = nil // a map does not shrink: the next put starts a new one
+}

@@ -1,0 +1,152 @@
+package actors
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ids returns the ids of s's live tombstones, sorted.
+func (s *tombstoneSet) ids() []string {
+	var out []string
+	for id := range s.all() {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// mustTombstone returns id's tombstone in a.
+func mustTombstone(t *testing.T, a *appState, id string) tombstone {
+	t.Helper()
+	tomb, ok := a.tombstones.get(id)
+	require.True(t, ok, "no tombstone for %s", id)
+	return tomb
+}
+
+// newTestSet is a set packing every 10 ms of deletion time, aged by clock.
+func newTestSet() *tombstoneSet {
+	return &tombstoneSet{packAge: 10, deletedAt: func(_ string, t tombstone) int64 { return HLCMillis(t.clock) }}
+}
+
+func tombAt(ms int64, dirty int64) tombstone {
+	return tombstone{clock: uint64(ms) << hlcLogicalBits, dirty: dirty}
+}
+
+// Tombstones are found, replaced and dropped alike in the map and in the
+// packs, an id is live in one place only, and the count follows.
+func TestTombstoneSetPacks(t *testing.T) {
+	s := newTestSet()
+	s.put("b", tombAt(100, 1), 100)
+	s.put("a", tombAt(101, 2), 101)
+	s.put("c", tombAt(105, 3), 105)
+	require.Empty(t, s.packs, "recent is younger than packAge")
+	s.put("d", tombAt(110, 4), 110) // recent began at 100: packed first
+	require.Len(t, s.packs, 1)
+	assert.Equal(t, "abc", s.packs[0].ids, "sorted and concatenated")
+	assert.Equal(t, int64(105), s.packs[0].newest)
+	assert.Equal(t, []string{"a", "b", "c", "d"}, s.ids())
+	assert.Equal(t, 4, s.len())
+
+	got, ok := s.get("b")
+	require.True(t, ok)
+	assert.Equal(t, int64(1), got.dirty)
+	_, ok = s.get("bb")
+	assert.False(t, ok)
+	_, ok = s.get("")
+	assert.False(t, ok)
+
+	s.put("b", tombAt(120, 9), 120) // a packed id put again: moved to recent
+	got, _ = s.get("b")
+	assert.Equal(t, int64(9), got.dirty)
+	assert.Equal(t, 4, s.len(), "still one tombstone for b")
+	assert.Equal(t, []string{"a", "b", "c", "d"}, s.ids())
+
+	s.drop("a") // packed
+	s.drop("d") // recent
+	s.drop("x") // none
+	assert.Equal(t, []string{"b", "c"}, s.ids())
+	assert.Equal(t, 2, s.len())
+	_, ok = s.get("a")
+	assert.False(t, ok)
+}
+
+// A pack goes whole once its newest tombstone is older than the TTL,
+// recent entries one by one; collecting packs a recent map that is old
+// enough; the due time is when the next of them goes.
+func TestTombstoneSetCollects(t *testing.T) {
+	s := newTestSet()
+	for i, id := range []string{"p1", "p2", "p3"} {
+		s.put(id, tombAt(int64(100+i), 0), int64(100+i))
+	}
+	s.put("r1", tombAt(115, 0), 115) // packs p1..p3 (newest 102)
+	s.put("r2", tombAt(118, 0), 118)
+	require.Len(t, s.packs, 1)
+
+	due, ok := s.collect(150, 50) // nothing older than 100; r1 and r2 are packed
+	require.True(t, ok)
+	assert.Equal(t, int64(152), due, "the first pack goes when its newest expires")
+	require.Len(t, s.packs, 2)
+	assert.Equal(t, 5, s.len())
+
+	s.put("r3", tombAt(120, 0), 120)
+	due, ok = s.collect(153, 50) // p3 (102) expired: the first pack goes
+	require.True(t, ok)
+	require.Len(t, s.packs, 2)
+	assert.Equal(t, "r1r2", s.packs[0].ids)
+	assert.Equal(t, "r3", s.packs[1].ids)
+	assert.Equal(t, []string{"r1", "r2", "r3"}, s.ids())
+	assert.Equal(t, int64(168), due, "when the r1, r2 pack goes")
+
+	_, ok = s.collect(166, 50) // r1 (115) expired, but its pack stays until r2 does
+	require.True(t, ok)
+	assert.Equal(t, []string{"r1", "r2", "r3"}, s.ids(), "expired, not yet collected: read as expired")
+	due, ok = s.collect(169, 50)
+	require.True(t, ok)
+	assert.Equal(t, []string{"r3"}, s.ids())
+	assert.Equal(t, int64(170), due)
+	_, ok = s.collect(171, 50)
+	assert.False(t, ok, "none left")
+	assert.Zero(t, s.len())
+	assert.Empty(t, s.ids())
+}
+
+// Packed, a tombstone costs about half what a map entry does: the bound
+// is what churn may retain per deletion for the tombstone TTL (issue 9).
+func TestTombstoneSetMemory(t *testing.T) {
+	const n = 200_000
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("10.%d.%d.%d:orders:8080", i>>16, (i>>8)&255, i&255)
+	}
+	measure := func(packAge int64) float64 {
+		s := &tombstoneSet{packAge: packAge, deletedAt: func(_ string, t tombstone) int64 { return HLCMillis(t.clock) }}
+		before := liveHeap()
+		for i, id := range ids {
+			s.put(strings.Clone(id), tombAt(int64(i/100), 0), int64(i/100)) // 100 deletions per ms
+		}
+		per := float64(liveHeap()-before) / n
+		runtime.KeepAlive(s)
+		runtime.KeepAlive(ids)
+		return per
+	}
+	mapped := measure(math.MaxInt64) // never packed: all in the map
+	packed := measure(200)           // ten packs
+	t.Logf("per tombstone: %.0f B in the map, %.0f B packed", mapped, packed)
+	assert.Less(t, packed, 64.0)
+	assert.Less(t, packed, mapped*2/3)
+}
+
+func liveHeap() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
