@@ -68,12 +68,21 @@ func TestRegistrySharesRepeatedValues(t *testing.T) {
 	assert.Equal(t, StatusOutOfService, changedStatus.Status)
 	assert.Equal(t, fmt.Sprintf("%p", first.Metadata), fmt.Sprintf("%p", changedStatus.Metadata), "a status change keeps the shared map")
 
-	// An instance that repeats its host name holds it once.
+	// An instance that repeats its host name holds it once, and holds its
+	// home page and host name inside its other URLs.
 	ip := mk(7)
 	ip.HostName, ip.IPAddr = string([]byte("10.0.0.7")), string([]byte("10.0.0.7"))
+	ip.HomePageURL = string([]byte("http://10.0.0.7:8080/"))
+	ip.StatusPageURL = string([]byte("http://10.0.0.7:8080/actuator/info"))
+	ip.HealthCheckURL = string([]byte("http://10.0.0.7:8080/actuator/health"))
 	a.register(ip, false)
 	c7, _ := mustGet(t, a, "i-7")
+	status := unsafe.StringData(c7.StatusPageURL)
+	assert.Equal(t, unsafe.Pointer(status), unsafe.Pointer(unsafe.StringData(c7.HomePageURL)), "the home page inside the status page URL")
+	assert.Equal(t, unsafe.Pointer(unsafe.Add(unsafe.Pointer(status), len("http://"))), unsafe.Pointer(unsafe.StringData(c7.HostName)), "the host name inside it")
 	assert.Equal(t, unsafe.Pointer(unsafe.StringData(c7.HostName)), unsafe.Pointer(unsafe.StringData(c7.IPAddr)), "the IP address as host name, once")
+	assert.Equal(t, "http://10.0.0.7:8080/", c7.HomePageURL)
+	assert.Equal(t, "10.0.0.7", c7.HostName)
 
 	// A Clone owns its map.
 	d := first.Clone()

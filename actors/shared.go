@@ -10,7 +10,10 @@ package actors
 // unique to an instance (ids, host names, addresses, URLs) are not
 // interned, which would only add the canonical table's overhead; but an
 // instance that repeats one (the IP address as host name, the host name as
-// instance id, as Spring clients with preferIpAddress send) holds it once.
+// instance id, as Spring clients with preferIpAddress send) holds it once,
+// and a host name or home page URL that its other URLs contain is held as
+// part of them ("http://10.0.0.7:8080/" inside
+// "http://10.0.0.7:8080/actuator/info").
 //
 // The actor first compares a value with the canonical copy its
 // application last stored (sharedValues), which is almost always the
@@ -23,6 +26,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unique"
 )
@@ -42,6 +46,8 @@ func (a *appState) share(in *Instance) {
 	} else {
 		in.App = intern(in.App)
 	}
+	in.HomePageURL = within(in.HomePageURL, in.StatusPageURL, in.HealthCheckURL)
+	in.HostName = within(in.HostName, in.StatusPageURL, in.HealthCheckURL, in.HomePageURL)
 	if in.IPAddr == in.HostName {
 		in.IPAddr = in.HostName
 	}
@@ -165,4 +171,20 @@ func sharedMetadata(m map[string]string) map[string]string {
 	}
 	sharedMeta.m[string(text)] = s
 	return s
+}
+
+// within returns v as part of the first of others that contains it, so
+// that the two share their bytes (v itself when none does). The strings of
+// one instance live and die together, so the longer one keeps nothing
+// alive that v would not.
+func within(v string, others ...string) string {
+	if v == "" {
+		return v
+	}
+	for _, o := range others {
+		if i := strings.Index(o, v); i >= 0 {
+			return o[i : i+len(v)]
+		}
+	}
+	return v
 }
