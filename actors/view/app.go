@@ -6,8 +6,8 @@ package view
 // *actors.Instance and its bytes per Format, each encoded on first use and
 // then kept for as long as the piece lives. A piece is made once per event
 // and shared by everything that shows that state: the App that holds the
-// instance, every snapshot that holds that App, and the delta window entry of
-// the event. So the registry document, the delta and the VIP documents are
+// instance, every snapshot that holds that App, and the delta's group of its
+// application. So the registry document, the delta and the VIP documents are
 // concatenations of the same cached instance bytes, and a change encodes one
 // instance, once per format that is read.
 //

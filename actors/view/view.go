@@ -9,7 +9,7 @@
 // the next read. Apply makes a new Snapshot: a persistent B+tree of
 // applications (btree.go; unchanged applications and tree nodes are shared
 // with the previous snapshot), VIP indexes, the per-status counts behind
-// the apps hashcode, and the recently-changed window behind /apps/delta. An
+// the apps hashcode, and the recently changed instances behind /apps/delta. An
 // application's instances are a persistent B+tree too, so a write copies
 // one path of each, whatever the size of its application or of the
 // registry. Readers load the current snapshot atomically and never lock.
@@ -97,8 +97,9 @@ func DefaultConfig(enc [NumFormats]Encoder) Config {
 // section: an event's application is rebuilt (its slices copied, a piece
 // made for the new instance state) before the lock is taken, which is safe
 // because only that application's actor writes it; under the lock the new
-// App is put into the sorted map (O(log apps)), the counts, VIP groups and
-// delta window are updated, and the snapshot is published. Nothing is
+// App is put into the sorted map (O(log apps)), the counts, VIP groups,
+// delta group and the tick's set of changed applications are updated, and
+// the snapshot is published. Nothing is
 // encoded on the write path.
 type View struct {
 	cfg Config
