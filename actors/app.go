@@ -12,8 +12,9 @@ import (
 //
 // Its wall-clock times (registered, lastUpdate, serviceUp) are what goes on
 // the wire; its age is measured on the lease clock (renewed, clientRenewed,
-// installed, received: see leaseClock), so a wall clock set back or forward
-// neither keeps a dead lease alive nor expires a renewing one (BUG-10).
+// installed: see leaseClock), so a wall clock set back or forward neither
+// keeps a dead lease alive nor expires a renewing one (BUG-10). It is kept
+// within 112 bytes (a size class): a million instances hold a million.
 type lease struct {
 	inst    *Instance // current published state; immutable
 	version Version
@@ -39,10 +40,6 @@ type lease struct {
 	// grace for eviction here only; records still carry lastUpdate, so no
 	// copy is born fresh elsewhere.
 	installed int64
-	// received is when the last peer record for this lease arrived (lease
-	// clock; 0 if none): only the sabotage switch ReplicaOverrulesEviction
-	// reads it, to put BUG-1 back.
-	received int64
 	// fast is what the renewal fast path reads and writes (fastrenew.go).
 	fast fastState
 }
@@ -151,6 +148,10 @@ type appState struct {
 	// received is when each tombstone arrived (epoch ms), kept in a
 	// sabotage build only: the switch TombstoneReceiptAge ages by it.
 	received map[string]int64
+	// copied is when the last peer record of each lease arrived (lease
+	// clock), kept in a sabotage build only: the switch
+	// ReplicaOverrulesEviction reads it, to put BUG-1 back.
+	copied map[string]int64
 	// shared is the canonical copies of the values the application's
 	// instances repeat, as last stored (see share).
 	shared sharedValues
@@ -161,6 +162,9 @@ func (a *appState) setLease(id string, l *lease) {
 	a.leasesMu.Lock()
 	a.leases[id] = l
 	a.leasesMu.Unlock()
+	if sabotage.Enabled {
+		delete(a.copied, id)
+	}
 }
 
 // deleteLease removes id's lease.
@@ -168,6 +172,9 @@ func (a *appState) deleteLease(id string) {
 	a.leasesMu.Lock()
 	delete(a.leases, id)
 	a.leasesMu.Unlock()
+	if sabotage.Enabled {
+		delete(a.copied, id)
+	}
 }
 
 func newAppState(name string, opts *appOptions) *appState {
@@ -678,7 +685,7 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 	now, mono := a.now(), a.leaseNow()
 	l := a.leases[r.ID]
 	if r.Deleted {
-		if r.Evicted && l != nil && a.overrulesEviction(l, mono) {
+		if r.Evicted && l != nil && a.overrulesEviction(r.ID, l, mono) {
 			// The owner gave up on this lease, but a client renewed it here
 			// within a lease duration: the renewal wins, and a new version
 			// (above the tombstone's) tells everyone. A copy merely received
@@ -720,7 +727,7 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 	// lease clock.
 	nl := &lease{registered: inst.LeaseInfo.RegistrationTimestamp, lastUpdate: lastRenewal,
 		renewed:  a.leaseTime(lastRenewal, now, mono, duration),
-		duration: duration, serviceUp: inst.LeaseInfo.ServiceUpTimestamp, installed: mono, received: mono}
+		duration: duration, serviceUp: inst.LeaseInfo.ServiceUpTimestamp, installed: mono}
 	if sabotage.On(sabotage.CopiedLeaseFresh) {
 		nl.lastUpdate, nl.renewed = now, mono
 	}
@@ -738,6 +745,12 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 	nl.inst = inst
 	nl.version = r.Version
 	a.setLease(r.ID, nl)
+	if sabotage.Enabled {
+		if a.copied == nil {
+			a.copied = map[string]int64{}
+		}
+		a.copied[r.ID] = mono
+	}
 	a.dropTombstone(r.ID)
 	action := inst.ActionType
 	if action == "" || action == ActionDeleted {
@@ -749,11 +762,12 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 // overrulesEviction reports whether the lease l, held here, survives a
 // peer's eviction tombstone: a client renewed it on this node within a lease
 // duration before now (lease clock).
-func (a *appState) overrulesEviction(l *lease, now int64) bool {
+func (a *appState) overrulesEviction(id string, l *lease, now int64) bool {
 	if sabotage.On(sabotage.ReplicaOverrulesEviction) {
 		// BUG-1 as it was: a copy received less than a lease ago counted
 		// as renewed here, and overruled the owner's eviction.
-		return l.renewedByClient(now) || (l.received > 0 && now-l.received <= l.duration.Milliseconds())
+		received := a.copied[id]
+		return l.renewedByClient(now) || (received > 0 && now-received <= l.duration.Milliseconds())
 	}
 	return l.renewedByClient(now)
 }

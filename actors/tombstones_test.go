@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -149,4 +150,12 @@ func liveHeap() uint64 {
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
+}
+
+// What a node holds per instance and per deletion stays within its size
+// class: a million instances hold a million leases, and churn millions of
+// tombstones (issue 9).
+func TestPerInstanceStructsFitTheirSizeClasses(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(lease{}), uintptr(112))
+	assert.LessOrEqual(t, unsafe.Sizeof(tombstone{}), uintptr(24))
 }

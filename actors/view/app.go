@@ -30,6 +30,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unique"
 
 	"github.com/heureka/heureka/actors"
 )
@@ -37,10 +38,12 @@ import (
 // piece is one instance state with its encodings, built lazily per format.
 type piece struct {
 	inst *actors.Instance
-	// v is the version of the state inst (zero in a delta group, which
-	// does not keep versions).
-	v   actors.Version
-	enc [NumFormats]atomic.Pointer[[]byte]
+	// clock and node are the version of the state inst (see version),
+	// with the node's name as a handle: 8 bytes where a string takes 16,
+	// which keeps a piece in the 64-byte size class.
+	clock uint64
+	node  unique.Handle[string]
+	enc   [NumFormats]atomic.Pointer[[]byte]
 	// at is when the change that made the piece was applied (epoch ms),
 	// set under the view's lock before the piece is published and never
 	// written after: pruning drops a piece from the delta when it is
@@ -48,7 +51,14 @@ type piece struct {
 	at int64
 }
 
-func newPiece(inst *actors.Instance) *piece { return &piece{inst: inst} }
+func newPiece(inst *actors.Instance, v actors.Version) *piece {
+	return &piece{inst: inst, clock: v.Clock, node: unique.Make(v.Node)}
+}
+
+// version returns the version of the piece's state.
+func (p *piece) version() actors.Version {
+	return actors.Version{Clock: p.clock, Node: p.node.Value()}
+}
 
 // scratch buffers for encodings that are copied or compressed, not kept.
 var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
@@ -140,9 +150,9 @@ func (a *App) Digest() uint64 {
 		for p := range a.pieces.All() {
 			h := fnv.New64a()
 			_, _ = h.Write([]byte(p.inst.ID()))
-			binary.LittleEndian.PutUint64(buf[:], p.v.Clock)
+			binary.LittleEndian.PutUint64(buf[:], p.clock)
 			_, _ = h.Write(buf[:])
-			_, _ = h.Write([]byte(p.v.Node))
+			_, _ = h.Write([]byte(p.node.Value()))
 			d.v ^= mix64(h.Sum64())
 		}
 	})
@@ -176,7 +186,7 @@ func (a *App) Instances() []*actors.Instance {
 func (a *App) Versions() []actors.Version {
 	out := make([]actors.Version, 0, a.pieces.Len())
 	for p := range a.pieces.All() {
-		out = append(out, p.v)
+		out = append(out, p.version())
 	}
 	return out
 }
@@ -186,7 +196,7 @@ func (a *App) Versions() []actors.Version {
 func (a *App) All() iter.Seq2[*actors.Instance, actors.Version] {
 	return func(yield func(*actors.Instance, actors.Version) bool) {
 		for p := range a.pieces.All() {
-			if !yield(p.inst, p.v) {
+			if !yield(p.inst, p.version()) {
 				return
 			}
 		}

@@ -134,7 +134,7 @@ func modelTest[T keyed](t *testing.T, mk func(key string) T) {
 func TestBtreeMatchesASortedMap(t *testing.T) {
 	t.Run("apps", func(t *testing.T) { modelTest(t, func(k string) *App { return &App{name: k} }) })
 	t.Run("pieces", func(t *testing.T) {
-		modelTest(t, func(k string) *piece { return newPiece(testInst("A", k, actors.StatusUp)) })
+		modelTest(t, func(k string) *piece { return newPiece(testInst("A", k, actors.StatusUp), actors.Version{}) })
 	})
 }
 

@@ -161,7 +161,7 @@ func bodyBytes(t *testing.T, b Body) []byte {
 func testPieces(n int) []*piece {
 	ps := make([]*piece, n)
 	for i := range ps {
-		ps[i] = newPiece(testInst("A", fmt.Sprintf("i-%05d", i), actors.StatusUp))
+		ps[i] = newPiece(testInst("A", fmt.Sprintf("i-%05d", i), actors.StatusUp), actors.Version{})
 	}
 	return ps
 }

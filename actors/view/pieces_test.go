@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -252,4 +253,10 @@ func TestPruneByTicks(t *testing.T) {
 	clock.Advance(tick)
 	v.PruneDelta()
 	assert.Empty(t, v.recent, "every tick visited and dropped")
+}
+
+// A piece stays in the 64-byte size class: one per registered instance
+// and one per instance in the delta (issue 9).
+func TestPieceFitsItsSizeClass(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(piece{}), uintptr(64))
 }

@@ -314,8 +314,7 @@ func prepare(ev *actors.Event, base, deltaBase *App) change {
 	if ev.Action == actors.ActionDeleted && base != nil {
 		inst = sharedDeleted(inst, base.find(inst.ID()))
 	}
-	p := newPiece(inst)
-	p.v = ev.Version
+	p := newPiece(inst, ev.Version)
 	c := change{ev: ev, key: ev.Instance.Key(), p: p, base: base}
 	c.rebase(base)
 	c.rebaseDelta(deltaBase)
