@@ -257,7 +257,7 @@ func (f *frontActor) route(ctx actor.Context, app string, msg any) {
 		e.fast.state = newAppState(app, f.r.opts)
 		props := actor.PropsFromProducer(func() actor.Actor {
 			return &appActor{r: f.r, state: e.fast.state, entry: e}
-		})
+		}, actor.WithDispatcher(f.r.disp))
 		pid, err := ctx.SpawnNamed(props, "app-"+app)
 		if err != nil {
 			// The name is still held by a stopping actor; spawn unnamed.

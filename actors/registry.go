@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,6 +166,8 @@ type Registry struct {
 	opts   *appOptions
 	sinks  []Sink
 	hlc    *HLC
+	// disp runs the front's and the applications' mailboxes.
+	disp *workerDispatcher
 
 	leaseClock *leaseClock
 	// owned maps application names to the ownership instant last
@@ -189,6 +192,10 @@ type Registry struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 }
+
+// mailboxThroughput is how many messages a mailbox processes per run
+// (protoactor's default).
+const mailboxThroughput = 300
 
 // NewRegistry starts a registry with cfg. Call Close to stop it.
 func NewRegistry(cfg Config) (*Registry, error) {
@@ -220,6 +227,7 @@ func NewRegistry(cfg Config) (*Registry, error) {
 		root:   system.Root,
 		hlc:    NewHLC(cfg.Clock),
 		closed: make(chan struct{}),
+		disp:   newWorkerDispatcher(mailboxThroughput, max(16, 8*runtime.GOMAXPROCS(0))),
 	}
 	r.leaseClock = newLeaseClock(cfg.Clock, cfg.LeaseClock)
 	r.started = r.leaseClock.now()
@@ -244,6 +252,7 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	// The front supervises the application actors; a panic resumes the
 	// actor with its leases intact (a restart would lose them).
 	frontProps := actor.PropsFromProducer(func() actor.Actor { return &frontActor{r: r, apps: map[string]*appEntry{}} },
+		actor.WithDispatcher(r.disp),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(100, time.Minute, func(reason any) actor.Directive {
 			log.Error("application actor panicked; resuming", "reason", reason)
 			return actor.ResumeDirective
@@ -269,6 +278,7 @@ func (r *Registry) Close() {
 		_ = r.root.PoisonFuture(r.spPID).Wait()
 		close(r.closed)
 		r.system.Shutdown()
+		r.disp.close()
 	})
 }
 

@@ -149,29 +149,43 @@ func (n *bnode[T]) walk(yield func([]T) bool) bool {
 // Set returns t with it in place of the item of its key, or with it
 // inserted.
 func (t btree[T]) Set(it T) btree[T] {
-	if t.root == nil {
-		return btree[T]{root: leafOf([]T{it})}
-	}
-	l, r := t.root.set(shapeOf[T](), it, true)
-	if r == nil {
-		return btree[T]{root: l}
-	}
-	return btree[T]{root: branch([]*bnode[T]{l, r})}
+	t, _ = t.Swap(it)
+	return t
 }
 
-// set returns n with it set, split in two when it outgrew the shape's max.
-// last says whether n is the tree's last node at its depth.
-func (n *bnode[T]) set(s *treeShape, it T, last bool) (*bnode[T], *bnode[T]) {
+// Swap is Set that also returns the item it replaced (the zero T when it
+// inserted): a Get and a Set in one descent.
+func (t btree[T]) Swap(it T) (btree[T], T) {
+	var old T
+	if t.root == nil {
+		return btree[T]{root: leafOf([]T{it})}, old
+	}
+	l, r := t.root.set(shapeOf[T](), it, true, &old)
+	if r == nil {
+		return btree[T]{root: l}, old
+	}
+	return btree[T]{root: branch([]*bnode[T]{l, r})}, old
+}
+
+// set returns n with it set, split in two when it outgrew the shape's max,
+// and stores the item it replaced in *old. last says whether n is the
+// tree's last node at its depth.
+func (n *bnode[T]) set(s *treeShape, it T, last bool, old *T) (*bnode[T], *bnode[T]) {
 	if n.leaf() {
 		i, found := n.index(it.key())
 		if found {
+			*old = n.items[i]
 			items := slices.Clone(n.items)
 			items[i] = it
-			return leafOf(items), nil
+			return &bnode[T]{items: items, n: n.n, lo: n.lo}, nil // same keys
 		}
 		items := inserted(n.items, i, it)
 		if len(items) <= s.max {
-			return leafOf(items), nil
+			lo := n.lo
+			if i == 0 {
+				lo = it.key()
+			}
+			return &bnode[T]{items: items, n: n.n + 1, lo: lo}, nil
 		}
 		at := len(items) / 2
 		if last && i == len(n.items) {
@@ -183,11 +197,17 @@ func (n *bnode[T]) set(s *treeShape, it T, last bool) (*bnode[T], *bnode[T]) {
 		return leafOf(a), leafOf(b)
 	}
 	k := n.child(it.key())
-	l, r := n.kids[k].set(s, it, last && k == len(n.kids)-1)
+	l, r := n.kids[k].set(s, it, last && k == len(n.kids)-1, old)
 	if r == nil {
+		// The counts and first keys follow from the one kid that changed,
+		// without loading every kid (a cache miss each in a large tree).
 		kids := slices.Clone(n.kids)
 		kids[k] = l
-		return branch(kids), nil
+		lo := n.lo
+		if k == 0 {
+			lo = l.lo
+		}
+		return &bnode[T]{kids: kids, n: n.n - n.kids[k].n + l.n, lo: lo}, nil
 	}
 	kids := inserted(n.kids, k+1, r)
 	kids[k] = l

@@ -406,20 +406,30 @@ func (v *View) ApplyBatch(evs []actors.Event) {
 // one application come from more than one goroutine, which the registry
 // never does), the change is recomputed here.
 func (v *View) fold(next *Snapshot, c *change, now int64) {
-	oldApp := next.apps.Get(c.key.App)
+	// Install c's application, reading the one it replaces in the same
+	// descent; in the rare case that it is not the one c was computed
+	// from, recompute c and install it again.
+	var oldApp *App
+	switch {
+	case c.newApp == c.base: // c changes nothing
+		oldApp = next.apps.Get(c.key.App)
+	case c.newApp == nil: // c deletes the application's last instance
+		oldApp = next.apps.Get(c.key.App)
+		next.apps, _ = next.apps.Delete(c.key.App)
+	default:
+		next.apps, oldApp = next.apps.Swap(c.newApp)
+	}
 	if oldApp != c.base && !sabotage.On(sabotage.ViewStaleAppInstalled) {
 		c.rebase(oldApp)
+		if c.newApp == nil {
+			next.apps, _ = next.apps.Delete(c.key.App)
+		} else {
+			next.apps = next.apps.Set(c.newApp)
+		}
 	}
 	var old *actors.Instance
 	if oldApp != nil {
 		old = oldApp.find(c.key.ID)
-	}
-	if c.newApp == nil {
-		if oldApp != nil {
-			next.apps, _ = next.apps.Delete(c.key.App)
-		}
-	} else if c.newApp != oldApp {
-		next.apps = next.apps.Set(c.newApp)
 	}
 	deleted := c.ev.Action == actors.ActionDeleted
 	if old != nil {
@@ -440,11 +450,13 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 	if sabotage.On(sabotage.ViewDeltaHoldsStates) {
 		v.held = append(v.held, c.p)
 	}
-	if g := next.delta.Get(c.key.App); g != c.deltaBase && !sabotage.On(sabotage.ViewStaleAppInstalled) {
+	var g *App
+	next.delta, g = next.delta.Swap(c.newDelta)
+	if g != c.deltaBase && !sabotage.On(sabotage.ViewStaleAppInstalled) {
 		c.rebaseDelta(g)
+		next.delta = next.delta.Set(c.newDelta)
 	}
 	next.deltaN += c.newDelta.Len() - c.deltaBase.Len()
-	next.delta = next.delta.Set(c.newDelta)
 }
 
 // deltaApp returns the delta's group of application name, or nil.
