@@ -69,6 +69,8 @@ func TestGzipChunksJoinWithSeparators(t *testing.T) {
 // but its application's (an insert may split one in two), and the
 // assembled documents stay the plain ones, gzipped.
 func TestGzipBlocksReusedAcrossSnapshots(t *testing.T) {
+	defer func(m int) { spanMin = m }(spanMin)
+	spanMin = 2 << 10 // spans of about 16 blocks of this document
 	v, _, _ := testView(t, nil)
 	f := newFeeder(v)
 	const apps = 2000
@@ -91,19 +93,31 @@ func TestGzipBlocksReusedAcrossSnapshots(t *testing.T) {
 			} else {
 				s2.Delta(FormatJSON, true)
 			}
-			b1, b2 := *s1.docs().blocks[kind][FormatJSON].Load(), *s2.docs().blocks[kind][FormatJSON].Load()
-			require.Greater(t, len(b2), apps/appShape.max)
+			l1, l2 := s1.docs().blocks[kind][FormatJSON].Load(), s2.docs().blocks[kind][FormatJSON].Load()
+			require.Greater(t, len(l2.blocks), apps/appShape.max)
+			require.Greater(t, len(l2.spans), 4)
 			old := map[*byte]bool{}
-			for _, b := range b1 {
+			for _, b := range l1.blocks {
 				old[dataPtr(b.z.deflated)] = true
 			}
 			joined := 0
-			for _, b := range b2 {
+			for _, b := range l2.blocks {
 				if !old[dataPtr(b.z.deflated)] {
 					joined++
 				}
 			}
 			assert.LessOrEqual(t, joined, 2, "round %d, kind %d: blocks joined again", round, kind)
+			oldSpans := map[*byte]bool{}
+			for _, sp := range l1.spans {
+				oldSpans[dataPtr(sp.z.deflated)] = true
+			}
+			joined = 0
+			for _, sp := range l2.spans {
+				if !oldSpans[dataPtr(sp.z.deflated)] {
+					joined++
+				}
+			}
+			assert.LessOrEqual(t, joined, 2, "round %d, kind %d: spans joined again, of %d", round, kind, len(l2.spans))
 		}
 		assert.Equal(t, string(s2.Full(FormatJSON, false)), string(gunzip(t, s2.Full(FormatJSON, true))))
 		assert.Equal(t, string(s2.Delta(FormatJSON, false)), string(gunzip(t, s2.Delta(FormatJSON, true))))
@@ -111,42 +125,35 @@ func TestGzipBlocksReusedAcrossSnapshots(t *testing.T) {
 	}
 }
 
-// A gzip document's first read is written from its parts (no copy of the
-// document for a snapshot a write replaces at once), later reads from one
-// joined slice; both are the same bytes.
-func TestGzipBodyPartsThenJoined(t *testing.T) {
+// A gzip document is written from its parts, the spans of its blocks,
+// which are large enough to go out without a copy; a body is one slice
+// only once Full or Delta joined the document. Both are the same bytes.
+func TestGzipBodyIsItsSpans(t *testing.T) {
 	v, _, _ := testView(t, nil)
 	f := newFeeder(v)
 	for a := range 4000 {
 		f.add(fmt.Sprintf("APP-%04d", a), "i-1", actors.StatusUp)
 	}
 	s := v.Snapshot()
-	first := s.DeltaBody(FormatJSON, true)
-	assert.Greater(t, len(first.parts), joinParts, "header, blocks, trailer")
-	var b1, b2 bytes.Buffer
-	n, err := first.WriteTo(&b1)
-	require.NoError(t, err)
-	assert.EqualValues(t, first.Len(), n)
-	second := s.DeltaBody(FormatJSON, true)
-	assert.Len(t, second.parts, 1)
-	_, err = second.WriteTo(&b2)
-	require.NoError(t, err)
-	assert.Equal(t, b1.Bytes(), b2.Bytes())
-	assert.Equal(t, b1.Bytes(), s.Delta(FormatJSON, true))
-	assert.Equal(t, string(s.Delta(FormatJSON, false)), string(gunzip(t, b1.Bytes())))
-
-	// A document of few parts is never joined for a body.
-	v2, _, _ := testView(t, nil)
-	newFeeder(v2).add("ONE", "i-1", actors.StatusUp)
-	small := v2.Snapshot()
-	for range 3 {
-		assert.LessOrEqual(t, len(small.DeltaBody(FormatJSON, true).parts), joinParts)
-		assert.Greater(t, len(small.DeltaBody(FormatJSON, true).parts), 1)
+	body := s.DeltaBody(FormatJSON, true)
+	l := s.docs().blocks[docDelta][FormatJSON].Load()
+	assert.Equal(t, len(l.spans)+4, len(body.parts), "header, opening, spans, close, trailer")
+	assert.Greater(t, len(l.blocks), 4*len(l.spans), "blocks grouped into spans")
+	require.Greater(t, len(l.spans), 1)
+	for _, sp := range l.spans[:len(l.spans)-1] {
+		assert.GreaterOrEqual(t, len(sp.z.deflated), writeSpan, "a span but the last goes out without a copy")
 	}
+	for range 3 { // never joined for a body
+		assert.Len(t, s.DeltaBody(FormatJSON, true).parts, len(body.parts))
+	}
+	b1 := bodyBytes(t, body)
+	assert.EqualValues(t, body.Len(), len(b1))
+	assert.Equal(t, b1, s.Delta(FormatJSON, true))
+	assert.Equal(t, string(s.Delta(FormatJSON, false)), string(gunzip(t, b1)))
 
-	// Once joined (Full's bytes asked for), even a first body is one slice.
-	s.Full(FormatJSON, true)
-	assert.Len(t, s.FullBody(FormatJSON, true).parts, 1)
+	// Once joined (Delta's bytes asked for), a body is one slice.
+	assert.Len(t, s.DeltaBody(FormatJSON, true).parts, 1)
+	assert.Equal(t, b1, bodyBytes(t, s.DeltaBody(FormatJSON, true)))
 	assert.Equal(t, s.Full(FormatJSON, false), bodyBytes(t, s.FullBody(FormatJSON, false)))
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/benbjohnson/immutable"
 
@@ -18,10 +19,11 @@ type docCache struct {
 	full, delta [NumFormats]lazy     // plain documents
 	gz          [2][NumFormats]gzDoc // gzip documents: docFull, docDelta
 	vips, svips sync.Map             // name, format, gzip → *lazy
-	// blocks are the gzip blocks the full document (docFull) and the
-	// delta (docDelta) were assembled from, per format, once built: the
-	// snapshots derived from this one reuse those still the same.
-	blocks [2][NumFormats]atomic.Pointer[[]gzBlock]
+	// blocks are the gzip blocks and spans the full document (docFull)
+	// and the delta (docDelta) were assembled from, per format, once
+	// built: the snapshots derived from this one reuse those still the
+	// same.
+	blocks [2][NumFormats]atomic.Pointer[gzLayout]
 }
 
 // The documents assembled from gzip blocks.
@@ -73,18 +75,128 @@ type gzBlock struct {
 	z     gzPiece
 }
 
+// gzSpan is a run of consecutive blocks joined into one piece: a
+// document is written as its spans, parts large enough to go to the
+// connection without being gathered into a buffer first, so a read copies
+// nothing, and a write joins again only the span whose block changed.
+type gzSpan struct {
+	ids []*byte // the first deflated byte of each block's piece, in order
+	z   gzPiece
+}
+
+// gzLayout is how a gzip document was assembled: its blocks and spans.
+type gzLayout struct {
+	blocks []gzBlock
+	spans  []gzSpan
+}
+
+// spanMin is the least size of a span but a document's last: a part of at
+// least one Body.WriteTo span goes to the connection without a copy. (A
+// variable so that tests can make spans of small documents.)
+var spanMin = writeSpan
+
+// blockID identifies a block's piece across snapshots (a reused block
+// keeps its piece).
+func blockID(b *gzBlock) *byte { return unsafe.SliceData(b.z.deflated) }
+
+// spansOf groups blocks into spans, reusing old's spans whose blocks are
+// all the same; a document of less than two spans' least size keeps its
+// blocks as they are. A span holds at least min deflated bytes (spanMin, or a
+// 64th of a large document, so that it is written in at most about 64
+// parts), and ends after the first block past that whose first
+// application's name hashes to 0 modulo a power of two chosen from the
+// average block's size (about min/2 bytes more on average): the boundaries
+// follow the blocks' own names rather than their positions, so a block
+// inserted or removed moves the boundaries of its own span and at most the
+// next, and only those are joined again.
+func spansOf(blocks []gzBlock, old *gzLayout) []gzSpan {
+	if len(blocks) == 0 {
+		return nil
+	}
+	total := 0
+	for i := range blocks {
+		total += len(blocks[i].z.deflated)
+	}
+	least := max(spanMin, total/64)
+	if total < 2*least {
+		// Too small to split: each block is a part of its own, gathered
+		// into one write by Body.WriteTo, and nothing is joined.
+		spans := make([]gzSpan, len(blocks))
+		for i := range blocks {
+			spans[i] = gzSpan{ids: []*byte{blockID(&blocks[i])}, z: blocks[i].z}
+		}
+		return spans
+	}
+	k := uint64(1)
+	for avg := uint64(max(total/len(blocks), 1)); k*avg*2 <= uint64(least/2); {
+		k *= 2
+	}
+	var prev map[*byte]*gzSpan // by the first block's id
+	if old != nil {
+		prev = make(map[*byte]*gzSpan, len(old.spans))
+		for i := range old.spans {
+			prev[old.spans[i].ids[0]] = &old.spans[i]
+		}
+	}
+	spans := make([]gzSpan, 0, total/least+1)
+	start, size := 0, 0
+	for i := range blocks {
+		size += len(blocks[i].z.deflated)
+		if i < len(blocks)-1 && (size < least || nameHash(blocks[i].apps[0].name)%k != k-1) {
+			continue
+		}
+		size = 0
+		run := blocks[start : i+1]
+		start = i + 1
+		if o := prev[blockID(&run[0])]; o != nil && len(o.ids) == len(run) && sameBlocks(o.ids, run) {
+			spans = append(spans, *o)
+			continue
+		}
+		sp := gzSpan{ids: make([]*byte, len(run))}
+		pieces := make([]gzPiece, len(run))
+		for j := range run {
+			sp.ids[j] = blockID(&run[j])
+			pieces[j] = run[j].z
+		}
+		sp.z = joinPieces(pieces)
+		spans = append(spans, sp)
+	}
+	return spans
+}
+
+// sameBlocks reports whether run's blocks are those of ids, in order.
+func sameBlocks(ids []*byte, run []gzBlock) bool {
+	for j := range run {
+		if ids[j] != blockID(&run[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+// nameHash is FNV-1a of name.
+func nameHash(name string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(name); i++ {
+		h ^= uint64(name[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
 // appsGzip builds a gzipped applications document in format f from apps'
-// gzip chunks, joined into one block per leaf of apps: the blocks of old
-// (those of the snapshot this one derives from) whose leaf and place are
-// the same are reused, so after a write one block is joined again and the
-// document is assembled from a walk over the leaves. It returns the
-// document as parts (see gzipParts) and its blocks.
-func appsGzip(enc Encoder, f Format, apps btree[*App], versionDelta, hashcode string, old *[]gzBlock) ([][]byte, []gzBlock) {
+// gzip chunks, joined into one block per leaf of apps and the blocks into
+// spans (spansOf): the blocks and spans of old (those of the snapshot this
+// one derives from) that are still the same are reused, so after a write
+// one block and one span are joined again and the document is assembled
+// from a walk over the leaves. It returns the document as parts (see
+// gzipParts) and its layout.
+func appsGzip(enc Encoder, f Format, apps btree[*App], versionDelta, hashcode string, old *gzLayout) ([][]byte, gzLayout) {
 	var prev map[**App]*gzBlock // by the leaf's first element
 	if old != nil {
-		prev = make(map[**App]*gzBlock, len(*old))
-		for i := range *old {
-			if b := &(*old)[i]; len(b.apps) > 0 {
+		prev = make(map[**App]*gzBlock, len(old.blocks))
+		for i := range old.blocks {
+			if b := &old.blocks[i]; len(b.apps) > 0 {
 				prev[&b.apps[0]] = b
 			}
 		}
@@ -111,13 +223,14 @@ func appsGzip(enc Encoder, f Format, apps btree[*App], versionDelta, hashcode st
 		}
 		blocks = append(blocks, b)
 	}
-	pieces := make([]gzPiece, 0, len(blocks)+2)
+	spans := spansOf(blocks, old)
+	pieces := make([]gzPiece, 0, len(spans)+2)
 	pieces = append(pieces, storedPiece(enc.AppendApplicationsOpen(nil, versionDelta, hashcode)))
-	for _, b := range blocks {
-		pieces = append(pieces, b.z)
+	for _, sp := range spans {
+		pieces = append(pieces, sp.z)
 	}
 	pieces = append(pieces, compressedConst(string(enc.AppendApplicationsClose(nil))))
-	return gzipParts(pieces), blocks
+	return gzipParts(pieces), gzLayout{blocks: blocks, spans: spans}
 }
 
 // gzipDoc returns s's gzip document of kind (docFull or docDelta) in format
@@ -130,24 +243,23 @@ func (s *Snapshot) gzipDoc(kind int, f Format) *gzDoc {
 		if kind == docDelta {
 			apps, versionDelta = s.delta, strconv.FormatUint(s.version, 10)
 		}
-		parts, blocks := appsGzip(s.enc[f], f, apps, versionDelta, s.HashCode(), s.reuse[kind][f].Load())
+		parts, layout := appsGzip(s.enc[f], f, apps, versionDelta, s.HashCode(), s.reuse[kind][f].Load())
 		d.parts = parts
 		for _, p := range parts {
 			d.size += len(p)
 		}
-		s.docs().blocks[kind][f].Store(&blocks)
+		s.docs().blocks[kind][f].Store(&layout)
 		s.reuse[kind][f].Store(nil)
 	})
 	return d
 }
 
-// gzDoc is a gzip document as its parts (header, blocks, trailer), and
-// joined into one slice once it is read more than once.
+// gzDoc is a gzip document as its parts (header, spans, close, trailer),
+// and joined into one slice when Full or Delta asks for its bytes.
 type gzDoc struct {
 	once  sync.Once
 	parts [][]byte
 	size  int
-	reads atomic.Int32
 	whole lazy
 }
 
@@ -162,22 +274,19 @@ func (d *gzDoc) bytes() []byte {
 	})
 }
 
-// body returns the document to write: its parts on its first read (a
-// snapshot that a write replaces at once is never joined: under churn a
-// read costs no copy of the document), and one slice from the second read
-// on when the parts are more than joinParts (a quiet registry is written
-// with one call; a few parts cost less to write than a copy of them all).
+// body returns the document to write: its parts (a header, the spans,
+// the close and the trailer), or one slice once Full or Delta joined them.
+// Spans aim at writeSpan or more (a 32nd of a large document), so most are
+// written without a copy: a read of a snapshot that a write replaces at
+// once, as under churn, copies little, and no read allocates a joined copy
+// of the document.
 func (d *gzDoc) body() Body {
-	if !d.whole.done.Load() && (len(d.parts) <= joinParts || d.reads.Add(1) == 1) {
+	if !d.whole.done.Load() {
 		return Body{parts: d.parts, size: d.size}
 	}
 	b := d.bytes()
 	return Body{parts: [][]byte{b}, size: len(b)}
 }
-
-// joinParts is the most parts a gzip document is written in for good; one
-// of more is joined on its second read.
-const joinParts = 32
 
 // Body is a prepared response body, in one or several parts. Its bytes
 // belong to the snapshot: they must not be modified.
@@ -214,8 +323,13 @@ func (b Body) WriteTo(w io.Writer) (int64, error) {
 	}
 	*buf = (*buf)[:0]
 	for _, p := range b.parts {
-		if len(*buf) == 0 && len(p) >= writeSpan {
-			m, err := w.Write(p) // large enough alone: no copy
+		if len(p) >= writeSpan { // large enough alone: no copy
+			if len(*buf) > 0 {
+				if err := flush(); err != nil {
+					return n, err
+				}
+			}
+			m, err := w.Write(p)
 			n += int64(m)
 			if err != nil {
 				return n, err

@@ -487,7 +487,7 @@ type Snapshot struct {
 	cache atomic.Pointer[docCache]
 	// reuse holds, per document kind and format, the gzip blocks of the
 	// latest predecessor that built them (cleared once s builds its own).
-	reuse [2][NumFormats]atomic.Pointer[[]gzBlock]
+	reuse [2][NumFormats]atomic.Pointer[gzLayout]
 }
 
 // docs returns s's document cache, allocating it on first use.
