@@ -160,3 +160,39 @@ func TestHLCBounds(t *testing.T) {
 	assert.Equal(t, uint64(math.MaxUint64), top.Now())
 	assert.Equal(t, uint64(math.MaxUint64), top.Now(), "saturates instead of wrapping to zero")
 }
+
+// copiedScenario is a node restarted during a long partition: its initial
+// sync installs a copy last renewed two minutes ago (beyond the TTL of a
+// minute, lease 10 s), and it sends that copy on to a node of the other
+// side, which cancelled the instance long ago and has no tombstone left. It
+// returns the record sent and what the other node made of it.
+func copiedScenario(t *testing.T) (Record, ApplyResult) {
+	t.Helper()
+	a, clock := newTestApp(t, false)
+	renewed := clock.Now()
+	clock.Advance(2 * time.Minute)
+	_, res := a.applyRecord(Record{App: "APP", ID: "x-1", Version: hlcAt(renewed, "peer"),
+		Instance: testInstance("x-1", StatusUp), LastRenewal: ms(renewed)}, true)
+	require.Equal(t, ApplyInstalled, res, "an initial sync takes every copy")
+	var sent Record
+	for _, r := range a.records() {
+		if r.ID == "x-1" {
+			sent = r
+		}
+	}
+	b, other := newTestApp(t, false)
+	other.Advance(2*time.Minute + time.Second)
+	_, res = b.applyRecord(sent, false)
+	return sent, res
+}
+
+// A copy keeps the last renewal its sender knew, and is sent on with it, so
+// a node restarted during a partition does not push the other side's old
+// copies as live at the heal: the side that cancelled them refuses them as
+// stale (copied-lease-fresh; the simulations' long-partition catches it only
+// when the restarted node's copies win a race at the heal).
+func TestCopyKeepsTheSendersLastRenewal(t *testing.T) {
+	sent, res := copiedScenario(t)
+	assert.Equal(t, ms(testEpoch), sent.LastRenewal, "sent on with the sender's last renewal")
+	assert.Equal(t, ApplyRefused, res, "refused as stale by the side that cancelled it")
+}
