@@ -105,7 +105,8 @@ func blockID(b *gzBlock) *byte { return unsafe.SliceData(b.z.deflated) }
 // 64th of a large document, so that it is written in at most about 64
 // parts), and ends after the first block past that whose first
 // application's name hashes to 0 modulo a power of two chosen from the
-// average block's size (about min/2 bytes more on average): the boundaries
+// average block's size (so that a span runs on past min by an eighth to a
+// quarter of min on average): the boundaries
 // follow the blocks' own names rather than their positions, so a block
 // inserted or removed moves the boundaries of its own span and at most the
 // next, and only those are joined again.
