@@ -104,7 +104,7 @@ func blockID(b *gzBlock) *byte { return unsafe.SliceData(b.z.deflated) }
 // blocks as they are. A span holds at least min deflated bytes (spanMin, or a
 // 64th of a large document, so that it is written in at most about 64
 // parts), and ends after the first block past that whose first
-// application's name hashes to 0 modulo a power of two chosen from the
+// application's name hashes to k-1 modulo k, a power of two chosen from the
 // average block's size (so that a span runs on past min by an eighth to a
 // quarter of min on average): the boundaries
 // follow the blocks' own names rather than their positions, so a block
