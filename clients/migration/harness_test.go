@@ -9,16 +9,19 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heureka/heureka/cluster"
@@ -314,9 +317,10 @@ type client struct {
 	app, id string
 	dirty   int64
 
-	mu     sync.Mutex
-	target string // the server it renews with
-	errs   int    // renewals that did not get 200 (or 404 then a 204)
+	mu      sync.Mutex
+	target  string   // the server it renews with
+	errs    []string // renewals that did not get 200 (or 404 then a 204) in any attempt: when, where, what
+	retried []string // failed attempts that a retry made good
 
 	stop chan struct{}
 	done chan struct{}
@@ -354,16 +358,44 @@ func (c *client) run() {
 		c.mu.Lock()
 		target := c.target
 		c.mu.Unlock()
-		code, _ := do(http.MethodPut, fmt.Sprintf("%s/apps/%s/%s?status=UP&lastDirtyTimestamp=%d", target, c.app, c.id, c.dirty), nil)
+		c.renew(target)
+	}
+}
+
+// heartbeatAttempts is how many times a renewal is tried, as the Java
+// client's RetryableEurekaHttpClient does (three attempts) when a request
+// fails in transport or gets a 5xx.
+const heartbeatAttempts = 3
+
+// renew sends one renewal to target (registering again on 404), trying it
+// up to heartbeatAttempts times while it fails in transport or gets a 5xx.
+// A failed renewal is kept in c.errs; failed attempts that a retry made
+// good, in c.retried.
+func (c *client) renew(target string) {
+	var tried []string
+	for range heartbeatAttempts {
+		start := time.Now()
+		op := "renew"
+		code, body := do(http.MethodPut, fmt.Sprintf("%s/apps/%s/%s?status=UP&lastDirtyTimestamp=%d", target, c.app, c.id, c.dirty), nil)
 		if code == http.StatusNotFound {
-			code, _ = do(http.MethodPost, target+"/apps/"+c.app, c.body())
+			op = "register after 404"
+			code, body = do(http.MethodPost, target+"/apps/"+c.app, c.body())
 		}
-		if code != http.StatusOK && code != http.StatusNoContent {
+		if code == http.StatusOK || code == http.StatusNoContent {
 			c.mu.Lock()
-			c.errs++
+			c.retried = append(c.retried, tried...)
 			c.mu.Unlock()
+			return
+		}
+		tried = append(tried, fmt.Sprintf("%s %s on %s after %v: %d %s",
+			start.Format("15:04:05.000"), op, target, time.Since(start).Round(time.Millisecond), code, body))
+		if code != 0 && code < http.StatusInternalServerError {
+			break // a 4xx is an answer, not a fault to retry
 		}
 	}
+	c.mu.Lock()
+	c.errs = append(c.errs, strings.Join(tried, "; "))
+	c.mu.Unlock()
 }
 
 // moveTo registers the client on target and renews there from now on; it
@@ -377,11 +409,19 @@ func (c *client) moveTo(t *testing.T, target string) {
 	c.mu.Unlock()
 }
 
-// errors returns the number of renewals that failed.
-func (c *client) errors() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.errs
+// checkRenewals asserts that no client's renewal failed in every attempt,
+// and logs the attempts that a retry made good.
+func checkRenewals(t *testing.T, clients []*client) {
+	t.Helper()
+	for _, c := range clients {
+		c.mu.Lock()
+		errs, retried := append([]string(nil), c.errs...), append([]string(nil), c.retried...)
+		c.mu.Unlock()
+		for _, r := range retried {
+			t.Logf("%s/%s: an attempt failed, its retry did not: %s", c.app, c.id, r)
+		}
+		assert.Empty(t, errs, "%s/%s: failed renewals", c.app, c.id)
+	}
 }
 
 // halt stops renewing (idempotent).
@@ -483,4 +523,41 @@ func assertEventually(d time.Duration, cond func() bool) bool {
 			return false
 		}
 	}
+}
+
+// The simulated client's renewal check can fail: a renewal that gets a 5xx
+// in every attempt, or a 4xx other than 404, is a failed renewal; one that
+// a retry makes good is only logged.
+func TestClientRenewalCheck(t *testing.T) {
+	t.Parallel()
+	var fail atomic.Int32 // the next fail requests get 503
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fail.Add(-1) >= 0 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "conflict") {
+			w.WriteHeader(http.StatusConflict)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	base := srv.URL + "/eureka"
+
+	c := &client{app: "A", id: "a-1"}
+	fail.Store(heartbeatAttempts - 1)
+	c.renew(base)
+	assert.Empty(t, c.errs, "made good by its last attempt")
+	assert.Len(t, c.retried, heartbeatAttempts-1)
+
+	fail.Store(heartbeatAttempts)
+	c.renew(base)
+	assert.Len(t, c.errs, 1, "a 503 in every attempt")
+
+	fail.Store(0)
+	conflict := &client{app: "A", id: "conflict"}
+	conflict.renew(base)
+	assert.Len(t, conflict.errs, 1, "a 409 is not retried")
+	assert.Empty(t, conflict.retried)
 }

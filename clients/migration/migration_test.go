@@ -64,9 +64,7 @@ func TestEurekaServerReplicatesIntoHeureka(t *testing.T) {
 			assert.Empty(t, status(s, c.app, c.id), "%s/%s came back on %s", c.app, c.id, s)
 		}
 	}
-	for _, c := range clients {
-		assert.Zero(t, c.errors(), "%s/%s: failed renewals", c.app, c.id)
-	}
+	checkRenewals(t, clients)
 }
 
 // breakable is a transport that can be cut: the sabotage that shows the
@@ -128,9 +126,7 @@ func TestHeurekaReplicatesIntoEureka(t *testing.T) {
 		assert.Zero(t, st.Dropped)
 	}
 	assert.Positive(t, heartbeats)
-	for _, c := range clients {
-		assert.Zero(t, c.errors(), "%s/%s: failed renewals", c.app, c.id)
-	}
+	checkRenewals(t, clients)
 }
 
 // The README's migration procedure, step by step, with every instance
@@ -178,7 +174,5 @@ func TestMigrationProcedure(t *testing.T) {
 	// 4. Remove Eureka.
 	j.stop()
 	holdVisible(t, "step 4: Eureka removed", holdLease, h, clients)
-	for _, c := range clients {
-		assert.Zero(t, c.errors(), "%s/%s: failed renewals", c.app, c.id)
-	}
+	checkRenewals(t, clients)
 }
