@@ -60,23 +60,62 @@ type churnAlone struct {
 }
 
 type churnRead struct {
-	doc          string
-	quiet, reads bench.Result
-	// staticBefore and staticAfter are the static server writing the
-	// document's bytes as Heureka served them just before and just after
-	// its round under churn, with the same churn running against Heureka:
-	// the ceiling on the same busy machine (the delta grows during the
-	// churn, so the two bodies bracket what Heureka served).
-	staticBefore, staticAfter bench.Result
-	// staticRegP99 is the register p99 of the churn during the two static
+	doc   string
+	quiet bench.Result
+	// reads are Heureka's rounds under churn and statics the static
+	// server's, alternating with one static round more: static, Heureka,
+	// static, …, static. A static round reads the document's bytes as
+	// Heureka served them just before it, with the same churn running
+	// against Heureka: the ceiling on the same busy machine, measured on
+	// both sides of every Heureka round (the delta grows during the churn,
+	// and at 1M one collection decides a round, so one round each way is
+	// noise).
+	reads, statics []bench.Result
+	// staticRegP99 is the register p99 of the churn during the static
 	// rounds: what the same churn's registrations take while a static
 	// server, not Heureka, keeps the CPUs busy with reads.
 	staticRegP99 time.Duration
 	staticRegs   int
-	pairs        bench.Result
+	pairs        bench.Result  // the churn during Heureka's rounds, summed
 	regP99       time.Duration // registrations of the churn, sent to 204
 	regs         int           // how many registrations regP99 is over
 	load         float64
+}
+
+// medianRate is the median of the rounds' request rates.
+func medianRate(rs []bench.Result) float64 {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = r.Rate()
+	}
+	return median(xs)
+}
+
+// rateRange is the lowest and highest of the rounds' request rates,
+// "min–max".
+func rateRange(rs []bench.Result) string {
+	if len(rs) == 0 {
+		return "–"
+	}
+	lo, hi := rs[0].Rate(), rs[0].Rate()
+	for _, r := range rs[1:] {
+		lo, hi = min(lo, r.Rate()), max(hi, r.Rate())
+	}
+	return rate(lo) + "–" + rate(hi)
+}
+
+// summed adds rounds up: their requests, bytes, time and CPU.
+func summed(rs []bench.Result) bench.Result {
+	var t bench.Result
+	for _, r := range rs {
+		t.Requests += r.Requests
+		t.Bytes += r.Bytes
+		t.Elapsed += r.Elapsed
+		t.CPU += r.CPU
+		t.ServerCPU += r.ServerCPU
+		t.External = t.External || r.External
+	}
+	return t
 }
 
 func measureReadable(o options, f *bench.Fixture, r *sizeReport) error {
@@ -162,9 +201,9 @@ func measureDeployAndChurnReads(o options, s *subject, c *http.Client, r *sizeRe
 			return fmt.Errorf("%s: %w", d.Name, err)
 		}
 		r.reads = append(r.reads, cr)
-		progress("%s instances=%d %s: %.1f req/s quiet, %.1f req/s under churn (%.1f pairs/s, register p99 %v, %.1f µs CPU/read); static under churn %.1f before, %.1f after (register p99 %v, %.1f and %.1f µs CPU/read)", s.server, s.size, d.Name,
-			cr.quiet.Rate(), cr.reads.Rate(), cr.pairs.Rate(), cr.regP99, cpuPerOp(cr.reads), cr.staticBefore.Rate(), cr.staticAfter.Rate(), cr.staticRegP99,
-			cpuPerOp(cr.staticBefore), cpuPerOp(cr.staticAfter))
+		progress("%s instances=%d %s: %.1f req/s quiet, %.1f req/s under churn (median of %s; %.1f pairs/s, register p99 %v, %.1f µs CPU/read); static under churn %.1f (median of %s; register p99 %v, %.1f µs CPU/read)", s.server, s.size, d.Name,
+			cr.quiet.Rate(), medianRate(cr.reads), rateRange(cr.reads), cr.pairs.Rate(), cr.regP99, cpuPerOp(summed(cr.reads)),
+			medianRate(cr.statics), rateRange(cr.statics), cr.staticRegP99, cpuPerOp(summed(cr.statics)))
 	}
 	return nil
 }
@@ -201,33 +240,42 @@ func measureChurnRead(o options, s *subject, c *http.Client, d bench.Doc, q *ben
 
 	stop = hold()
 	defer stop()
-	var staticRegs bench.Durations
-	staticRound := func() (bench.Result, error) {
+	var regs, staticRegs bench.Durations
+	staticRound := func() error {
 		body, err := d.Fetch(c, s.base)
 		if err != nil {
-			return bench.Result{}, err
+			return err
 		}
 		st, err := bench.Serve(bench.Static(d, body))
 		if err != nil {
-			return bench.Result{}, err
+			return err
 		}
 		defer st.Close()
 		churn := bench.TimedChurnLoad(s.base, q, http.StatusNoContent, http.StatusOK, &staticRegs)
 		reads, _, err := bench.UnderChurn(c, d.LoadFor(s.apps, st.Base), churn, readConns, churnConns, o.underChurn, s.pid, o.underChurnRate)
-		return reads, err
+		if err != nil {
+			return fmt.Errorf("static under churn: %w", err)
+		}
+		cr.statics = append(cr.statics, reads)
+		return nil
 	}
-	if cr.staticBefore, err = staticRound(); err != nil {
-		return nil, fmt.Errorf("static under churn: %w", err)
+	var pairs []bench.Result
+	for range o.rounds {
+		if err := staticRound(); err != nil {
+			return nil, err
+		}
+		churn := bench.TimedChurnLoad(s.base, q, http.StatusNoContent, http.StatusOK, &regs)
+		reads, p, err := bench.UnderChurn(c, l, churn, readConns, churnConns, o.underChurn, s.pid, o.underChurnRate)
+		if err != nil {
+			return nil, fmt.Errorf("under churn: %w", err)
+		}
+		cr.reads, pairs = append(cr.reads, reads), append(pairs, p)
 	}
-	var regs bench.Durations
-	churn := bench.TimedChurnLoad(s.base, q, http.StatusNoContent, http.StatusOK, &regs)
-	if cr.reads, cr.pairs, err = bench.UnderChurn(c, l, churn, readConns, churnConns, o.underChurn, s.pid, o.underChurnRate); err != nil {
-		return nil, fmt.Errorf("under churn: %w", err)
+	if err := staticRound(); err != nil {
+		return nil, err
 	}
+	cr.pairs = summed(pairs)
 	cr.regP99, cr.regs = regs.Percentile(99)
-	if cr.staticAfter, err = staticRound(); err != nil {
-		return nil, fmt.Errorf("static under churn: %w", err)
-	}
 	cr.staticRegP99, cr.staticRegs = staticRegs.Percentile(99)
 	cr.load = bench.Load1()
 	return cr, nil
