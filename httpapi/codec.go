@@ -156,8 +156,12 @@ func DecodeInstance(contentType string, body []byte) (*actors.Instance, error) {
 // Jersey's DiscoveryJerseyProvider does: by media subtype only. latin1 reports
 // an iso-8859-1 charset.
 func requestCodec(contentType string) (isJSON, latin1 bool, err error) {
-	contentType = strings.TrimSpace(contentType)
-	if contentType == "" {
+	switch contentType = strings.TrimSpace(contentType); contentType {
+	case "":
+		return false, false, nil
+	case "application/json": // what the clients send: no parameters to parse
+		return true, false, nil
+	case "application/xml":
 		return false, false, nil
 	}
 	mt, params, err := mime.ParseMediaType(contentType)

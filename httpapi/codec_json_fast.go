@@ -44,14 +44,29 @@ type fjScratch struct {
 	// copies (actors: the application's actor compares them with the
 	// values it last stored).
 	interned map[string]string
+	// metadata maps the text of an instance's metadata object (its
+	// members' keys and values, in order, as metadataText writes them) to
+	// the map sc built for it when it first read it, so that the metadata
+	// that an application's instances repeat costs no map and no strings.
+	// The maps are shared and never written (the registry shares equal
+	// metadata maps between instances too, actors.Instance); it is emptied
+	// when it reaches maxScratchMetadata.
+	metadata map[string]map[string]string
+	text     []byte // metadataText's buffer
 }
 
-// maxScratchInterned bounds fjScratch.interned.
-const maxScratchInterned = 1024
+// maxScratchInterned bounds fjScratch.interned, maxScratchMetadata
+// fjScratch.metadata, and maxScratchMetadataText the text of a metadata
+// object that it keeps (a larger one is built afresh each time).
+const (
+	maxScratchInterned     = 1024
+	maxScratchMetadata     = 256
+	maxScratchMetadataText = 1024
+)
 
 // fjScratches recycles fjScratch across requests.
 var fjScratches = sync.Pool{New: func() any {
-	return &fjScratch{kvs: make([]fjKV, 0, 64), interned: make(map[string]string)}
+	return &fjScratch{kvs: make([]fjKV, 0, 64), interned: make(map[string]string), metadata: make(map[string]map[string]string)}
 }}
 
 // intern returns b as a string: the copy in sc's cache when it holds one,
@@ -92,10 +107,16 @@ func decodeInstanceJSONFast(body []byte) (*actors.Instance, error) {
 		return decodeInstanceJSON(body)
 	}
 	sc := fjScratches.Get().(*fjScratch)
+	defer fjScratches.Put(sc)
+	return sc.decode(body)
+}
+
+// decode is decodeInstanceJSONFast in sc's memory, for a body in UTF-8
+// without a backslash.
+func (sc *fjScratch) decode(body []byte) (*actors.Instance, error) {
 	defer func() {
 		clear(sc.kvs)
 		sc.kvs = sc.kvs[:0]
-		fjScratches.Put(sc)
 	}()
 	// fastjson's parser tolerates what JSON forbids (control characters in
 	// strings, loose numbers): a parsed body is validated by fastjson's
@@ -129,7 +150,7 @@ func decodeInstanceJSONFast(body []byte) (*actors.Instance, error) {
 		Port:             r.port("port", true),
 		SecurePort:       r.port("securePort", false),
 		CountryID:        r.int("countryId"),
-		Metadata:         r.stringMap("metadata"),
+		Metadata:         r.sharedStringMap("metadata"),
 		AppGroupName:     r.istr("appGroupName"),
 		HomePageURL:      r.str("homePageUrl"),
 		StatusPageURL:    r.str("statusPageUrl"),
@@ -382,37 +403,104 @@ func (r *fjFields) object(key string) *fastjson.Value {
 }
 
 // stringMap is jsonFields.stringMap: of duplicate keys only the last
-// counts, as in the map encoding/json builds.
+// counts, as in the map encoding/json builds. The map is the caller's.
 func (r *fjFields) stringMap(key string) map[string]string {
-	obj := r.object(key)
-	if obj == nil {
+	members, ok := r.mapMembers(key)
+	if !ok {
 		return nil
 	}
-	members := r.sc.collect(obj)
-	var m map[string]string
-	for i, kv := range members {
-		k := string(kv.key)
-		if k == "@class" || fjGet(members[i+1:], k) != nil {
+	return buildStringMap(members)
+}
+
+// sharedStringMap is stringMap, but the map may be one that r's scratch
+// built for the same members before: the caller must not write it.
+func (r *fjFields) sharedStringMap(key string) map[string]string {
+	members, ok := r.mapMembers(key)
+	if !ok {
+		return nil
+	}
+	sc := r.sc
+	sc.text = metadataText(sc.text[:0], members)
+	if len(sc.text) > maxScratchMetadataText {
+		return buildStringMap(members)
+	}
+	if m, ok := sc.metadata[string(sc.text)]; ok {
+		return m
+	}
+	m := buildStringMap(members)
+	if len(sc.metadata) >= maxScratchMetadata {
+		clear(sc.metadata)
+	}
+	sc.metadata[string(sc.text)] = m
+	return m
+}
+
+// mapMembers returns the members of the object at key that a string map
+// keeps, in order, in the scratch's memory: not the "@class" marker, not a
+// key given again later, not a null. It reports false when there is no
+// object, or (recording the error) when a member is not a scalar.
+func (r *fjFields) mapMembers(key string) ([]fjKV, bool) {
+	obj := r.object(key)
+	if obj == nil {
+		return nil, false
+	}
+	sc := r.sc
+	all := sc.collect(obj)
+	start := len(sc.kvs)
+	for i, kv := range all {
+		if string(kv.key) == "@class" || fjGet(all[i+1:], string(kv.key)) != nil {
 			continue // the marker, or a key given again later
 		}
-		var s string
-		switch v := kv.v; v.Type() {
+		switch kv.v.Type() {
 		case fastjson.TypeNull:
 			continue
-		case fastjson.TypeString:
-			s = fjString(v)
-		case fastjson.TypeNumber:
-			s = fjNumber(v)
-		case fastjson.TypeTrue, fastjson.TypeFalse:
-			s = strconv.FormatBool(v.Type() == fastjson.TypeTrue)
+		case fastjson.TypeString, fastjson.TypeNumber, fastjson.TypeTrue, fastjson.TypeFalse:
+			sc.kvs = append(sc.kvs, kv)
 		default:
-			r.fail(key+"."+k, v, "a scalar")
-			return nil
+			r.fail(key+"."+string(kv.key), kv.v, "a scalar")
+			return nil, false
 		}
-		if m == nil {
-			m = make(map[string]string, len(members))
-		}
-		m[k] = s
+	}
+	return sc.kvs[start:], true
+}
+
+// scalarBytes returns a scalar's text as a string map holds it: a string's
+// own bytes, or a number or boolean written into buf.
+func scalarBytes(buf []byte, v *fastjson.Value) []byte {
+	switch v.Type() {
+	case fastjson.TypeString:
+		b, _ := v.StringBytes()
+		return b
+	case fastjson.TypeNumber:
+		return v.MarshalTo(buf[:0])
+	default:
+		return strconv.AppendBool(buf[:0], v.Type() == fastjson.TypeTrue)
+	}
+}
+
+// metadataText appends members' keys and values, each after its length
+// (so that no key or value can fake a boundary).
+func metadataText(dst []byte, members []fjKV) []byte {
+	var buf [32]byte
+	for _, kv := range members {
+		v := scalarBytes(buf[:], kv.v)
+		dst = strconv.AppendInt(dst, int64(len(kv.key)), 10)
+		dst = append(append(dst, ':'), kv.key...)
+		dst = strconv.AppendInt(dst, int64(len(v)), 10)
+		dst = append(append(dst, ':'), v...)
+	}
+	return dst
+}
+
+// buildStringMap returns members as a new map (nil for none).
+func buildStringMap(members []fjKV) map[string]string {
+	if len(members) == 0 {
+		return nil
+	}
+	var buf [32]byte
+	m := make(map[string]string, len(members))
+	for _, kv := range members {
+		m[string(kv.key)] = string(scalarBytes(buf[:], kv.v))
 	}
 	return m
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -90,4 +91,40 @@ func FuzzDecodeInstanceJSONFast(f *testing.F) {
 		f.Add([]byte(s.body))
 	}
 	f.Fuzz(sameDecoding)
+}
+
+// The metadata that instances repeat is decoded into one shared map per
+// scratch, keyed by its members' text: equal members share it, and members
+// that differ (however their bytes line up) do not.
+func TestFastDecoderSharesRepeatedMetadata(t *testing.T) {
+	sc := fjScratches.New().(*fjScratch)
+	decode := func(md string) map[string]string {
+		t.Helper()
+		inst, err := sc.decode([]byte(`{"instance":{"app":"A","hostName":"h","metadata":` + md + `}}`))
+		require.NoError(t, err)
+		return inst.Metadata
+	}
+	same := func(a, b map[string]string) bool {
+		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	}
+	a := decode(`{"management.port":"8081","zone":"z"}`)
+	b := decode(`{"management.port":"8081","zone":"z"}`)
+	assert.Equal(t, map[string]string{"management.port": "8081", "zone": "z"}, a)
+	assert.True(t, same(a, b), "equal metadata, one map")
+	assert.True(t, same(a, decode(`{"management.port":8081,"zone":"z","n":null,"@class":"x"}`)), "the same strings kept")
+
+	ab, a2 := decode(`{"ab":"c"}`), decode(`{"a":"bc"}`)
+	assert.Equal(t, map[string]string{"ab": "c"}, ab)
+	assert.Equal(t, map[string]string{"a": "bc"}, a2)
+	assert.False(t, same(ab, a2))
+	assert.Nil(t, decode(`{}`))
+
+	// The data center's metadata is the caller's to write (Amazon's
+	// instance-id is filled in): never shared.
+	dc := func() map[string]string {
+		inst, err := sc.decode([]byte(`{"instance":{"app":"A","dataCenterInfo":{"name":"Amazon","metadata":{"k":"v"}}}}`))
+		require.NoError(t, err)
+		return inst.DataCenterInfo.Metadata
+	}
+	assert.False(t, same(dc(), dc()))
 }
