@@ -72,7 +72,7 @@ bench:
 
 ## bench-report: the single-node tables of BENCHMARKS.md (throughput against the ceiling, cost vs
 ## size, deploy, reads under churn, register-to-readable, heap); BENCH_SIZES=1000,10000,100000,1000000
-## adds 1M (about 8 GB of memory at its peak, about 20 minutes more; above 100k the heap is measured
+## adds 1M (about 8 GB of memory at its peak, about 12 minutes more; above 100k the heap is measured
 ## with the full JSON document warmed only).
 BENCH_SIZES ?= 1000,10000,100000
 bench-report:

@@ -3,6 +3,7 @@ package clusterbench
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -574,11 +576,24 @@ func (w renewalWire) per(r float64) perRenewal {
 
 // ---- 3. time for a new node to become ready ---------------------------------------
 
+// readySizes are the registry sizes of BenchmarkReady: -ready-sizes
+// 10000,100000,1000000 adds the 1M (about 8 GB of memory for the
+// four nodes, and a few minutes to load).
+var readySizes = flag.String("ready-sizes", "10000,100000", "comma-separated registry sizes of BenchmarkReady")
+
 // BenchmarkReady loads a 3-node loopback cluster and measures how long a
 // fourth node takes, from node.Start, to report ready and to hold every
 // instance.
 func BenchmarkReady(b *testing.B) {
-	for _, size := range []int{10000, 100000} {
+	var sizes []int
+	for _, f := range strings.Split(*readySizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 20 {
+			b.Fatalf("-ready-sizes: bad size %q (at least 20)", f)
+		}
+		sizes = append(sizes, n)
+	}
+	for _, size := range sizes {
 		b.Run(fmt.Sprintf("instances=%d", size), func(b *testing.B) { benchReady(b, size) })
 	}
 }
