@@ -60,5 +60,5 @@ type SyncState struct {
 func (r *Replicator) SyncState() SyncState {
 	r.aeMu.Lock()
 	defer r.aeMu.Unlock()
-	return SyncState{InFlight: len(r.ae.inflight), InitialPending: len(r.ae.pending)}
+	return SyncState{InFlight: r.ae.inflight.n, InitialPending: len(r.ae.pending)}
 }
