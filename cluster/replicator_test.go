@@ -255,7 +255,10 @@ func TestReplicatorTransferAbandonedWhenAskerLeaves(t *testing.T) {
 	settled := a.repl.Stats().SendErrors
 	time.Sleep(10 * bus.timeout)
 	assert.Equal(t, settled, a.repl.Stats().SendErrors, "no more sends to the departed asker")
-	assert.Less(t, a.repl.Stats().TransferRecords, uint64(100), "the transfer did not run to its end")
+	// Every send to b fails (one record each), so the failed sends are the
+	// transfer's sends. (Not TransferRecords: it also counts what a's
+	// anti-entropy sends c when c's digest lags the fan-out.)
+	assert.Less(t, settled, uint64(100), "the transfer did not run to its end")
 }
 
 // sentErrorsTo approximates the failed sends from r: only the stalled or
