@@ -10,7 +10,9 @@
 // or the same bytes written by a static server, in this process) and
 // against the server, then deploys -deploy new instances at once and
 // cancels them again, and reads (full gzip, delta, one application) first
-// quietly and then while register+cancel churn runs. With -target heureka
+// quietly and then while register+cancel churn runs, in -rounds rounds
+// alternating with -rounds+1 rounds of a static server under the same
+// churn. With -target heureka
 // (the default) the server is a node in this process (loaded through the
 // registry, the live heap measured, register-to-readable timed); with
 // -target reference the same workloads run, in one run, against a heureka
