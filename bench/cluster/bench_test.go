@@ -581,6 +581,10 @@ func (w renewalWire) per(r float64) perRenewal {
 // four nodes, and a few minutes to load).
 var readySizes = flag.String("ready-sizes", "10000,100000", "comma-separated registry sizes of BenchmarkReady")
 
+// readyPerApp is the instances per application of BenchmarkReady's
+// registry (-ready-per-app 1000: the 1,000 applications of 1,000 at 1M).
+var readyPerApp = flag.Int("ready-per-app", 20, "instances per application in BenchmarkReady")
+
 // BenchmarkReady loads a 3-node loopback cluster and measures how long a
 // fourth node takes, from node.Start, to report ready and to hold every
 // instance.
@@ -602,7 +606,7 @@ func benchReady(b *testing.B, size int) {
 	bc := startCluster(b, 3, false)
 	insts := make([]inst, size)
 	for k := range insts {
-		insts[k] = makeInst("READY", k/20, 0, k) // 20 instances per application
+		insts[k] = makeInst("READY", k / *readyPerApp, 0, k) // -ready-per-app instances per application
 	}
 	t := time.Now()
 	lw := watchCPU()
