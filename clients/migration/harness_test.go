@@ -526,12 +526,15 @@ func assertEventually(d time.Duration, cond func() bool) bool {
 }
 
 // The simulated client's renewal check can fail: a renewal that gets a 5xx
-// in every attempt, or a 4xx other than 404, is a failed renewal; one that
-// a retry makes good is only logged.
+// in all three attempts (the Java client's RetryableEurekaHttpClient makes
+// three), or a 4xx other than 404 (not retried), is a failed renewal; one
+// that a retry makes good is only logged.
 func TestClientRenewalCheck(t *testing.T) {
 	t.Parallel()
 	var fail atomic.Int32 // the next fail requests get 503
+	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
 		if fail.Add(-1) >= 0 {
 			http.Error(w, "busy", http.StatusServiceUnavailable)
 			return
@@ -546,18 +549,21 @@ func TestClientRenewalCheck(t *testing.T) {
 	base := srv.URL + "/eureka"
 
 	c := &client{app: "A", id: "a-1"}
-	fail.Store(heartbeatAttempts - 1)
+	fail.Store(2)
 	c.renew(base)
-	assert.Empty(t, c.errs, "made good by its last attempt")
-	assert.Len(t, c.retried, heartbeatAttempts-1)
+	assert.Empty(t, c.errs, "made good by its third attempt")
+	assert.Len(t, c.retried, 2)
+	assert.EqualValues(t, 3, requests.Swap(0))
 
-	fail.Store(heartbeatAttempts)
+	fail.Store(3)
 	c.renew(base)
 	assert.Len(t, c.errs, 1, "a 503 in every attempt")
+	assert.EqualValues(t, 3, requests.Swap(0), "three attempts, no more")
 
 	fail.Store(0)
 	conflict := &client{app: "A", id: "conflict"}
 	conflict.renew(base)
-	assert.Len(t, conflict.errs, 1, "a 409 is not retried")
+	assert.Len(t, conflict.errs, 1, "a 409 fails the renewal")
 	assert.Empty(t, conflict.retried)
+	assert.EqualValues(t, 1, requests.Load(), "a 409 is not retried")
 }
