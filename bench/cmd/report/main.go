@@ -28,8 +28,10 @@
 // over rounds are medians. CPU time per request is getrusage of this
 // process (load generator and, in-process, the server) plus, for a server
 // process, its /proc/PID/stat utime+stime. The 1-minute load average is
-// printed beside every row and at the start and end of the run. Progress
-// goes to stderr, the report to stdout.
+// printed beside every row and at the start and end of the run. Every
+// measured round (and side of a round) starts after a forced collection
+// (collect), so that it does not pay for the garbage of the loading or of
+// the rounds before it. Progress goes to stderr, the report to stdout.
 //
 // With -cpuprofile FILE -profile SCENARIO@SIZE (e.g. register@100000) one
 // extra run of that scenario (twice -round) is CPU-profiled.
@@ -447,12 +449,14 @@ func runScenarios(o options, s *subject, c *http.Client) ([]*row, error) {
 				}
 			}
 			for i := 0; i < o.rounds; i++ {
+				collect()
 				res, err := bench.Measure(c, ceiling, conc, o.round)
 				if err != nil {
 					return fmt.Errorf("ceiling: %w", err)
 				}
 				rw.ceiling = append(rw.ceiling, res)
 				sc.BeforeRound(s.fresh, i, o.rounds)
+				collect()
 				ctx, cancel := context.WithTimeout(context.Background(), o.round)
 				res, err = bench.MeasureCtx(ctx, c, subj, conc, s.pid)
 				cancel()
