@@ -17,8 +17,7 @@ import (
 // The leaves are the units of gzip compression: an application's leaves of
 // instances are its gzip chunks (App.gzChunks) and the leaves of
 // applications are the blocks of the applications documents (appsGzip), so
-// after a write one chunk is compressed, one block listed and one span
-// (a run of blocks, docs.go) joined again.
+// after a write one chunk is compressed and one block joined again.
 
 // keyed is an item of a btree: its key orders it, and its type gives the
 // shape of the trees it is kept in (shape is called on the zero value).

@@ -1,7 +1,6 @@
 package view
 
 import (
-	"bytes"
 	"io"
 	"slices"
 	"strconv"
@@ -67,39 +66,13 @@ func appsPlain(enc Encoder, f Format, apps btree[*App], versionDelta, hashcode s
 	return enc.AppendApplicationsClose(out)
 }
 
-// gzBlock is one leaf of a tree of applications (btree) as gzip pieces:
-// its application elements' chunks, each element but the document's first
-// preceded by the applications separator. The pieces are the elements'
-// own, not joined: a block costs its list, and only a span (below) copies
-// deflated bytes.
+// gzBlock is one leaf of a tree of applications (btree) as one gzip
+// piece: its application elements, each but the document's first preceded
+// by the applications separator.
 type gzBlock struct {
-	first  bool
-	apps   []*App    // the leaf's
-	pieces []gzPiece // in order; shared by the blocks that reuse this one
-	zlen   int       // deflated bytes of the pieces
-	crc    uint32    // CRC-32 of the pieces' uncompressed text
-	size   int       // its length
-}
-
-// newBlock returns the block of leaf apps in format f.
-func newBlock(enc Encoder, f Format, apps []*App, first bool, sep []byte, sepPiece gzPiece) gzBlock {
-	b := gzBlock{first: first, apps: apps, pieces: make([]gzPiece, 0, 2*len(apps))}
-	for j, a := range apps {
-		if (j > 0 || !first) && len(sep) > 0 {
-			b.pieces = append(b.pieces, sepPiece)
-		}
-		b.pieces = a.appendGzElement(b.pieces, enc, f)
-	}
-	for i, p := range b.pieces {
-		b.zlen += len(p.deflated)
-		if i == 0 {
-			b.crc = p.crc
-		} else {
-			b.crc = crc32Combine(b.crc, p.crc, p.size)
-		}
-		b.size += p.size
-	}
-	return b
+	first bool
+	apps  []*App // the leaf's
+	z     gzPiece
 }
 
 // gzSpan is a run of consecutive blocks joined into one piece: a
@@ -107,13 +80,11 @@ func newBlock(enc Encoder, f Format, apps []*App, first bool, sep []byte, sepPie
 // connection without being gathered into a buffer first, so a read copies
 // nothing, and a write joins again only the span whose block changed.
 type gzSpan struct {
-	ids []*gzPiece // each block's identity (blockID), in order
+	ids []*byte // the first deflated byte of each block's piece, in order
 	z   gzPiece
 }
 
-// gzLayout is how a gzip document was assembled: its blocks and spans
-// (none when the document is too small to split: its parts are then the
-// blocks' pieces).
+// gzLayout is how a gzip document was assembled: its blocks and spans.
 type gzLayout struct {
 	blocks []gzBlock
 	spans  []gzSpan
@@ -124,39 +95,13 @@ type gzLayout struct {
 // variable so that tests can make spans of small documents.)
 var spanMin = writeSpan
 
-// blockID identifies a block across snapshots: a reused block keeps its
-// list of pieces.
-func blockID(b *gzBlock) *gzPiece { return unsafe.SliceData(b.pieces) }
-
-// joinBlocks joins the pieces of run into one piece, copying each
-// deflated byte once (bytes.Join: into memory it does not clear first).
-func joinBlocks(run []gzBlock) gzPiece {
-	n := 0
-	for i := range run {
-		n += len(run[i].pieces)
-	}
-	parts := make([][]byte, 0, n)
-	var out gzPiece
-	for i := range run {
-		for _, p := range run[i].pieces {
-			parts = append(parts, p.deflated)
-		}
-		if i == 0 {
-			out.crc = run[i].crc
-		} else {
-			out.crc = crc32Combine(out.crc, run[i].crc, run[i].size)
-		}
-		out.size += run[i].size
-	}
-	out.deflated = bytes.Join(parts, nil)
-	return out
-}
+// blockID identifies a block's piece across snapshots (a reused block
+// keeps its piece).
+func blockID(b *gzBlock) *byte { return unsafe.SliceData(b.z.deflated) }
 
 // spansOf groups blocks into spans, reusing old's spans whose blocks are
-// all the same; a document of less than two spans' least size has none
-// (nil: its blocks' pieces are its parts, gathered into writes by
-// Body.WriteTo, and nothing is joined). A span holds at least min deflated
-// bytes (spanMin, or a
+// all the same; a document of less than two spans' least size keeps its
+// blocks as they are. A span holds at least min deflated bytes (spanMin, or a
 // 64th of a large document, so that it is written in at most about 64
 // parts), and ends after the first block past that whose first
 // application's name hashes to k-1 modulo k, a power of two chosen from the
@@ -171,19 +116,25 @@ func spansOf(blocks []gzBlock, old *gzLayout) []gzSpan {
 	}
 	total := 0
 	for i := range blocks {
-		total += blocks[i].zlen
+		total += len(blocks[i].z.deflated)
 	}
 	least := max(spanMin, total/64)
 	if total < 2*least {
-		return nil
+		// Too small to split: each block is a part of its own, gathered
+		// into one write by Body.WriteTo, and nothing is joined.
+		spans := make([]gzSpan, len(blocks))
+		for i := range blocks {
+			spans[i] = gzSpan{ids: []*byte{blockID(&blocks[i])}, z: blocks[i].z}
+		}
+		return spans
 	}
 	k := uint64(1)
 	for avg := uint64(max(total/len(blocks), 1)); k*avg*2 <= uint64(least/2); {
 		k *= 2
 	}
-	var prev map[*gzPiece]*gzSpan // by the first block's id
+	var prev map[*byte]*gzSpan // by the first block's id
 	if old != nil {
-		prev = make(map[*gzPiece]*gzSpan, len(old.spans))
+		prev = make(map[*byte]*gzSpan, len(old.spans))
 		for i := range old.spans {
 			prev[old.spans[i].ids[0]] = &old.spans[i]
 		}
@@ -191,7 +142,7 @@ func spansOf(blocks []gzBlock, old *gzLayout) []gzSpan {
 	spans := make([]gzSpan, 0, total/least+1)
 	start, size := 0, 0
 	for i := range blocks {
-		size += blocks[i].zlen
+		size += len(blocks[i].z.deflated)
 		if i < len(blocks)-1 && (size < least || nameHash(blocks[i].apps[0].name)%k != k-1) {
 			continue
 		}
@@ -202,17 +153,20 @@ func spansOf(blocks []gzBlock, old *gzLayout) []gzSpan {
 			spans = append(spans, *o)
 			continue
 		}
-		sp := gzSpan{ids: make([]*gzPiece, len(run)), z: joinBlocks(run)}
+		sp := gzSpan{ids: make([]*byte, len(run))}
+		pieces := make([]gzPiece, len(run))
 		for j := range run {
 			sp.ids[j] = blockID(&run[j])
+			pieces[j] = run[j].z
 		}
+		sp.z = joinPieces(pieces)
 		spans = append(spans, sp)
 	}
 	return spans
 }
 
 // sameBlocks reports whether run's blocks are those of ids, in order.
-func sameBlocks(ids []*gzPiece, run []gzBlock) bool {
+func sameBlocks(ids []*byte, run []gzBlock) bool {
 	for j := range run {
 		if ids[j] != blockID(&run[j]) {
 			return false
@@ -232,12 +186,12 @@ func nameHash(name string) uint64 {
 }
 
 // appsGzip builds a gzipped applications document in format f from apps'
-// gzip chunks, listed in one block per leaf of apps and the blocks joined
-// into spans (spansOf): the blocks and spans of old (those of the snapshot
-// this one derives from) that are still the same are reused, so after a
-// write one block is listed and one span joined again, and the document is
-// assembled from a walk over the leaves. It returns the document as parts
-// (see gzParts) and its layout.
+// gzip chunks, joined into one block per leaf of apps and the blocks into
+// spans (spansOf): the blocks and spans of old (those of the snapshot this
+// one derives from) that are still the same are reused, so after a write
+// one block and one span are joined again and the document is assembled
+// from a walk over the leaves. It returns the document as parts (see
+// gzipParts) and its layout.
 func appsGzip(enc Encoder, f Format, apps btree[*App], versionDelta, hashcode string, old *gzLayout) ([][]byte, gzLayout) {
 	var prev map[**App]*gzBlock // by the leaf's first element
 	if old != nil {
@@ -255,36 +209,29 @@ func appsGzip(enc Encoder, f Format, apps btree[*App], versionDelta, hashcode st
 	}
 	blocks := make([]gzBlock, 0, apps.Len()/appShape.min+1)
 	for lf := range apps.leaves() {
-		first := len(blocks) == 0
-		if o := prev[&lf[0]]; o != nil && o.first == first && len(o.apps) == len(lf) {
-			blocks = append(blocks, *o)
-			continue
+		b := gzBlock{first: len(blocks) == 0, apps: lf}
+		if o := prev[&lf[0]]; o != nil && o.first == b.first && len(o.apps) == len(b.apps) {
+			b.z = o.z
+		} else {
+			pieces := make([]gzPiece, 0, 2*len(b.apps))
+			for j, a := range b.apps {
+				if (j > 0 || !b.first) && len(sep) > 0 {
+					pieces = append(pieces, sepPiece)
+				}
+				pieces = a.appendGzElement(pieces, enc, f)
+			}
+			b.z = joinPieces(pieces)
 		}
-		blocks = append(blocks, newBlock(enc, f, lf, first, sep, sepPiece))
+		blocks = append(blocks, b)
 	}
 	spans := spansOf(blocks, old)
-	n := len(spans)
-	if spans == nil {
-		for i := range blocks {
-			n += len(blocks[i].pieces)
-		}
+	pieces := make([]gzPiece, 0, len(spans)+2)
+	pieces = append(pieces, storedPiece(enc.AppendApplicationsOpen(nil, versionDelta, hashcode)))
+	for _, sp := range spans {
+		pieces = append(pieces, sp.z)
 	}
-	g := newGzParts(n + 3)
-	g.piece(storedPiece(enc.AppendApplicationsOpen(nil, versionDelta, hashcode)))
-	if spans != nil {
-		for _, sp := range spans {
-			g.piece(sp.z)
-		}
-	} else {
-		for i := range blocks {
-			for _, p := range blocks[i].pieces {
-				g.bytes(p.deflated)
-			}
-			g.sum(blocks[i].crc, blocks[i].size)
-		}
-	}
-	g.piece(compressedConst(string(enc.AppendApplicationsClose(nil))))
-	return g.end(), gzLayout{blocks: blocks, spans: spans}
+	pieces = append(pieces, compressedConst(string(enc.AppendApplicationsClose(nil))))
+	return gzipParts(pieces), gzLayout{blocks: blocks, spans: spans}
 }
 
 // gzipDoc returns s's gzip document of kind (docFull or docDelta) in format

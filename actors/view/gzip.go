@@ -95,6 +95,26 @@ func (z *pieceWriter) finish() gzPiece {
 	return gzPiece{deflated: bytes.Clone(z.buf.Bytes()), crc: z.crc, size: z.size}
 }
 
+// joinPieces joins consecutive pieces into one: their deflated bytes
+// concatenated, their CRCs combined.
+func joinPieces(pieces []gzPiece) gzPiece {
+	n := 0
+	for _, p := range pieces {
+		n += len(p.deflated)
+	}
+	out := gzPiece{deflated: make([]byte, 0, n)}
+	for i, p := range pieces {
+		out.deflated = append(out.deflated, p.deflated...)
+		if i == 0 {
+			out.crc = p.crc
+		} else {
+			out.crc = crc32Combine(out.crc, p.crc, p.size)
+		}
+		out.size += p.size
+	}
+	return out
+}
+
 // gzipHeader is a minimal gzip member header: magic, deflate, no flags, no
 // mtime, no extra flags, unknown OS.
 var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255}
@@ -102,51 +122,26 @@ var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255}
 // finalBlock is an empty final DEFLATE block with fixed Huffman codes.
 var finalBlock = []byte{0x03, 0x00}
 
-// gzParts collects the parts of one gzip document made of pieces: the
-// header, the pieces' deflated bytes in order, and the trailer, whose
-// CRC-32 and size are combined from the pieces' (sum).
-type gzParts struct {
-	parts [][]byte
-	crc   uint32
-	size  int
-}
-
-func newGzParts(n int) *gzParts {
-	return &gzParts{parts: append(make([][]byte, 0, n+2), gzipHeader)}
-}
-
-// bytes appends deflated bytes whose uncompressed text sum accounts for.
-func (g *gzParts) bytes(deflated []byte) { g.parts = append(g.parts, deflated) }
-
-// sum extends the document's CRC-32 and size by those of the next size
-// uncompressed bytes.
-func (g *gzParts) sum(crc uint32, size int) {
-	g.crc = crc32Combine(g.crc, crc, size)
-	g.size += size
-}
-
-// piece appends p.
-func (g *gzParts) piece(p gzPiece) {
-	g.bytes(p.deflated)
-	g.sum(p.crc, p.size)
-}
-
-// end appends the trailer and returns the parts.
-func (g *gzParts) end() [][]byte {
-	trailer := append([]byte(nil), finalBlock...)
-	trailer = binary.LittleEndian.AppendUint32(trailer, g.crc)
-	trailer = binary.LittleEndian.AppendUint32(trailer, uint32(g.size))
-	return append(g.parts, trailer)
-}
-
 // gzipParts returns the slices of one gzip document made of pieces, in
 // order: the header, each piece's deflated bytes, and the trailer.
 func gzipParts(pieces []gzPiece) [][]byte {
-	g := newGzParts(len(pieces))
-	for _, p := range pieces {
-		g.piece(p)
+	out := make([][]byte, 0, len(pieces)+2)
+	out = append(out, gzipHeader)
+	var crc uint32
+	size := 0
+	for i, p := range pieces {
+		out = append(out, p.deflated)
+		if i == 0 {
+			crc = p.crc
+		} else {
+			crc = crc32Combine(crc, p.crc, p.size)
+		}
+		size += p.size
 	}
-	return g.end()
+	trailer := append([]byte(nil), finalBlock...)
+	trailer = binary.LittleEndian.AppendUint32(trailer, crc)
+	trailer = binary.LittleEndian.AppendUint32(trailer, uint32(size))
+	return append(out, trailer)
 }
 
 // assembleGzip joins pieces into one gzip document.
