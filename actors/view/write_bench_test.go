@@ -158,3 +158,24 @@ func BenchmarkWriteThenReadDelta(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadDelta is a read of a built delta document (JSON, gzip), as
+// it is written to a connection, with a window of 100 changes spread over
+// the applications: what a read costs between writes.
+func BenchmarkReadDelta(b *testing.B) {
+	for _, size := range []int{1000, 100000} {
+		b.Run(fmt.Sprintf("instances=%d", size), func(b *testing.B) {
+			v, insts, ver := loadedView(b, size, 20, 0)
+			for i := range 100 {
+				modify(v, insts, i*7919%size, ver)
+			}
+			s := v.Snapshot()
+			_, _ = s.DeltaBody(view.FormatJSON, true).WriteTo(io.Discard)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				_, _ = s.DeltaBody(view.FormatJSON, true).WriteTo(io.Discard)
+			}
+		})
+	}
+}
