@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -282,4 +283,46 @@ func TestGzipBody(t *testing.T) {
 	assert.Equal(t, http.StatusNoContent, res.code, "%s", res)
 	res = h.do(http.MethodPost, "/eureka/apps/ORDER-SERVICE", exact, "Content-Type", ctJSON)
 	assert.Equal(t, http.StatusNoContent, res.code, "plain body at the limit: %s", res)
+}
+
+// TestBodyLengths: the body limit holds whether the client declares the
+// body's length (Content-Length, read without the limiting readers) or not
+// (chunked), at the limit and one byte over it.
+func TestBodyLengths(t *testing.T) {
+	h := startNode(t, func(c *node.Config) { c.MaxBodyBytes = maxBody })
+	i := javaInstance("ORDER-SERVICE", 11)
+	exact := i.with("metadata", map[string]any{"pad": ""}).json()
+	exact = i.with("metadata", map[string]any{"pad": strings.Repeat("z", maxBody-len(exact))}).json()
+	require.Len(t, exact, maxBody)
+	over := bytes.Replace(exact, []byte(`"z`), []byte(`"zz`), 1)
+	require.Len(t, over, maxBody+1)
+
+	post := func(body []byte, chunked bool) (int, string) {
+		var rd io.Reader = bytes.NewReader(body)
+		if chunked {
+			rd = io.MultiReader(rd) // no length known: sent chunked
+		}
+		req, err := http.NewRequest(http.MethodPost, h.base+"/eureka/apps/ORDER-SERVICE", rd)
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", ctJSON)
+		if chunked {
+			req.ContentLength = -1 // unknown: the transport sends the body chunked
+		} else {
+			require.EqualValues(t, len(body), req.ContentLength)
+		}
+		res, err := h.client.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, string(b)
+	}
+	for _, chunked := range []bool{false, true} {
+		code, msg := post(over, chunked)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, code, "chunked %v: %s", chunked, msg)
+		assert.Equal(t, "request body exceeds 4096 bytes", msg, "chunked %v", chunked)
+		code, msg = post(exact, chunked)
+		assert.Equal(t, http.StatusNoContent, code, "chunked %v: %s", chunked, msg)
+	}
+	assert.Equal(t, "UP", h.mustInstance("ORDER-SERVICE", i.id()).Status)
 }

@@ -52,7 +52,8 @@ type fjScratch struct {
 	// metadata maps between instances too, actors.Instance); it is emptied
 	// when it reaches maxScratchMetadata.
 	metadata map[string]map[string]string
-	text     []byte // metadataText's buffer
+	text     []byte   // metadataText's buffer
+	num      [32]byte // metadataText's buffer for a scalar's text
 }
 
 // maxScratchInterned bounds fjScratch.interned, maxScratchMetadata
@@ -420,7 +421,7 @@ func (r *fjFields) sharedStringMap(key string) map[string]string {
 		return nil
 	}
 	sc := r.sc
-	sc.text = metadataText(sc.text[:0], members)
+	sc.text = metadataText(sc.text[:0], sc.num[:0], members)
 	if len(sc.text) > maxScratchMetadataText {
 		return buildStringMap(members)
 	}
@@ -479,11 +480,11 @@ func scalarBytes(buf []byte, v *fastjson.Value) []byte {
 }
 
 // metadataText appends members' keys and values, each after its length
-// (so that no key or value can fake a boundary).
-func metadataText(dst []byte, members []fjKV) []byte {
-	var buf [32]byte
+// (so that no key or value can fake a boundary). buf is scratch memory for
+// a number's or boolean's text (a local array would escape into fastjson).
+func metadataText(dst, buf []byte, members []fjKV) []byte {
 	for _, kv := range members {
-		v := scalarBytes(buf[:], kv.v)
+		v := scalarBytes(buf, kv.v)
 		dst = strconv.AppendInt(dst, int64(len(kv.key)), 10)
 		dst = append(append(dst, ':'), kv.key...)
 		dst = strconv.AppendInt(dst, int64(len(v)), 10)

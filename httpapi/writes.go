@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,8 +40,26 @@ const maxPooledBody = 64 << 10
 // readBodyTo is readBody appending to dst.
 func (s *Server) readBodyTo(w http.ResponseWriter, r *http.Request, dst []byte) ([]byte, error) {
 	limit := s.cfg.MaxBodyBytes
+	enc := strings.ToLower(strings.TrimSpace(headerValue(r.Header, "Content-Encoding")))
+	if (enc == "" || enc == "identity") && r.ContentLength >= 0 {
+		// A plain body of a declared length, what clients send: net/http
+		// reads no more than the length, so the size is checked once, here,
+		// without the limiting readers.
+		if r.ContentLength > limit {
+			return nil, &httpError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("request body exceeds %d bytes", limit)}
+		}
+		// Room for the declared length (up to a pooled buffer's: a client
+		// that declares more must send it before it is given more) and
+		// one byte, so that the read that sees the end does not grow it.
+		dst = slices.Grow(dst, int(min(r.ContentLength, maxPooledBody))+1)
+		body, err := readAll(dst, r.Body)
+		if err != nil {
+			return nil, badRequest("cannot read request body: " + err.Error())
+		}
+		return body, nil
+	}
 	var src io.Reader = http.MaxBytesReader(w, r.Body, limit)
-	switch enc := strings.ToLower(strings.TrimSpace(headerValue(r.Header, "Content-Encoding"))); enc {
+	switch enc {
 	case "", "identity":
 	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(src)

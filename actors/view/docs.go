@@ -563,18 +563,20 @@ func listsAddress(list, name string) bool {
 
 // splitAddresses splits a comma-separated VIP list. Eureka matches elements
 // exactly (case-sensitive, untrimmed); empty elements are dropped.
-func splitAddresses(s string) []string {
-	if s == "" {
-		return nil
-	}
-	parts := strings.Split(s, ",")
-	out := parts[:0]
-	for _, p := range parts {
-		if p != "" {
-			out = append(out, p)
+func splitAddresses(s string) []string { return appendAddresses(nil, s) }
+
+// appendAddresses appends the elements of the comma-separated list s to dst,
+// as splitAddresses splits them: a caller with a small array on its stack
+// splits a list without allocating.
+func appendAddresses(dst []string, s string) []string {
+	for s != "" {
+		e, rest, _ := strings.Cut(s, ",")
+		if e != "" {
+			dst = append(dst, e)
 		}
+		s = rest
 	}
-	return out
+	return dst
 }
 
 // updateGroups moves key from the groups named by old's field to those named
@@ -596,12 +598,13 @@ func updateGroups(m *immutable.Map[string, *Group], counts groupCounts, key acto
 	if before == "" && after == "" {
 		return m
 	}
+	var oldBuf, newBuf [4]string // most lists name one address
 	var oldNames, newNames []string
 	if old != nil {
-		oldNames = uniqueNames(splitAddresses(before))
+		oldNames = uniqueNames(appendAddresses(oldBuf[:0], before))
 	}
 	if cur != nil {
-		newNames = uniqueNames(splitAddresses(after))
+		newNames = uniqueNames(appendAddresses(newBuf[:0], after))
 	}
 	for _, name := range oldNames {
 		if slices.Contains(newNames, name) {
