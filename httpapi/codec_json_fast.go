@@ -54,6 +54,56 @@ type fjScratch struct {
 	metadata map[string]map[string]string
 	text     []byte   // metadataText's buffer
 	num      [32]byte // metadataText's buffer for a scalar's text
+	// strs and refs gather the instance's own strings (see own): their
+	// bytes, and which field takes which of them.
+	strs []byte
+	refs []fjRef
+}
+
+// fjRef says that *dst is strs[off:off+n] (fjScratch.own).
+type fjRef struct {
+	dst    *string
+	off, n int
+}
+
+// own stores b, a value unique to the instance being decoded (an id, a
+// host name, an address, a URL), as *dst once the decoding ends (see
+// ownAll). The instance's strings are kept in one allocation, so that an
+// instance is one object for its strings instead of one per value (fewer
+// allocations per registration, fewer objects for the collector to mark
+// in the registry), and a value that an earlier one contains (the host name
+// in its URLs, the IP address as host name) is held as part of it, as the
+// registry's own sharing (actors.appState.share) would make it. The
+// strings of one instance live and die together; a holder of one of them
+// beyond the instance's life (a map's key) keeps all of them.
+func (sc *fjScratch) own(dst *string, b []byte) {
+	if len(b) == 0 {
+		*dst = ""
+		return
+	}
+	off := bytes.Index(sc.strs, b)
+	if off < 0 {
+		off = len(sc.strs)
+		sc.strs = append(sc.strs, b...)
+	}
+	sc.refs = append(sc.refs, fjRef{dst: dst, off: off, n: len(b)})
+}
+
+// ownAll gives the fields that own gathered their strings, in one
+// allocation, and empties the scratch.
+func (sc *fjScratch) ownAll() {
+	all := string(sc.strs)
+	for _, r := range sc.refs {
+		*r.dst = all[r.off : r.off+r.n]
+	}
+	sc.dropOwn()
+}
+
+// dropOwn forgets what own gathered (a decoding that failed).
+func (sc *fjScratch) dropOwn() {
+	clear(sc.refs) // no pointers into a discarded instance stay in the pool
+	sc.refs = sc.refs[:0]
+	sc.strs = sc.strs[:0]
 }
 
 // maxScratchInterned bounds fjScratch.interned, maxScratchMetadata
@@ -141,31 +191,41 @@ func (sc *fjScratch) decode(body []byte) (*actors.Instance, error) {
 		return nil, badBody("field %q: want an object, got %s", "instance", fjKind(w))
 	}
 	r := fjFields{sc: sc, obj: obj}
-	inst := &actors.Instance{
-		InstanceID:       r.str("instanceId"),
-		HostName:         r.str("hostName"),
-		App:              r.istr("app"),
-		IPAddr:           r.str("ipAddr"),
-		SID:              r.istr("sid"),
-		Status:           actors.Status(strings.ToUpper(r.istr("status"))),
-		Port:             r.port("port", true),
-		SecurePort:       r.port("securePort", false),
-		CountryID:        r.int("countryId"),
-		Metadata:         r.sharedStringMap("metadata"),
-		AppGroupName:     r.istr("appGroupName"),
-		HomePageURL:      r.str("homePageUrl"),
-		StatusPageURL:    r.str("statusPageUrl"),
-		HealthCheckURL:   r.str("healthCheckUrl"),
-		VIPAddress:       r.istr("vipAddress"),
-		SecureVIPAddress: r.istr("secureVipAddress"),
-		ASGName:          r.istr("asgName"),
-		ActionType:       actors.ActionType(r.str("actionType")),
-
-		SecureHealthCheckURL:          r.str("secureHealthCheckUrl"),
-		IsCoordinatingDiscoveryServer: r.bool("isCoordinatingDiscoveryServer"),
-		LastUpdatedTimestamp:          r.int64("lastUpdatedTimestamp"),
-		LastDirtyTimestamp:            r.int64("lastDirtyTimestamp"),
-	}
+	// The fields are read in the order of the slow decoder's struct, so
+	// that both report the same first error; the instance's own values
+	// (ids, host name, address, URLs) are stored afterwards (own).
+	inst := &actors.Instance{}
+	id := r.bytes("instanceId")
+	host := r.bytes("hostName")
+	inst.App = r.istr("app")
+	ip := r.bytes("ipAddr")
+	inst.SID = r.istr("sid")
+	inst.Status = actors.Status(strings.ToUpper(r.istr("status")))
+	inst.Port = r.port("port", true)
+	inst.SecurePort = r.port("securePort", false)
+	inst.CountryID = r.int("countryId")
+	inst.Metadata = r.sharedStringMap("metadata")
+	inst.AppGroupName = r.istr("appGroupName")
+	home := r.bytes("homePageUrl")
+	status := r.bytes("statusPageUrl")
+	health := r.bytes("healthCheckUrl")
+	inst.VIPAddress = r.istr("vipAddress")
+	inst.SecureVIPAddress = r.istr("secureVipAddress")
+	inst.ASGName = r.istr("asgName")
+	inst.ActionType = actors.ActionType(r.istr("actionType"))
+	secureHealth := r.bytes("secureHealthCheckUrl")
+	inst.IsCoordinatingDiscoveryServer = r.bool("isCoordinatingDiscoveryServer")
+	inst.LastUpdatedTimestamp = r.int64("lastUpdatedTimestamp")
+	inst.LastDirtyTimestamp = r.int64("lastDirtyTimestamp")
+	// The longest values, which may contain the others, first.
+	defer sc.dropOwn()
+	sc.own(&inst.StatusPageURL, status)
+	sc.own(&inst.HealthCheckURL, health)
+	sc.own(&inst.SecureHealthCheckURL, secureHealth)
+	sc.own(&inst.HomePageURL, home)
+	sc.own(&inst.HostName, host)
+	sc.own(&inst.IPAddr, ip)
+	sc.own(&inst.InstanceID, id)
 	// The current key wins over the legacy lower-case one.
 	osKey := "overriddenStatus"
 	if fjIsNull(fjGet(obj, osKey)) {
@@ -198,6 +258,7 @@ func (sc *fjScratch) decode(body []byte) (*actors.Instance, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	sc.ownAll()
 	return inst, nil
 }
 
@@ -329,20 +390,24 @@ func (r *fjFields) adopt(key string, err error) {
 	}
 }
 
-func (r *fjFields) str(key string) string {
+// bytes returns a string field's text, in the parser's memory (nil for an
+// absent or null field), or records the error of a field of another kind
+// (jsonFields.str's rules).
+func (r *fjFields) bytes(key string) []byte {
 	v := fjGet(r.obj, key)
 	switch {
 	case fjIsNull(v):
-		return ""
+		return nil
 	case v.Type() == fastjson.TypeString:
-		return fjString(v)
+		b, _ := v.StringBytes()
+		return b
 	}
 	r.fail(key, v, "a string")
-	return ""
+	return nil
 }
 
-// istr is str for a field the registry interns: the canonical copy,
-// without an allocation when r's scratch has seen the value.
+// istr returns a string field the registry interns (bytes' rules): the copy
+// in r's scratch, without an allocation when the scratch has seen the value.
 func (r *fjFields) istr(key string) string {
 	v := fjGet(r.obj, key)
 	switch {

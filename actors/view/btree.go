@@ -4,6 +4,8 @@ import (
 	"iter"
 	"slices"
 	"sort"
+
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // Persistent B+trees.
@@ -177,12 +179,18 @@ func (n *bnode[T]) set(s *treeShape, it T, last bool, old *T) (*bnode[T], *bnode
 			*old = n.items[i]
 			items := slices.Clone(n.items)
 			items[i] = it
-			return &bnode[T]{items: items, n: n.n, lo: n.lo}, nil // same keys
+			// The same keys; but the first as the new item holds it, since
+			// the replaced item's key string may keep its strings alive.
+			lo := n.lo
+			if i == 0 && !sabotage.On(sabotage.ViewLeafKeepsReplacedKey) {
+				lo = it.key()
+			}
+			return &bnode[T]{items: items, n: n.n, lo: lo}, nil
 		}
 		items := inserted(n.items, i, it)
 		if len(items) <= s.max {
 			lo := n.lo
-			if i == 0 {
+			if i == 0 && !sabotage.On(sabotage.ViewLeafKeepsReplacedKey) {
 				lo = it.key()
 			}
 			return &bnode[T]{items: items, n: n.n + 1, lo: lo}, nil

@@ -72,6 +72,11 @@ const (
 	// state per change instead of one per changed instance (actors/view
 	// fold; issue 9).
 	ViewDeltaHoldsStates Switch = "view-delta-holds-states"
+	// ViewLeafKeepsReplacedKey makes a B+tree leaf whose first item is
+	// replaced keep the replaced item's key as its first key, which keeps
+	// the replaced instance state's strings alive (actors/view btree set;
+	// issue 9).
+	ViewLeafKeepsReplacedKey Switch = "view-leaf-keeps-replaced-key"
 	// EurekaPeerEcho sends the changes a Eureka peer made (replicated
 	// writes) back to the Eureka peers, as if a client had made them
 	// (cluster/eurekapeer Observe).
@@ -178,4 +183,5 @@ var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis
 	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
-	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder}
+	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder,
+	ViewLeafKeepsReplacedKey}
