@@ -33,8 +33,9 @@ var SabotagePlan = map[sabotage.Switch][]string{
 	sabotage.TombstonesDropped: {"partition-heal", "long-partition"},
 	// A copied lease born fresh: the node restarted shortly before the heal
 	// pushes the other side's old copies as live, and the side that
-	// cancelled them installs them again (no-resurrection).
-	sabotage.CopiedLeaseFresh: {"long-partition", "restart-during-eviction"},
+	// cancelled them installs them again (no-resurrection). In
+	// long-partition-lone that node is its side's only source of them.
+	sabotage.CopiedLeaseFresh: {"long-partition-lone", "long-partition", "restart-during-eviction"},
 	// A live record older than the TTL installed although its lease is
 	// dead: after a partition longer than the TTL the other side's copies
 	// of cancelled instances come back (no-resurrection).

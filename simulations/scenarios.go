@@ -96,6 +96,17 @@ var Scenarios = []Scenario{
 		Drive:           driveLongPartition,
 	},
 	{
+		Name: "long-partition-lone",
+		Summary: "long-partition, but at the heal the minority side is one node that restarted shortly before it (its side-mate " +
+			"crashed after the restart and comes back after the heal): the other side learns the old copies of the instances it " +
+			"cancelled from that node alone, and must judge them by their last renewal, not by when they were copied.",
+		Invariants:      allInvariants,
+		DefaultDuration: 36 * time.Second,
+		ShortDuration:   20 * time.Second,
+		ShortTimers:     func(t *Timers) { t.TombstoneTTL = 8 * time.Second },
+		Drive:           driveLongPartitionLone,
+	},
+	{
 		Name: "scale-down",
 		Summary: "Half of the steady clients cancel, then 30% of the rest die silently for good: self-preservation engages, " +
 			"must release by itself within one recount interval, and the dead must then be evicted everywhere.",
@@ -455,7 +466,19 @@ func (s *Sim) split() (minority, majority []string) {
 // early cancels have been collected, the other side still holds live
 // copies of those instances, older than the TTL. After the heal those
 // copies must not come back, nor the silently dead ones once evicted.
-func driveLongPartition(s *Sim) error {
+func driveLongPartition(s *Sim) error { return longPartition(s, false) }
+
+// driveLongPartitionLone is long-partition where the restarted minority
+// node is its side's only node at the heal: its side-mate crashes once the
+// restart has copied the side's registry, and comes back after the heal.
+// So the majority side learns the minority's old copies of the instances
+// it cancelled from the restarted node alone, with no other holder of the
+// true, old renewals to race it there (the race that let copied-lease-fresh
+// slip through long-partition).
+func driveLongPartitionLone(s *Sim) error { return longPartition(s, true) }
+
+// longPartition drives long-partition; lone makes it long-partition-lone.
+func longPartition(s *Sim, lone bool) error {
 	t := s.Timers()
 	steady := s.NewClients(4, Apps)
 	if err := s.WaitRegistered(steady, registerWithin); err != nil {
@@ -507,6 +530,7 @@ func driveLongPartition(s *Sim) error {
 	if err := s.Sleep(time.Until(healAt.Add(-restartBeforeHeal))); err != nil {
 		return err
 	}
+	var down []string // the minority nodes crashed after the restart (lone)
 	for _, side := range [][]string{minority, majority} {
 		n := side[s.IntN(len(side))]
 		if err := s.Crash(n, "crashed shortly before the heal"); err != nil {
@@ -518,12 +542,41 @@ func driveLongPartition(s *Sim) error {
 		if err != nil {
 			return err
 		}
+		if lone && len(down) == 0 {
+			for _, m := range side {
+				if m == n {
+					continue
+				}
+				if err := s.Crash(m, "crashed: "+n+", restarted, is to be its side's only node at the heal"); err != nil {
+					return err
+				}
+				down = append(down, m)
+			}
+		}
 	}
 	if err := s.Sleep(time.Until(healAt)); err != nil {
 		return err
 	}
 	s.Heal()
-	return s.Sleep(max(5*time.Second, d-lead-split))
+	rest := max(5*time.Second, d-lead-split)
+	if len(down) == 0 {
+		return s.Sleep(rest)
+	}
+	// Long enough for the heal's copies to have been judged, short of the
+	// convergence the rest of the run must show with the nodes back.
+	back := min(2*time.Second, rest/3)
+	if err := s.Sleep(back); err != nil {
+		return err
+	}
+	for _, m := range down {
+		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+		err := s.Restart(ctx, m)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return s.Sleep(rest - back)
 }
 
 // restartBeforeHeal is how long before the heal long-partition restarts a
