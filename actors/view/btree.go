@@ -190,7 +190,7 @@ func (n *bnode[T]) set(s *treeShape, it T, last bool, old *T) (*bnode[T], *bnode
 		items := inserted(n.items, i, it)
 		if len(items) <= s.max {
 			lo := n.lo
-			if i == 0 && !sabotage.On(sabotage.ViewLeafKeepsReplacedKey) {
+			if i == 0 {
 				lo = it.key()
 			}
 			return &bnode[T]{items: items, n: n.n + 1, lo: lo}, nil
