@@ -408,18 +408,7 @@ func (r *fjFields) bytes(key string) []byte {
 
 // istr returns a string field the registry interns (bytes' rules): the copy
 // in r's scratch, without an allocation when the scratch has seen the value.
-func (r *fjFields) istr(key string) string {
-	v := fjGet(r.obj, key)
-	switch {
-	case fjIsNull(v):
-		return ""
-	case v.Type() == fastjson.TypeString:
-		b, _ := v.StringBytes()
-		return r.sc.intern(b)
-	}
-	r.fail(key, v, "a string")
-	return ""
-}
+func (r *fjFields) istr(key string) string { return r.sc.intern(r.bytes(key)) }
 
 func (r *fjFields) bool(key string) bool {
 	v := fjGet(r.obj, key)
