@@ -103,6 +103,9 @@ func (sc *fjScratch) ownAll() {
 func (sc *fjScratch) dropOwn() {
 	clear(sc.refs) // no pointers into a discarded instance stay in the pool
 	sc.refs = sc.refs[:0]
+	if cap(sc.strs) > maxScratchStrs {
+		sc.strs = nil // a huge value's buffer is not kept in the pool
+	}
 	sc.strs = sc.strs[:0]
 }
 
@@ -113,6 +116,9 @@ const (
 	maxScratchInterned     = 1024
 	maxScratchMetadata     = 256
 	maxScratchMetadataText = 1024
+	// maxScratchStrs bounds the buffer of an instance's own strings that a
+	// scratch keeps (fjScratch.own).
+	maxScratchStrs = 4096
 )
 
 // fjScratches recycles fjScratch across requests.
