@@ -92,7 +92,7 @@ var Scenarios = []Scenario{
 		Invariants:      allInvariants,
 		DefaultDuration: 36 * time.Second,
 		ShortDuration:   20 * time.Second,
-		ShortTimers:     func(t *Timers) { t.TombstoneTTL = 8 * time.Second },
+		ShortTimers:     longPartitionShortTimers,
 		Drive:           driveLongPartition,
 	},
 	{
@@ -103,7 +103,7 @@ var Scenarios = []Scenario{
 		Invariants:      allInvariants,
 		DefaultDuration: 36 * time.Second,
 		ShortDuration:   20 * time.Second,
-		ShortTimers:     func(t *Timers) { t.TombstoneTTL = 8 * time.Second },
+		ShortTimers:     longPartitionShortTimers,
 		Drive:           driveLongPartitionLone,
 	},
 	{
@@ -578,6 +578,11 @@ func longPartition(s *Sim, lone bool) error {
 	}
 	return s.Sleep(rest - back)
 }
+
+// longPartitionShortTimers are the short runs' timers of long-partition and
+// long-partition-lone, which must stay the same: a TTL of 8 s, so that the
+// split (TTL + two windows + 3 s) fits the short duration.
+func longPartitionShortTimers(t *Timers) { t.TombstoneTTL = 8 * time.Second }
 
 // restartBeforeHeal is how long before the heal long-partition restarts a
 // node on each side: less than a lease, so that a copy made at the restart
