@@ -255,6 +255,59 @@ func TestPruneByTicks(t *testing.T) {
 	assert.Empty(t, v.recent, "every tick visited and dropped")
 }
 
+// pruneRaceScenario expires two instances of each of apps applications
+// and prunes them, while writes land between PruneDelta's computing the
+// pruned groups and installing them: before the install, an instance added
+// to every application; before the second install, another added to
+// application 0 (replaced again after its group was computed anew).
+func pruneRaceScenario(t *testing.T, apps int) *Snapshot {
+	t.Helper()
+	v, clock, _ := testView(t, nil)
+	f := newFeeder(v)
+	name := func(a int) string { return fmt.Sprintf("A%03d", a) }
+	for a := range apps {
+		f.add(name(a), "old1", actors.StatusUp)
+		f.add(name(a), "old2", actors.StatusUp)
+	}
+	clock.Advance(4 * time.Minute)
+	v.pruneComputed = func(try int) {
+		switch try {
+		case 0:
+			for a := range apps {
+				f.add(name(a), "new1", actors.StatusUp)
+			}
+		case 1:
+			f.add(name(0), "new2", actors.StatusUp)
+		}
+	}
+	v.PruneDelta()
+	return v.Snapshot()
+}
+
+// Pruning computes the groups outside the lock and installs them a batch
+// at a time; what a write added meanwhile stays in the delta, and only the
+// expired pieces go.
+func TestPruneKeepsWritesMadeWhilePruning(t *testing.T) {
+	const apps = 3*pruneBatch + 5
+	s := pruneRaceScenario(t, apps)
+	assert.Equal(t, apps+1, s.DeltaLen(), "new1 in every application, new2 in the first")
+	n := 0
+	for g := range s.delta.All() {
+		ids := []string{}
+		for p := range g.pieces.All() {
+			ids = append(ids, p.key())
+		}
+		want := []string{"new1"}
+		if g.name == "A000" {
+			want = []string{"new1", "new2"}
+		}
+		assert.Equal(t, want, ids, g.name)
+		n++
+	}
+	assert.Equal(t, apps, n)
+	assert.Equal(t, 3*apps+1, s.Count(), "the registry keeps every instance")
+}
+
 // A piece stays in the 64-byte size class: one per registered instance
 // and one per instance in the delta (issue 9).
 func TestPieceFitsItsSizeClass(t *testing.T) {

@@ -23,3 +23,14 @@ func TestSabotageViewStaleAppInstalled(t *testing.T) {
 	assert.Len(t, s.App("A").Instances(), 2, "a3 was lost")
 	assert.Nil(t, s.Instance("A", "a3"))
 }
+
+// With view-stale-app-installed on, the check of
+// TestPruneKeepsWritesMadeWhilePruning fails: pruning installs the groups
+// it computed from the delta before the writes, and loses them.
+func TestSabotageViewStaleAppInstalledPrune(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.ViewStaleAppInstalled))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+
+	s := pruneRaceScenario(t, 3)
+	assert.Zero(t, s.DeltaLen(), "new1 and new2 were lost from the delta")
+}

@@ -118,6 +118,10 @@ type View struct {
 	// behind the snapshots' VIP indexes (guarded by mu).
 	vipN, svipN groupCounts
 	pub         atomic.Pointer[Snapshot] // what readers see
+	// pruneComputed, when set (by tests), runs between PruneDelta's
+	// computing pruned groups (try 0: all of them; try 1: those a write
+	// replaced meanwhile) and installing them.
+	pruneComputed func(try int)
 }
 
 // New returns an empty view.
@@ -180,9 +184,12 @@ func positive(d, def time.Duration) time.Duration {
 
 // PruneDelta drops from the delta the instances whose latest change is
 // older than DeltaRetention. It visits only the applications changed in
-// the ticks that began before the cutoff, finds their expired pieces
-// outside the lock, and holds the lock only to install what is left.
-// Nothing is re-encoded: the survivors keep their pieces.
+// the ticks that began before the cutoff and computes their groups without
+// the expired pieces outside the lock; under the lock it installs them a
+// batch at a time, so a write waits for one batch at most however much
+// expired (at 1,000 writes a second, 30,000 pieces expire per interval).
+// A group that a write changed since it was computed is pruned again under
+// the lock. Nothing is re-encoded: the survivors keep their pieces.
 func (v *View) PruneDelta() {
 	cutoff := v.cfg.Clock.Now().Add(-positive(v.cfg.DeltaRetention, 3*time.Minute)).UnixMilli()
 	v.mu.Lock()
@@ -216,37 +223,116 @@ func (v *View) PruneDelta() {
 	// A published piece's time is never written again, so the head's
 	// groups can be read without the lock. Changes made meanwhile are
 	// newer than the cutoff.
-	gone := map[string][]string{} // expired ids by application
+	var work []prunedGroup
 	for app := range visit {
-		if g := head.delta.Get(app); g != nil {
-			for p := range g.pieces.All() {
-				if p.at < cutoff {
-					gone[app] = append(gone[app], p.key())
-				}
+		g := head.delta.Get(app)
+		if g == nil {
+			continue
+		}
+		var ids []string
+		for p := range g.pieces.All() {
+			if p.at < cutoff {
+				ids = append(ids, p.key())
 			}
 		}
+		if len(ids) > 0 {
+			work = append(work, prunedGroup{app: app, ids: ids, from: g, to: g.withoutExpired(ids, cutoff)})
+		}
 	}
-	if len(gone) == 0 {
-		return
+	// A group that a write replaced since it was computed is computed
+	// again, once; one replaced again meanwhile (its application is
+	// written without pause) is pruned under the lock a batch of ids at a
+	// time.
+	for try := 0; len(work) > 0; try++ {
+		if v.pruneComputed != nil {
+			v.pruneComputed(try)
+		}
+		var stale []prunedGroup
+		for batch := range slices.Chunk(work, pruneBatch) {
+			stale = append(stale, v.installPruned(batch)...)
+		}
+		if try == 0 {
+			work = reprune(v.head.Load(), stale, cutoff)
+			continue
+		}
+		for _, w := range stale {
+			for ids := range slices.Chunk(w.ids, pruneBatch) {
+				v.pruneLocked(w.app, ids, cutoff)
+			}
+		}
+		break
 	}
+}
 
+// pruneBatch bounds the work PruneDelta does under one hold of the lock:
+// this many pruned delta groups installed, or ids pruned from one group
+// (about 0.1 ms either way on this machine; BenchmarkPruneDelta).
+const pruneBatch = 32
+
+// prunedGroup is a delta group pruned outside the lock: the application's
+// group from, and to, the same without the expired pieces of ids.
+type prunedGroup struct {
+	app      string
+	ids      []string
+	from, to *App
+}
+
+// installPruned installs a batch of pruned groups in one new snapshot, and
+// returns those that a write replaced since they were computed.
+func (v *View) installPruned(batch []prunedGroup) (stale []prunedGroup) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	next := v.head.Load().derive()
-	for app, ids := range gone {
-		// An instance changed again since holds a newer piece and stays.
-		old := next.delta.Get(app)
-		g := old.withoutExpired(ids, cutoff)
-		if g == old {
+	changed := false
+	for _, w := range batch {
+		cur := next.delta.Get(w.app)
+		if cur != w.from && !sabotage.On(sabotage.ViewStaleAppInstalled) {
+			stale = append(stale, w)
 			continue
 		}
-		next.deltaN -= old.Len()
-		if g == nil {
-			next.delta, _ = next.delta.Delete(app)
+		changed = true
+		next.deltaN += w.to.Len() - cur.Len()
+		if w.to == nil {
+			next.delta, _ = next.delta.Delete(w.app)
 		} else {
-			next.deltaN += g.Len()
-			next.delta = next.delta.Set(g)
+			next.delta = next.delta.Set(w.to)
 		}
+	}
+	if changed {
+		v.install(next)
+	}
+	return stale
+}
+
+// reprune computes the stale groups again from head. An instance changed
+// again since holds a newer piece and stays.
+func reprune(head *Snapshot, stale []prunedGroup, cutoff int64) []prunedGroup {
+	var out []prunedGroup
+	for _, w := range stale {
+		g := head.delta.Get(w.app)
+		if to := g.withoutExpired(w.ids, cutoff); to != g {
+			out = append(out, prunedGroup{app: w.app, ids: w.ids, from: g, to: to})
+		}
+	}
+	return out
+}
+
+// pruneLocked prunes the expired pieces of ids from app's delta group
+// under the lock.
+func (v *View) pruneLocked(app string, ids []string, cutoff int64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	next := v.head.Load().derive()
+	cur := next.delta.Get(app)
+	g := cur.withoutExpired(ids, cutoff)
+	if g == cur {
+		return
+	}
+	next.deltaN += g.Len() - cur.Len()
+	if g == nil {
+		next.delta, _ = next.delta.Delete(app)
+	} else {
+		next.delta = next.delta.Set(g)
 	}
 	v.install(next)
 }

@@ -63,9 +63,10 @@ const (
 	// membership's push/pull state, as before the BUG-4 fix (cluster
 	// hooks.LocalState).
 	NoFailedMembersInState Switch = "no-failed-members-in-state"
-	// ViewStaleAppInstalled lets the view install an application rebuilt
-	// outside its lock from a state another writer has replaced since,
-	// losing that writer's change (actors/view fold).
+	// ViewStaleAppInstalled lets the view install an application, or a
+	// pruned delta group, rebuilt outside its lock from a state another
+	// writer has replaced since, losing that writer's change (actors/view
+	// fold, installPruned).
 	ViewStaleAppInstalled Switch = "view-stale-app-installed"
 	// ViewDeltaHoldsStates makes every delta window entry hold its
 	// change's instance state until it is pruned, so churn retains one
