@@ -152,9 +152,12 @@ func ChurnLoad(base string, q *Queue, wantReg, wantDel int) Load {
 	return TimedChurnLoad(base, q, wantReg, wantDel, nil)
 }
 
+// Recorder records durations: *Durations and *Histogram.
+type Recorder interface{ Add(time.Duration) }
+
 // TimedChurnLoad is ChurnLoad that also records, in rt if not nil, how long
 // each registration took (request sent to 204 read).
-func TimedChurnLoad(base string, q *Queue, wantReg, wantDel int, rt *Durations) Load {
+func TimedChurnLoad(base string, q *Queue, wantReg, wantDel int, rt Recorder) Load {
 	host := hostOf(base)
 	hdr := registerHeaders()
 	delHdr := javaHeaders("application/json", true)
@@ -171,7 +174,9 @@ func TimedChurnLoad(base string, q *Queue, wantReg, wantDel int, rt *Durations) 
 			if err != nil {
 				return n, err
 			}
-			rt.Add(time.Since(t0))
+			if rt != nil {
+				rt.Add(time.Since(t0))
+			}
 			q.Push(in)
 			m, err := do(c, newRequest(http.MethodDelete, host, "/eureka/apps/"+old.App+"/"+old.ID, "", delHdr, nil), wantDel)
 			return n + m, err
@@ -312,6 +317,9 @@ type ChurnSample struct {
 	Pairs int64         // register+cancel pairs completed so far
 	RSS   int64         // resident set size of the server process, bytes
 	CPU   time.Duration // CPU time of the server process (this process's if in-process) so far
+	// Regs holds how long the registrations completed since the previous
+	// sample took.
+	Regs *Histogram
 }
 
 // ChurnRun is a register+cancel churn measured over time.
@@ -336,7 +344,8 @@ func Churn(c *http.Client, base string, size, apps int, q *Queue, conc int, d, i
 	var pairs atomic.Int64
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	l := countedLoad(pacedLoad(ctx, ChurnLoad(base, q, http.StatusNoContent, http.StatusOK), pace), &pairs)
+	var regs Histogram
+	l := countedLoad(pacedLoad(ctx, TimedChurnLoad(base, q, http.StatusNoContent, http.StatusOK, &regs), pace), &pairs)
 	cpu := func() time.Duration {
 		if serverPID == 0 {
 			return cpuTime()
@@ -351,7 +360,7 @@ func Churn(c *http.Client, base string, size, apps int, q *Queue, conc int, d, i
 		if err != nil {
 			return err
 		}
-		run.Samples = append(run.Samples, ChurnSample{At: time.Since(start), Pairs: pairs.Load(), RSS: rss, CPU: cpu() - cpu0})
+		run.Samples = append(run.Samples, ChurnSample{At: time.Since(start), Pairs: pairs.Load(), RSS: rss, CPU: cpu() - cpu0, Regs: regs.Take()})
 		return nil
 	}
 	if err := sample(); err != nil {
@@ -388,6 +397,7 @@ type Window struct {
 	Rate     float64 // pairs per second
 	MaxRSS   int64
 	CPUPer   time.Duration // server CPU per pair
+	Regs     *Histogram    // how long the window's registrations took
 }
 
 // Windows splits the run into consecutive windows of length w (the last
@@ -418,7 +428,12 @@ func (r ChurnRun) Windows(w time.Duration) []Window {
 			break
 		}
 		n := last.Pairs - first.Pairs
-		win := Window{From: first.At, To: last.At, Rate: float64(n) / (last.At - first.At).Seconds(), MaxRSS: maxRSS}
+		win := Window{From: first.At, To: last.At, Rate: float64(n) / (last.At - first.At).Seconds(), MaxRSS: maxRSS, Regs: &Histogram{}}
+		for _, s := range r.Samples {
+			if s.At > first.At && s.At <= last.At {
+				win.Regs.Merge(s.Regs)
+			}
+		}
 		if n > 0 {
 			win.CPUPer = (last.CPU - first.CPU) / time.Duration(n)
 		}

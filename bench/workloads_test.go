@@ -87,10 +87,19 @@ func TestChurnKeepsTheSizeAndSamplesRSS(t *testing.T) {
 	assert.Positive(t, run.MaxRSS())
 	wins := run.Windows(100 * time.Millisecond)
 	require.NotEmpty(t, wins)
+	timed := 0
 	for _, w := range wins {
 		assert.Greater(t, w.To, w.From)
 		assert.Positive(t, w.MaxRSS)
+		timed += w.Regs.Count()
 	}
+	registered := 0
+	for _, s := range run.Samples {
+		registered += s.Regs.Count()
+	}
+	assert.EqualValues(t, run.Result.Requests, registered, "every pair's registration is timed in one sample")
+	assert.LessOrEqual(t, timed, registered, "a window holds its samples' registrations, none twice")
+	assert.Positive(t, wins[0].Regs.Percentile(99))
 	// Each pair replaces an instance of the same application.
 	for a := 0; a < f.Apps; a++ {
 		app := f.Node.View().Snapshot().App(AppName(a))

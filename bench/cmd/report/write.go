@@ -486,14 +486,15 @@ func writeChurn(w io.Writer, rn *run) {
 		if cr.run.Pace > 0 {
 			pace = fmt.Sprintf("held to %.0f pairs/s", cr.run.Pace)
 		}
-		fmt.Fprintf(w, "%s: every operation registers a new instance id (in the application of the oldest instance) and cancels the oldest; %d instances, %d connections, %s, %v (%d windows of %v); RSS (VmRSS) from %s every %v; load average %s at start, %s at end. %d pairs in all.\n\n",
+		fmt.Fprintf(w, "%s: every operation registers a new instance id (in the application of the oldest instance) and cancels the oldest; %d instances, %d connections, %s, %v (%d windows of %v); RSS (VmRSS) from %s every %v; registration times (request sent to response read) in buckets 2%% wide, a percentile given as its bucket's upper bound; load average %s at start, %s at end. %d pairs in all.\n\n",
 			cr.server, cr.run.Size, cr.run.Conns, pace, cr.run.Result.Elapsed.Round(time.Second), len(wins), cr.window, where,
 			rn.opts.churnSample, cr.load0, cr.load1, cr.run.Result.Requests)
 		if len(wins) == 0 {
 			fmt.Fprintf(w, "(too short for one window)\n\n")
 			continue
 		}
-		tableHeader(w, "from s", "to s", "pairs/s", "first window pairs/s", "÷ first = pairs/s ÷ first window pairs/s", "max RSS MiB", "server CPU µs/pair", "result")
+		tableHeader(w, "from s", "to s", "pairs/s", "first window pairs/s", "÷ first = pairs/s ÷ first window pairs/s", "max RSS MiB", "server CPU µs/pair",
+			"register p99 / p99.9 / max ms", "result")
 		ok := true
 		for _, win := range wins {
 			q := safeDiv(win.Rate, wins[0].Rate)
@@ -502,7 +503,8 @@ func writeChurn(w io.Writer, rn *run) {
 				res, ok = "**outside ±15%**", false
 			}
 			tableRow(w, fmt.Sprintf("%.0f", win.From.Seconds()), fmt.Sprintf("%.0f", win.To.Seconds()), rate(win.Rate), rate(wins[0].Rate),
-				fmt.Sprintf("%.2f", q), mb(win.MaxRSS), us(win.CPUPer), res)
+				fmt.Sprintf("%.2f", q), mb(win.MaxRSS), us(win.CPUPer),
+				msf(win.Regs.Percentile(99))+" / "+msf(win.Regs.Percentile(99.9))+" / "+msf(win.Regs.Max()), res)
 		}
 		rss := cr.run.MaxRSS()
 		verdict := "pass"
