@@ -20,12 +20,31 @@ import (
 // entries (modifications of loaded instances).
 func loadedView(b *testing.B, size, perApp, window int) (*view.View, []*actors.Instance, *atomic.Uint64) {
 	b.Helper()
+	v, _, insts, ver := registeredView(size, perApp)
+	for i := 0; i < window; i++ {
+		modify(v, insts, i%size, ver)
+	}
+	s := v.Snapshot()
+	for _, f := range []view.Format{view.FormatJSON, view.FormatXML} {
+		for _, gz := range []bool{false, true} {
+			s.Full(f, gz)
+			s.Delta(f, gz)
+		}
+	}
+	runtime.GC() // the loading's garbage is not the writes' cost
+	return v, insts, ver
+}
+
+// registeredView returns a view on a manual clock holding size instances in
+// applications of perApp, with an empty delta window, the instances and
+// the version counter.
+func registeredView(size, perApp int) (*view.View, *actors.ManualClock, []*actors.Instance, *atomic.Uint64) {
 	clock := actors.NewManualClock(time.Unix(1754500000, 0))
 	cfg := view.DefaultConfig(httpapi.Encoders())
 	cfg.Clock = clock
 	v := view.New(cfg)
 	insts := make([]*actors.Instance, size)
-	var ver atomic.Uint64
+	ver := &atomic.Uint64{}
 	evs := make([]actors.Event, 0, perApp)
 	for i := 0; i < size; i++ {
 		in := decodedInstance(appName(i/perApp), i)
@@ -38,18 +57,7 @@ func loadedView(b *testing.B, size, perApp, window int) (*view.View, []*actors.I
 		}
 	}
 	v.ClearDelta()
-	for i := 0; i < window; i++ {
-		modify(v, insts, i%size, &ver)
-	}
-	s := v.Snapshot()
-	for _, f := range []view.Format{view.FormatJSON, view.FormatXML} {
-		for _, gz := range []bool{false, true} {
-			s.Full(f, gz)
-			s.Delta(f, gz)
-		}
-	}
-	runtime.GC() // the loading's garbage is not the writes' cost
-	return v, insts, &ver
+	return v, clock, insts, ver
 }
 
 // modify re-registers instance i with a new timestamp, as a client's
@@ -200,29 +208,12 @@ func BenchmarkPruneDelta(b *testing.B) {
 }
 
 func benchPrune(b *testing.B, size, perApp, expiring int, prune bool) {
-	clock := actors.NewManualClock(time.Unix(1754500000, 0))
-	cfg := view.DefaultConfig(httpapi.Encoders())
-	cfg.Clock = clock
-	v := view.New(cfg)
-	insts := make([]*actors.Instance, size)
-	var ver atomic.Uint64
-	evs := make([]actors.Event, 0, perApp)
-	for i := range size {
-		in := decodedInstance(appName(i/perApp), i)
-		in.ActionType = actors.ActionAdded
-		insts[i] = in
-		evs = append(evs, actors.Event{Action: actors.ActionAdded, Instance: in, Version: actors.Version{Clock: ver.Add(1), Node: "n1"}})
-		if len(evs) == perApp || i == size-1 {
-			v.ApplyBatch(evs)
-			evs = evs[:0]
-		}
-	}
-	v.ClearDelta()
+	v, clock, insts, ver := registeredView(size, perApp)
 	var worst time.Duration
 	for j := 0; b.Loop(); j++ {
 		b.StopTimer()
 		for k := range expiring { // 1,000 a second for the window's 30 s
-			modify(v, insts, (j+k*7919)%size, &ver)
+			modify(v, insts, (j+k*7919)%size, ver)
 			if k%1000 == 999 {
 				clock.Advance(time.Second)
 			}
@@ -240,7 +231,7 @@ func benchPrune(b *testing.B, size, perApp, expiring int, prune bool) {
 				default:
 				}
 				t := time.Now()
-				modify(v, insts, (i*104729)%size, &ver)
+				modify(v, insts, (i*104729)%size, ver)
 				w = max(w, time.Since(t))
 			}
 		}()
