@@ -147,7 +147,7 @@ func TestTombstoneSetMemory(t *testing.T) {
 	slot := float64(unsafe.Sizeof("") + unsafe.Sizeof(tombstone{}) + 1)
 	fullest := slot*8/7 + 24 // the 20-byte ids take 24-byte blocks
 	t.Logf("per tombstone: %.0f B in the map (%.0f B at its fullest), %.0f B packed", mapped, fullest, packed)
-	assert.GreaterOrEqual(t, mapped, fullest*0.95, "the map measured below its fullest: the measurement is off")
+	assert.GreaterOrEqual(t, mapped, fullest*0.8, "the map measured well below its fullest: the measurement is off")
 	assert.Less(t, packed, 64.0)
 	assert.Less(t, packed, fullest*0.85)
 }

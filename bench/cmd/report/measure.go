@@ -186,6 +186,7 @@ func measureDeployAndChurnReads(o options, s *subject, c *http.Client, r *sizeRe
 		var regs bench.Durations
 		ca := &churnAlone{}
 		var err error
+		collect() // as before every other round: the deploy's garbage is not the churn's cost
 		if ca.pairs, err = bench.PacedChurn(c, bench.TimedChurnLoad(s.base, q, http.StatusNoContent, http.StatusOK, &regs),
 			churnConns, o.underChurn, o.underChurnRate, s.pid); err != nil {
 			return fmt.Errorf("churn alone: %w", err)
