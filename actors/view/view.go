@@ -188,8 +188,8 @@ func positive(d, def time.Duration) time.Duration {
 // the expired pieces outside the lock; under the lock it installs them a
 // batch at a time, so a write waits for one batch at most however much
 // expired (at 1,000 writes a second, 30,000 pieces expire per interval).
-// A group that a write changed since it was computed is pruned again under
-// the lock. Nothing is re-encoded: the survivors keep their pieces.
+// A group that a write changed since it was computed is computed again.
+// Nothing is re-encoded: the survivors keep their pieces.
 func (v *View) PruneDelta() {
 	cutoff := v.cfg.Clock.Now().Add(-positive(v.cfg.DeltaRetention, 3*time.Minute)).UnixMilli()
 	v.mu.Lock()
@@ -291,12 +291,7 @@ func (v *View) installPruned(batch []prunedGroup) (stale []prunedGroup) {
 			continue
 		}
 		changed = true
-		next.deltaN += w.to.Len() - cur.Len()
-		if w.to == nil {
-			next.delta, _ = next.delta.Delete(w.app)
-		} else {
-			next.delta = next.delta.Set(w.to)
-		}
+		next.replaceDeltaGroup(w.app, cur, w.to)
 	}
 	if changed {
 		v.install(next)
@@ -328,13 +323,19 @@ func (v *View) pruneLocked(app string, ids []string, cutoff int64) {
 	if g == cur {
 		return
 	}
-	next.deltaN += g.Len() - cur.Len()
-	if g == nil {
-		next.delta, _ = next.delta.Delete(app)
-	} else {
-		next.delta = next.delta.Set(g)
-	}
+	next.replaceDeltaGroup(app, cur, g)
 	v.install(next)
+}
+
+// replaceDeltaGroup puts g (nil: none) in place of cur as app's delta group
+// in s, a snapshot under construction.
+func (s *Snapshot) replaceDeltaGroup(app string, cur, g *App) {
+	s.deltaN += g.Len() - cur.Len()
+	if g == nil {
+		s.delta, _ = s.delta.Delete(app)
+	} else {
+		s.delta = s.delta.Set(g)
+	}
 }
 
 // recentTicks is how many ticks the delta retention is cut into for
