@@ -37,10 +37,12 @@ import (
 
 // piece is one instance state with its encodings, built lazily per format.
 type piece struct {
-	inst *actors.Instance
-	// clock and node are the version of the state inst (see version),
-	// with the node's name as a handle: 8 bytes where a string takes 16,
-	// which keeps a piece in the 64-byte size class.
+	// inst is the state, or nil when the state is packed (a deleted state
+	// in the delta; see packed.go).
+	inst   *actors.Instance
+	packed string
+	// clock and node are the version of the state (see version), with the
+	// node's name as a handle: 8 bytes where a string takes 16.
 	clock uint64
 	node  unique.Handle[string]
 	enc   [NumFormats]atomic.Pointer[[]byte]
@@ -53,6 +55,30 @@ type piece struct {
 
 func newPiece(inst *actors.Instance, v actors.Version) *piece {
 	return &piece{inst: inst, clock: v.Clock, node: unique.Make(v.Node)}
+}
+
+// newPackedPiece returns a piece holding inst packed: a deleted state,
+// which only the delta shows.
+func newPackedPiece(inst *actors.Instance, v actors.Version) *piece {
+	return &piece{packed: pack(inst), clock: v.Clock, node: unique.Make(v.Node)}
+}
+
+// state returns the piece's instance, unpacked into a new one if packed.
+func (p *piece) state() *actors.Instance {
+	if p.inst != nil {
+		return p.inst
+	}
+	in := new(actors.Instance)
+	unpackInto(in, p.packed, &unpackScratch{})
+	return in
+}
+
+// appendState appends the piece's instance in enc's encoding.
+func (p *piece) appendState(dst []byte, enc Encoder) []byte {
+	if p.inst != nil {
+		return enc.AppendInstance(dst, p.inst)
+	}
+	return appendPacked(dst, enc, p.packed)
 }
 
 // version returns the version of the piece's state.
@@ -71,7 +97,7 @@ func (p *piece) bytes(enc Encoder, f Format) []byte {
 		return *b
 	}
 	buf := scratch.Get().(*[]byte)
-	*buf = enc.AppendInstance((*buf)[:0], p.inst)
+	*buf = p.appendState((*buf)[:0], enc)
 	b := append(make([]byte, 0, len(*buf)), *buf...) // exact size: kept for the piece's life
 	scratch.Put(buf)
 	if !p.enc[f].CompareAndSwap(nil, &b) {
@@ -149,7 +175,7 @@ func (a *App) Digest() uint64 {
 		var buf [8]byte
 		for p := range a.pieces.All() {
 			h := fnv.New64a()
-			_, _ = h.Write([]byte(p.inst.ID()))
+			_, _ = h.Write([]byte(p.key()))
 			binary.LittleEndian.PutUint64(buf[:], p.clock)
 			_, _ = h.Write(buf[:])
 			_, _ = h.Write([]byte(p.node.Value()))
@@ -176,7 +202,7 @@ func (a *App) Name() string { return a.name }
 func (a *App) Instances() []*actors.Instance {
 	out := make([]*actors.Instance, 0, a.pieces.Len())
 	for p := range a.pieces.All() {
-		out = append(out, p.inst)
+		out = append(out, p.state())
 	}
 	return out
 }
@@ -196,7 +222,7 @@ func (a *App) Versions() []actors.Version {
 func (a *App) All() iter.Seq2[*actors.Instance, actors.Version] {
 	return func(yield func(*actors.Instance, actors.Version) bool) {
 		for p := range a.pieces.All() {
-			if !yield(p.inst, p.version()) {
+			if !yield(p.state(), p.version()) {
 				return
 			}
 		}
@@ -213,7 +239,7 @@ func (a *App) Len() int {
 
 func (a *App) find(id string) *actors.Instance {
 	if p := a.pieces.Get(id); p != nil {
-		return p.inst
+		return p.state()
 	}
 	return nil
 }
@@ -227,7 +253,12 @@ func (a *App) key() string { return a.name }
 func (*App) shape() *treeShape { return appShape }
 
 // key orders pieces in a btree.
-func (p *piece) key() string { return p.inst.ID() }
+func (p *piece) key() string {
+	if p.inst != nil {
+		return p.inst.ID()
+	}
+	return packedID(p.packed)
+}
 
 // shape is the shape of the trees of pieces.
 func (*piece) shape() *treeShape { return pieceShape }
@@ -420,7 +451,7 @@ func (a *App) chunk(enc Encoder, f Format, c gzChunk) gzChunk {
 		if b := p.peek(f); b != nil {
 			z.write(b)
 		} else {
-			*buf = enc.AppendInstance((*buf)[:0], p.inst)
+			*buf = p.appendState((*buf)[:0], enc)
 			z.write(*buf)
 		}
 	}

@@ -23,3 +23,15 @@ func TestSabotageViewDeltaHoldsStates(t *testing.T) {
 	t.Logf("retained %.0f B per churned pair (bound %d)", perPair, churnRetainedBound)
 	assert.Greater(t, perPair, float64(churnRetainedBound), "the check sees the states held")
 }
+
+// With view-delta-unpacked on, the bound of
+// TestChurnRetainsOneStatePerInstance fails: a cancelled state in the delta
+// is a whole Instance, with its own strings and maps, instead of packed.
+func TestSabotageViewDeltaUnpacked(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.ViewDeltaUnpacked))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+
+	perPair, _, _, _ := churnRetainedPerPair(t, 500, 6000)
+	t.Logf("retained %.0f B per churned pair (bound %d)", perPair, churnRetainedBound)
+	assert.Greater(t, perPair, float64(churnRetainedBound), "the check sees the states unpacked")
+}

@@ -16,13 +16,15 @@ import (
 // churnRetainedBound is the heap the view may retain per churned
 // register+cancel pair while the pair is in the delta window (issue 9). A
 // pair's cancelled state stays in the delta until it expires (Eureka shows
-// it as DELETED): about 830 B for the Spring-shaped instance of
-// registerBody, with its metadata shared with the registration it
-// superseded, and a piece. The registration itself, its
-// encodings and the registry's copy of its maps must not stay: when the
-// window held every change's state (sabotage view-delta-holds-states) a
-// pair retained about 2,500 B.
-const churnRetainedBound = 1400
+// it as DELETED): about 490 B for the Spring-shaped instance of
+// registerBody, held packed (packed.go, 176 B) in its piece (80 B), with its
+// share of the delta group's tree and of its compressed chunks. The
+// registration itself, its encodings and the registry's copy of its maps
+// must not stay. A whole Instance instead of the packed state (sabotage
+// view-delta-unpacked) retained about 1,160 B (810 B when the delta shared
+// its maps with the registration, before packing); when the window held every change's state (sabotage
+// view-delta-holds-states) a pair retained about 2,500 B.
+const churnRetainedBound = 640
 
 // heapInUse returns the live heap after two collections.
 func heapInUse() uint64 {

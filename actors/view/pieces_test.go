@@ -308,8 +308,11 @@ func TestPruneKeepsWritesMadeWhilePruning(t *testing.T) {
 	assert.Equal(t, 3*apps+1, s.Count(), "the registry keeps every instance")
 }
 
-// A piece stays in the 64-byte size class: one per registered instance
-// and one per instance in the delta (issue 9).
+// A piece stays in the 80-byte size class: one per registered instance
+// and one per instance in the delta (issue 9). It was 64 B before it could
+// hold a packed state: the 16 B that a deleted state's string header adds
+// to every piece are repaid many times over by each deleted state's packing
+// (about 320 B less per churned pair, TestChurnRetainsOneStatePerInstance).
 func TestPieceFitsItsSizeClass(t *testing.T) {
-	assert.LessOrEqual(t, unsafe.Sizeof(piece{}), uintptr(64))
+	assert.LessOrEqual(t, unsafe.Sizeof(piece{}), uintptr(80))
 }

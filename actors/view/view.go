@@ -52,8 +52,6 @@ package view
 
 import (
 	"context"
-	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -397,46 +395,17 @@ type change struct {
 }
 
 func prepare(ev *actors.Event, base, deltaBase *App) change {
-	inst := ev.Instance
-	if ev.Action == actors.ActionDeleted && base != nil {
-		inst = sharedDeleted(inst, base.find(inst.ID()))
+	var p *piece
+	if ev.Action == actors.ActionDeleted && !sabotage.On(sabotage.ViewDeltaHoldsStates) &&
+		!sabotage.On(sabotage.ViewDeltaUnpacked) {
+		p = newPackedPiece(ev.Instance, ev.Version)
+	} else {
+		p = newPiece(ev.Instance, ev.Version)
 	}
-	p := newPiece(inst, ev.Version)
 	c := change{ev: ev, key: ev.Instance.Key(), p: p, base: base}
 	c.rebase(base)
 	c.rebaseDelta(deltaBase)
 	return c
-}
-
-// sharedDeleted returns the deleted state gone for the delta, sharing its
-// metadata maps with prev, the state it deleted, when they hold the same
-// entries. The registry deletes a copy of the record with maps of its own
-// (actors remove), but the delta keeps a cancelled state for minutes, so
-// under churn the copies would double what each cancelled instance
-// retains. The maps of a published state are never written, so sharing
-// them is safe.
-func sharedDeleted(gone, prev *actors.Instance) *actors.Instance {
-	if prev == nil || sabotage.On(sabotage.ViewDeltaHoldsStates) {
-		return gone
-	}
-	md := len(gone.Metadata) > 0 && sameMap(gone.Metadata, prev.Metadata)
-	dc := len(gone.DataCenterInfo.Metadata) > 0 && sameMap(gone.DataCenterInfo.Metadata, prev.DataCenterInfo.Metadata)
-	if !md && !dc {
-		return gone
-	}
-	d := *gone
-	if md {
-		d.Metadata = prev.Metadata
-	}
-	if dc {
-		d.DataCenterInfo.Metadata = prev.DataCenterInfo.Metadata
-	}
-	return &d
-}
-
-// sameMap reports whether a and b are distinct maps with the same entries.
-func sameMap(a, b map[string]string) bool {
-	return maps.Equal(a, b) && reflect.ValueOf(a).UnsafePointer() != reflect.ValueOf(b).UnsafePointer()
 }
 
 func (c *change) rebaseDelta(deltaBase *App) {

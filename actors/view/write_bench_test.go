@@ -249,3 +249,41 @@ func benchPrune(b *testing.B, size, perApp, expiring int, prune bool) {
 	}
 	b.ReportMetric(float64(worst.Microseconds()), "max-write-µs")
 }
+
+// BenchmarkChurnThenReadDelta is deploy churn, a fresh registration and the
+// cancel of the oldest instance, followed by one gzipped JSON delta read as
+// the server writes it, with 3,000 such pairs in the window: the delta then
+// holds mostly deleted states, which it keeps packed and unpacks to encode
+// (packed.go).
+func BenchmarkChurnThenReadDelta(b *testing.B) {
+	for _, size := range []int{1000, 100000} {
+		b.Run(fmt.Sprintf("instances=%d", size), func(b *testing.B) {
+			v, clock, insts, ver := registeredView(size, 20)
+			next := size
+			pair := func() {
+				old := insts[0]
+				in := decodedInstance(old.App, next)
+				next++
+				in.ActionType = actors.ActionAdded
+				v.Apply(&actors.Event{Action: actors.ActionAdded, Instance: in, Version: actors.Version{Clock: ver.Add(1), Node: "n1"}})
+				gone := old.Clone()
+				gone.ActionType = actors.ActionDeleted
+				gone.LeaseInfo.EvictionTimestamp = clock.Now().UnixMilli()
+				v.Apply(&actors.Event{Action: actors.ActionDeleted, Instance: gone, Version: actors.Version{Clock: ver.Add(1), Node: "n1"}})
+				insts = append(insts[1:], in)
+				clock.Advance(time.Millisecond)
+			}
+			for range 3000 {
+				pair()
+			}
+			_, _ = v.Snapshot().DeltaBody(view.FormatJSON, true).WriteTo(io.Discard)
+			runtime.GC()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				pair()
+				_, _ = v.Snapshot().DeltaBody(view.FormatJSON, true).WriteTo(io.Discard)
+			}
+		})
+	}
+}

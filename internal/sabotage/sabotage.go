@@ -69,10 +69,13 @@ const (
 	// fold, installPruned).
 	ViewStaleAppInstalled Switch = "view-stale-app-installed"
 	// ViewDeltaHoldsStates makes every delta window entry hold its
-	// change's instance state until it is pruned, so churn retains one
-	// state per change instead of one per changed instance (actors/view
-	// fold; issue 9).
+	// change's instance state, unpacked, until it is pruned, so churn
+	// retains one whole state per change instead of one packed state per
+	// changed instance (actors/view prepare and fold; issue 9).
 	ViewDeltaHoldsStates Switch = "view-delta-holds-states"
+	// ViewDeltaUnpacked makes the delta keep a deleted state as a whole
+	// Instance instead of packed (actors/view prepare, packed.go; issue 9).
+	ViewDeltaUnpacked Switch = "view-delta-unpacked"
 	// ViewLeafKeepsReplacedKey makes a B+tree leaf whose first item is
 	// replaced keep the replaced item's key as its first key, which keeps
 	// the replaced instance state's strings alive (actors/view btree set;
@@ -185,4 +188,4 @@ var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
 	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder,
-	ViewLeafKeepsReplacedKey}
+	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked}
