@@ -9,12 +9,13 @@ package view
 // metadata map. A deleted state is read only to be encoded, a few times in
 // its life, so the delta keeps it packed instead: one string holding every
 // field, with strings that repeat an earlier field (ipAddr and hostName, the
-// two VIP addresses) stored once and Eureka's constant names as one byte.
-// Encoding unpacks it into a pooled Instance whose strings point into the
-// packed string, so a read allocates nothing for it.
+// two VIP addresses) stored once, URLs under the home page as their suffix,
+// and Eureka's constant names as one byte. Encoding unpacks it into a
+// pooled Instance whose strings point into the packed string (or, for the
+// joined URLs, into a pooled arena), so a read allocates nothing for it.
 //
-// Layout: the id (the piece's key) first, as a literal string, then the fields in the order of packFields, each string as a header
-// uvarint h:
+// Layout: the id (the piece's key) first, as a literal string, then the
+// fields in the order of packFields, each string as a header uvarint h:
 //
 //	h&3 == 0: a literal of h>>2 bytes follows
 //	h&3 == 1: the same as the (h>>2)th string written before
@@ -22,8 +23,9 @@ package view
 //	h&3 == 3: the (h>>2)th string written before, then a literal suffix
 //	          (a uvarint length and its bytes): URLs under the home page
 //
-// integers as zigzag varints, timestamps as 0 (unset) or 1 + the zigzag
-// difference from the timestamp written before, booleans as one byte, and a
+// integers as zigzag varints, timestamps as a byte 0 (unset) or a byte 1
+// and the difference from the timestamp written before, booleans as one
+// byte, and a
 // map as a uvarint (0: nil, n+1: n entries) followed by its keys and values
 // as strings.
 
@@ -35,8 +37,9 @@ import (
 	"github.com/heureka/heureka/actors"
 )
 
-// packConsts are strings that packed states refer to by index. Append only:
-// the index is the packed form.
+// packConsts are strings that packed states refer to by index. Packed
+// states live only in this process's memory, so the table may change
+// between versions.
 var packConsts = [...]string{
 	"", string(actors.StatusUp), string(actors.StatusDown), string(actors.StatusStarting),
 	string(actors.StatusOutOfService), string(actors.StatusUnknown),
@@ -65,6 +68,8 @@ type packer struct {
 // of; shorter ones are not worth the reference.
 const minPrefix = 8
 
+// str writes s as a constant, a repeat or an extension of an earlier
+// string, or a literal, whichever applies first.
 func (w *packer) str(s string) {
 	if i, ok := packConstIndex[s]; ok {
 		w.buf = binary.AppendUvarint(w.buf, uint64(i)<<2|2)
@@ -105,9 +110,8 @@ func (w *packer) time(v int64) {
 		w.buf = append(w.buf, 0)
 		return
 	}
-	d := v - w.last
+	w.buf = binary.AppendVarint(append(w.buf, 1), v-w.last) // wraps alike both ways
 	w.last = v
-	w.buf = binary.AppendUvarint(w.buf, uint64(d<<1^d>>63)+1)
 }
 
 func (w *packer) bool(b bool) {
@@ -209,12 +213,10 @@ func (r *unpacker) int() int64 {
 }
 
 func (r *unpacker) time() int64 {
-	u := r.uvarint()
-	if u == 0 {
+	if !r.bool() {
 		return 0
 	}
-	u--
-	r.last += int64(u>>1) ^ -int64(u&1)
+	r.last += r.int()
 	return r.last
 }
 

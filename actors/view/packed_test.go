@@ -1,6 +1,7 @@
 package view
 
 import (
+	"math"
 	"math/rand"
 	"reflect"
 	"strconv"
@@ -58,11 +59,13 @@ func randomInstance(rng *rand.Rand) *actors.Instance {
 		case reflect.String:
 			v.SetString(str())
 		case reflect.Int, reflect.Int64:
-			switch rng.Intn(4) {
+			switch rng.Intn(5) {
 			case 0:
 				v.SetInt(0)
 			case 1:
 				v.SetInt(-rng.Int63n(1 << 40))
+			case 2: // the extremes a client may send, whose differences wrap
+				v.SetInt([]int64{math.MinInt64, math.MaxInt64, math.MinInt64 + 1, 1}[rng.Intn(4)])
 			default:
 				v.SetInt(1754500000000 + rng.Int63n(1<<31))
 			}
