@@ -45,16 +45,7 @@ func heapInUse() uint64 {
 // heap before the churn.
 func churnRetainedPerPair(t *testing.T, live, pairs int) (float64, *view.View, *actors.ManualClock, uint64) {
 	t.Helper()
-	clock := actors.NewManualClock(time.Unix(1754500000, 0))
-	cfg := view.DefaultConfig(httpapi.Encoders())
-	cfg.Clock = clock
-	v := view.New(cfg)
-	var ver uint64
-	apply := func(action actors.ActionType, in *actors.Instance) {
-		in.ActionType = action
-		ver++
-		v.Apply(&actors.Event{Action: action, Instance: in, Version: actors.Version{Clock: ver, Node: "n1"}})
-	}
+	v, clock, apply := manualView()
 	queue := make([]*actors.Instance, 0, live+pairs)
 	for i := 0; i < live; i++ {
 		in := decodedInstance(appName(i/20), i)
@@ -92,6 +83,23 @@ func churnRetainedPerPair(t *testing.T, live, pairs int) (float64, *view.View, *
 	require.Equal(t, live, s.Count())
 	require.Equal(t, pairs+min(pairs, live), s.DeltaLen(), "every changed instance is still in the delta, once")
 	return (float64(after) - float64(before)) / float64(pairs), v, clock, before
+}
+
+// manualView returns a view with the wire encoders on a manual clock, and
+// a function that applies a change of action to an instance at the next
+// version.
+func manualView() (*view.View, *actors.ManualClock, func(actors.ActionType, *actors.Instance)) {
+	clock := actors.NewManualClock(time.Unix(1754500000, 0))
+	cfg := view.DefaultConfig(httpapi.Encoders())
+	cfg.Clock = clock
+	v := view.New(cfg)
+	var ver uint64
+	apply := func(action actors.ActionType, in *actors.Instance) {
+		in.ActionType = action
+		ver++
+		v.Apply(&actors.Event{Action: action, Instance: in, Version: actors.Version{Clock: ver, Node: "n1"}})
+	}
+	return v, clock, apply
 }
 
 // Under churn the view retains about one instance state per churned

@@ -144,14 +144,28 @@ type unpacker struct {
 	bad   bool
 }
 
-func (r *unpacker) uvarint() uint64 {
-	v, n := binary.Uvarint(unsafe.Slice(unsafe.StringData(r.s[r.off:]), len(r.s)-r.off))
+// rest returns the bytes not read yet, without copying.
+func (r *unpacker) rest() []byte {
+	return unsafe.Slice(unsafe.StringData(r.s[r.off:]), len(r.s)-r.off)
+}
+
+// advance moves past a varint of n bytes, as encoding/binary reports it
+// (n ≤ 0: none could be read, and the state is bad).
+func (r *unpacker) advance(n int) bool {
 	if n <= 0 {
 		r.bad = true
 		r.off = len(r.s)
-		return 0
+		return false
 	}
 	r.off += n
+	return true
+}
+
+func (r *unpacker) uvarint() uint64 {
+	v, n := binary.Uvarint(r.rest())
+	if !r.advance(n) {
+		return 0
+	}
 	return v
 }
 
@@ -198,17 +212,10 @@ func (r *unpacker) str() string {
 }
 
 func (r *unpacker) int() int64 {
-	if r.off >= len(r.s) {
-		r.bad = true
+	v, n := binary.Varint(r.rest())
+	if !r.advance(n) {
 		return 0
 	}
-	v, n := binary.Varint(unsafe.Slice(unsafe.StringData(r.s[r.off:]), len(r.s)-r.off))
-	if n <= 0 {
-		r.bad = true
-		r.off = len(r.s)
-		return 0
-	}
-	r.off += n
 	return v
 }
 

@@ -19,17 +19,8 @@ import (
 // wire encoders give the cancelled state itself, in every format, plain and
 // gzipped: Eureka's delta shows a DELETED instance whole.
 func TestDeltaShowsPackedStatesWhole(t *testing.T) {
-	clock := actors.NewManualClock(time.Unix(1754500000, 0))
+	v, clock, apply := manualView()
 	enc := httpapi.Encoders()
-	cfg := view.DefaultConfig(enc)
-	cfg.Clock = clock
-	v := view.New(cfg)
-	ver := uint64(0)
-	apply := func(action actors.ActionType, in *actors.Instance) {
-		in.ActionType = action
-		ver++
-		v.Apply(&actors.Event{Action: action, Instance: in, Version: actors.Version{Clock: ver, Node: "n1"}})
-	}
 	var gone []*actors.Instance
 	for i := range 100 {
 		in := decodedInstance(appName(i%3), i)
