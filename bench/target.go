@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/heureka/heureka/internal/freeport"
 )
 
 // Process is a server under measurement running as a process of its own on
@@ -31,15 +32,9 @@ type Process struct {
 	log  string
 }
 
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort returns a loopback TCP port that was free a moment ago and that
+// this process has not been given before (internal/freeport).
+func freePort() (int, error) { return freeport.Port("127.0.0.1", false) }
 
 // startProcess runs name with args (its output in logDir/<label>.log) and
 // waits up to ready for GET base/eureka/apps to answer 200.

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/heureka/heureka/internal/freeport"
 	"github.com/heureka/heureka/wire"
 )
 
@@ -204,19 +205,9 @@ func waitJoinFailures(t *testing.T, m *Membership, n int64) {
 // (memberlist binds both to the same number).
 func freePort(t *testing.T) int {
 	t.Helper()
-	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		_ = l.Close()
-		if err == nil {
-			_ = u.Close()
-			return port
-		}
-	}
-	require.FailNow(t, "no free port")
-	return 0
+	p, err := freeport.Port("127.0.0.1", true)
+	require.NoError(t, err)
+	return p
 }
 
 // recDelegate is a memberlist.Delegate that records what it is given.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/heureka/heureka/cluster"
 	"github.com/heureka/heureka/cmd/heureka/node"
+	"github.com/heureka/heureka/internal/freeport"
 )
 
 // TestMain removes the built binary and fails the package if goroutines
@@ -185,19 +187,11 @@ func (f cliFlags) defaultPort(t *testing.T, flag string) string {
 // UDP.
 func freePort(t *testing.T) string {
 	t.Helper()
-	for range 20 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		_, port, _ := net.SplitHostPort(ln.Addr().String())
-		pc, err := net.ListenPacket("udp", "127.0.0.1:"+port)
-		_ = ln.Close()
-		if err == nil {
-			_ = pc.Close()
-			return port
-		}
+	p, err := freeport.Port("127.0.0.1", true)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free port for TCP and UDP")
-	return ""
+	return strconv.Itoa(p)
 }
 
 // runBinary starts the binary with args and env (the HEUREKA_* variables

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,6 +26,7 @@ import (
 	"github.com/heureka/heureka/cluster"
 	"github.com/heureka/heureka/cluster/eurekapeer"
 	"github.com/heureka/heureka/cmd/heureka/node"
+	"github.com/heureka/heureka/internal/freeport"
 )
 
 // The timers, scaled together. Clients renew every second with a 3 s lease;
@@ -167,10 +167,9 @@ func (j *javaServer) dumpLog() {
 // freePort reserves a loopback port for a server started later.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Port("127.0.0.1", true) // a node's gossip port too
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // ---- Heureka nodes ----

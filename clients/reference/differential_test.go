@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -46,6 +45,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heureka/heureka/cmd/heureka/node"
+	"github.com/heureka/heureka/internal/freeport"
 )
 
 // jarPath is the reference server, relative to this package.
@@ -209,14 +209,9 @@ func (r *referenceServer) stop() {
 	}
 }
 
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort returns a loopback port for a server started later, never one
+// handed out before in this test binary.
+func freePort() (int, error) { return freeport.Port("127.0.0.1", false) }
 
 // syncBuffer collects the JVM's output.
 type syncBuffer struct {

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/internal/freeport"
 )
 
 // fakeHost replaces the host's interfaces, routes and resolver for one test.
@@ -115,20 +118,11 @@ func TestAdvertiseOverLoopback(t *testing.T) {
 	assert.Regexp(t, `^http://127\.0\.0\.1:\d+/eureka/$`, st.ApplicationStats["registered-replicas"])
 }
 
-// freeGossipPort returns a port free for TCP and UDP on every interface.
+// freeGossipPort returns a port free for TCP and UDP on every interface,
+// never one handed out before in this test binary.
 func freeGossipPort(t *testing.T) string {
 	t.Helper()
-	for range 50 {
-		l, err := net.Listen("tcp", ":0")
-		require.NoError(t, err)
-		_, port, _ := net.SplitHostPort(l.Addr().String())
-		pc, err := net.ListenPacket("udp", ":"+port)
-		_ = l.Close()
-		if err == nil {
-			_ = pc.Close()
-			return port
-		}
-	}
-	require.FailNow(t, "no free port")
-	return ""
+	p, err := freeport.Port("", true)
+	require.NoError(t, err)
+	return strconv.Itoa(p)
 }

@@ -28,6 +28,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/internal/freeport"
 )
 
 // Deadlines of the process test. They are generous: three processes on a
@@ -183,26 +185,13 @@ func buildHeureka(t *testing.T) string {
 }
 
 // freePort returns a loopback port that is free for TCP and, when udp is
-// set, for UDP too (gossip uses both on one number).
+// set, for UDP too (gossip uses both on one number), never one handed out
+// before in this test binary.
 func freePort(t *testing.T, udp bool) int {
 	t.Helper()
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		port := l.Addr().(*net.TCPAddr).Port
-		if !udp {
-			_ = l.Close()
-			return port
-		}
-		pc, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		_ = l.Close()
-		if err == nil {
-			_ = pc.Close()
-			return port
-		}
-	}
-	require.FailNow(t, "no free port")
-	return 0
+	p, err := freeport.Port("127.0.0.1", udp)
+	require.NoError(t, err)
+	return p
 }
 
 // procClient talks to the processes; short timeouts so that a request to a
