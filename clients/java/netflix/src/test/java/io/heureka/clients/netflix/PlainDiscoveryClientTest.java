@@ -137,6 +137,14 @@ class PlainDiscoveryClientTest {
                         && (!full || i.getOverriddenStatus() == InstanceStatus.UNKNOWN);
             });
 
+            // ---- the other instance cancels: the client drops it from a delta's DELETED entry (which
+            // the server keeps packed) with a matching hashcode, so without a full fetch.
+            int fullsBeforeCancel = rec.fullFetches().size();
+            expect(200, "DELETE", slash(base) + "apps/" + app + "/" + b, null, null);
+            eventually(WAIT, () -> b + " gone from the client" + rec.dump(), () -> c.seen(b) == null);
+            assertEquals(fullsBeforeCancel, rec.fullFetches().size(),
+                    "the cancel reached the client in a delta, not a full fetch" + rec.dump());
+
             // ---- an override of the client's own instance: it keeps renewing and sees itself
             // OUT_OF_SERVICE; removing the override without a value leaves UNKNOWN, the next renewal
             // gets 404 and the client registers again, UP.
@@ -166,8 +174,6 @@ class PlainDiscoveryClientTest {
         assertEquals(1, cancels.size(), "one cancel on shutdown" + rec.dump());
         assertEquals(200, cancels.get(0).status(), "cancel" + rec.dump());
         assertNull(getJson(base, "apps/" + app + "/" + a), "gone from the server after shutdown");
-        JsonNode rest = getJson(base, "apps/" + app);
-        assertNotNull(rest, "the other instance is still there");
-        expect(200, "DELETE", slash(base) + "apps/" + app + "/" + b, null, null);
+        assertNull(getJson(base, "apps/" + app), "the application went with its last instance");
     }
 }
