@@ -1,6 +1,7 @@
 package view
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"reflect"
@@ -99,10 +100,20 @@ func TestPackRoundTrip(t *testing.T) {
 		require.True(t, ok, "instance %d", i)
 		require.Equal(t, *in, out, "instance %d: %q", i, s)
 
-		// The pooled path leaves nothing of the state behind.
+		// A piece unpacks it alike, and so does the pooled path that
+		// encoding takes (reusing its Instance, maps and arena).
 		p := &piece{packed: s}
 		require.Equal(t, in, p.state())
+		require.Equal(t, fmt.Sprintf("%+v", *in), string(appendPacked(nil, dumpEncoder{}, s)), "instance %d", i)
 	}
+}
+
+// dumpEncoder encodes an instance as every field of it (fmt's %+v, which
+// prints maps sorted by key).
+type dumpEncoder struct{ *lineEncoder }
+
+func (dumpEncoder) AppendInstance(dst []byte, in *actors.Instance) []byte {
+	return fmt.Appendf(dst, "%+v", *in)
 }
 
 // A damaged packed state is reported, never a panic: unpacking every
