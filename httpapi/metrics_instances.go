@@ -38,6 +38,10 @@ var (
 		"Registered instances by application and status; one series per (application, status) pair that has instances.", []string{"application", "status"}, nil)
 	versionDesc = prometheus.NewDesc("heureka_registry_version",
 		"Version of the read snapshot; it increases with every change.", nil, nil)
+	deltaDesc = prometheus.NewDesc("heureka_delta_instances",
+		"Instances /eureka/apps/delta shows (each changed instance once).", nil, nil)
+	deltaHeldDesc = prometheus.NewDesc("heureka_delta_held_bytes",
+		"Estimated memory the delta holds beyond the registry, which --delta-max-bytes bounds.", nil, nil)
 )
 
 // statusCounts counts instances per status, in actors.AllStatuses order.
@@ -68,6 +72,8 @@ func (c *instancesCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- byStatusDesc
 	ch <- byAppDesc
 	ch <- versionDesc
+	ch <- deltaDesc
+	ch <- deltaHeldDesc
 }
 
 // Collect implements prometheus.Collector.
@@ -113,6 +119,8 @@ func (c *instancesCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(snap.Count()))
 	ch <- prometheus.MustNewConstMetric(applicationsDesc, prometheus.GaugeValue, float64(apps))
 	ch <- prometheus.MustNewConstMetric(versionDesc, prometheus.GaugeValue, float64(snap.Version()))
+	ch <- prometheus.MustNewConstMetric(deltaDesc, prometheus.GaugeValue, float64(snap.DeltaLen()))
+	ch <- prometheus.MustNewConstMetric(deltaHeldDesc, prometheus.GaugeValue, float64(snap.DeltaHeldBytes()))
 }
 
 // statusIndex is the index of st in actors.AllStatuses; anything else

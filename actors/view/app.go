@@ -31,6 +31,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unique"
+	"unsafe"
 
 	"github.com/heureka/heureka/actors"
 )
@@ -137,6 +138,9 @@ type App struct {
 	// instances and versions are read from the pieces, not kept beside
 	// them): a write copies one path of the tree.
 	pieces btree[*piece]
+	// held is what a delta group's pieces hold beyond the registry
+	// (heldBytes), kept for the delta's memory bound.
+	held int64
 	// cache holds what is built on first use. It is allocated by the first
 	// reader, so that a write, which copies an App, does not pay for the
 	// caches of a version nobody may read.
@@ -275,8 +279,44 @@ func (a *App) with(name string, p *piece) *App {
 	} else {
 		n = &App{name: name}
 	}
-	n.pieces = a.list().Set(p)
+	var old *piece
+	n.pieces, old = a.list().Swap(p)
+	n.held = a.heldBytes() + p.heldBytes() - old.heldBytes()
 	return n
+}
+
+// heldBytes returns what a, a delta group, holds beyond the registry (0
+// for nil).
+func (a *App) heldBytes() int64 {
+	if a == nil {
+		return 0
+	}
+	return a.held
+}
+
+// Estimates of what a delta entry holds, for the delta's memory bound
+// (Config.DeltaMaxBytes): its slot in its group's tree (a pointer, with the
+// tree's nodes about two-thirds full), and for a deleted state the piece
+// with its packed state, rounded up to its size class, and about as much
+// again for its share of the compressed chunks that gzip reads of the
+// delta keep (clients read it in one format; TestDeltaHeldBytesEstimate).
+// A live state's piece is the registry's.
+const (
+	deltaSlotBytes  = 24
+	pieceBytes      = int64(unsafe.Sizeof(piece{})) // 80, a size class (TestPieceFitsItsSizeClass)
+	packedOverBytes = 8                             // the rounding of a packed state to its size class, on average
+)
+
+// heldBytes estimates what p holds in the delta beyond the registry (0
+// for nil).
+func (p *piece) heldBytes() int64 {
+	switch {
+	case p == nil:
+		return 0
+	case p.packed == "":
+		return deltaSlotBytes
+	}
+	return deltaSlotBytes + pieceBytes + 2*int64(len(p.packed)) + packedOverBytes
 }
 
 // list returns a's pieces (none when a is nil).
@@ -323,11 +363,12 @@ func (g *App) withoutExpired(ids []string, cutoff int64) *App {
 	if len(drop) == g.pieces.Len() {
 		return nil
 	}
-	l := g.pieces
+	l, held := g.pieces, g.held
 	for p := range drop {
 		l, _ = l.Delete(p.key())
+		held -= p.heldBytes()
 	}
-	n := &App{name: g.name, pieces: l}
+	n := &App{name: g.name, pieces: l, held: held}
 	n.inherit(g)
 	return n
 }

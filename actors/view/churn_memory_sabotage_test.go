@@ -36,3 +36,14 @@ func sabotagedChurnExceedsBound(t *testing.T, sw sabotage.Switch) {
 func TestSabotageViewDeltaUnpacked(t *testing.T) {
 	sabotagedChurnExceedsBound(t, sabotage.ViewDeltaUnpacked)
 }
+
+// With view-delta-unbounded on, pruning ignores DeltaMaxBytes and the
+// check of TestDeltaStaysWithinItsMemoryBound sees the delta hold more than
+// its bound.
+func TestSabotageViewDeltaUnbounded(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.ViewDeltaUnbounded))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+
+	_, _, within := boundedChurn(t, 4<<20, 30_000)
+	assert.False(t, within, "the check sees view-delta-unbounded")
+}

@@ -45,6 +45,13 @@ func heapInUse() uint64 {
 // heap before the churn.
 func churnRetainedPerPair(t *testing.T, live, pairs int) (float64, *view.View, *actors.ManualClock, uint64) {
 	t.Helper()
+	return churnRetained(t, live, pairs, true)
+}
+
+// churnRetained is churnRetainedPerPair, with the reads only when reads is
+// set.
+func churnRetained(t *testing.T, live, pairs int, reads bool) (float64, *view.View, *actors.ManualClock, uint64) {
+	t.Helper()
 	v, clock, apply := manualView()
 	queue := make([]*actors.Instance, 0, live+pairs)
 	for i := 0; i < live; i++ {
@@ -54,6 +61,9 @@ func churnRetainedPerPair(t *testing.T, live, pairs int) (float64, *view.View, *
 	}
 	v.ClearDelta()
 	read := func() {
+		if !reads {
+			return
+		}
 		s := v.Snapshot()
 		s.Full(view.FormatJSON, false)
 		s.Full(view.FormatJSON, true)
@@ -89,9 +99,15 @@ func churnRetainedPerPair(t *testing.T, live, pairs int) (float64, *view.View, *
 // a function that applies a change of action to an instance at the next
 // version.
 func manualView() (*view.View, *actors.ManualClock, func(actors.ActionType, *actors.Instance)) {
+	return manualViewWith(func(*view.Config) {})
+}
+
+// manualViewWith is manualView with the configuration changed by edit.
+func manualViewWith(edit func(*view.Config)) (*view.View, *actors.ManualClock, func(actors.ActionType, *actors.Instance)) {
 	clock := actors.NewManualClock(time.Unix(1754500000, 0))
 	cfg := view.DefaultConfig(httpapi.Encoders())
 	cfg.Clock = clock
+	edit(&cfg)
 	v := view.New(cfg)
 	var ver uint64
 	apply := func(action actors.ActionType, in *actors.Instance) {

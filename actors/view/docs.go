@@ -418,6 +418,10 @@ func (s *Snapshot) DeltaBody(f Format, gz bool) Body {
 // changed within the retention, once.
 func (s *Snapshot) DeltaLen() int { return s.deltaN }
 
+// DeltaHeldBytes returns the estimate of what the delta holds beyond the
+// registry that Config.DeltaMaxBytes bounds.
+func (s *Snapshot) DeltaHeldBytes() int64 { return s.deltaHeld }
+
 // VIPVersionDelta is the versions__delta Eureka sends in VIP documents.
 const VIPVersionDelta = "-1"
 

@@ -40,7 +40,9 @@
 // state superseded by a later change (a registration followed by its
 // cancel) is collected at once. What pruning visits is kept per tick of
 // the retention (a 180th of it): the applications changed during the
-// tick, nothing per change. The VIP index holds applications, nothing per
+// tick and the bytes their pieces hold, nothing per change. What the
+// delta holds beyond the registry is bounded (Config.DeltaMaxBytes): past
+// the bound, a write wakes Run, which prunes the oldest ticks early. The VIP index holds applications, nothing per
 // instance (the View counts instances per address and application).
 //
 // Renewals are not events: like Eureka's response cache, cached documents
@@ -77,16 +79,29 @@ type Config struct {
 	// dropped, so an entry lives between DeltaRetention and
 	// DeltaRetention+DeltaRetentionInterval (Eureka: 180–210 s). Default 30s.
 	DeltaRetentionInterval time.Duration
+	// DeltaMaxBytes bounds the memory the delta holds beyond the registry
+	// (an estimate: the cancelled and evicted instances' packed states and
+	// every entry's slot). When a write takes it past the bound, the oldest
+	// changes leave the delta early, before DeltaRetention, until it holds
+	// 7/8 of the bound. A Java client that fetches the delta less often
+	// than the window then lasts sees the gap in the apps hashcode and
+	// fetches the full registry. 0: no bound. DefaultConfig: 128 MiB, about
+	// 450,000 cancelled instances (DefaultDeltaMaxBytes).
+	DeltaMaxBytes int64
 	// CacheUpdateInterval emulates Eureka's read-only response cache when
 	// positive: readers see a snapshot refreshed at most this often.
 	// Default 0: every change is visible to the next read.
 	CacheUpdateInterval time.Duration
 }
 
-// DefaultConfig returns Eureka's delta retention and no read cache lag.
+// DefaultDeltaMaxBytes is DefaultConfig's DeltaMaxBytes.
+const DefaultDeltaMaxBytes = 128 << 20
+
+// DefaultConfig returns Eureka's delta retention, the delta's default
+// memory bound and no read cache lag.
 func DefaultConfig(enc [NumFormats]Encoder) Config {
 	return Config{Encoders: enc, Clock: actors.SystemClock{}, DeltaRetention: 3 * time.Minute,
-		DeltaRetentionInterval: 30 * time.Second}
+		DeltaRetentionInterval: 30 * time.Second, DeltaMaxBytes: DefaultDeltaMaxBytes}
 }
 
 // View is the read side of the registry. It implements actors.Sink.
@@ -116,6 +131,9 @@ type View struct {
 	// behind the snapshots' VIP indexes (guarded by mu).
 	vipN, svipN groupCounts
 	pub         atomic.Pointer[Snapshot] // what readers see
+	// overBound is signalled (without blocking) by a write that takes the
+	// delta past DeltaMaxBytes: Run prunes it then.
+	overBound chan struct{}
 	// pruneComputed, when set (by tests), runs between PruneDelta's
 	// computing pruned groups (try 0: all of them; try 1: those a write
 	// replaced meanwhile) and installing them.
@@ -127,7 +145,7 @@ func New(cfg Config) *View {
 	if cfg.Clock == nil {
 		cfg.Clock = actors.SystemClock{}
 	}
-	v := &View{cfg: cfg, vipN: groupCounts{}, svipN: groupCounts{},
+	v := &View{cfg: cfg, vipN: groupCounts{}, svipN: groupCounts{}, overBound: make(chan struct{}, 1),
 		tick: max(1, positive(cfg.DeltaRetention, 3*time.Minute).Milliseconds()/recentTicks)}
 	s := &Snapshot{
 		enc:     &v.cfg.Encoders,
@@ -165,6 +183,8 @@ func (v *View) Run(ctx context.Context) {
 			return
 		case <-prune.C:
 			v.PruneDelta()
+		case <-v.overBound:
+			v.PruneDelta()
 		case <-refresh:
 			v.mu.Lock()
 			v.pub.Store(v.head.Load())
@@ -181,7 +201,9 @@ func positive(d, def time.Duration) time.Duration {
 }
 
 // PruneDelta drops from the delta the instances whose latest change is
-// older than DeltaRetention. It visits only the applications changed in
+// older than DeltaRetention, and when the delta holds more than
+// DeltaMaxBytes, those of its oldest ticks until it holds 7/8 of that (or
+// what was written up to now, at most). It visits only the applications changed in
 // the ticks that began before the cutoff and computes their groups without
 // the expired pieces outside the lock; under the lock it installs them a
 // batch at a time, so a write waits for one batch at most however much
@@ -189,8 +211,10 @@ func positive(d, def time.Duration) time.Duration {
 // A group that a write changed since it was computed is computed again.
 // Nothing is re-encoded: the survivors keep their pieces.
 func (v *View) PruneDelta() {
-	cutoff := v.cfg.Clock.Now().Add(-positive(v.cfg.DeltaRetention, 3*time.Minute)).UnixMilli()
+	now := v.cfg.Clock.Now()
+	cutoff := now.Add(-positive(v.cfg.DeltaRetention, 3*time.Minute)).UnixMilli()
 	v.mu.Lock()
+	cutoff = v.boundCutoff(cutoff, now.UnixMilli())
 	i := 0
 	for i < len(v.recent) && v.recent[i].from < cutoff {
 		i++
@@ -262,6 +286,34 @@ func (v *View) PruneDelta() {
 	}
 }
 
+// boundCutoff returns the cutoff that brings the delta within
+// DeltaMaxBytes: cutoff itself when it is within, otherwise the end of
+// the oldest ticks whose changes hold what exceeds 7/8 of the bound, but
+// never later than now (a change made while pruning is newer). A tick's
+// bytes count every piece it added, some since superseded by a later
+// change, so the estimate never drops more ticks than needed; a write
+// that still finds the delta past the bound signals another pruning.
+// v.mu must be held.
+func (v *View) boundCutoff(cutoff, now int64) int64 {
+	limit := v.cfg.DeltaMaxBytes
+	if limit <= 0 || sabotage.On(sabotage.ViewDeltaUnbounded) {
+		return cutoff
+	}
+	excess := v.head.Load().deltaHeld - limit
+	if excess <= 0 {
+		return cutoff
+	}
+	excess += limit / 8
+	for _, r := range v.recent {
+		if excess <= 0 {
+			break
+		}
+		excess -= r.held
+		cutoff = max(cutoff, min(r.from+v.tick, now))
+	}
+	return cutoff
+}
+
 // pruneBatch bounds the work PruneDelta does under one hold of the lock:
 // this many pruned delta groups installed, or ids pruned from one group
 // (about 0.1 ms either way on this machine; BenchmarkPruneDelta).
@@ -329,6 +381,7 @@ func (v *View) pruneLocked(app string, ids []string, cutoff int64) {
 // in s, a snapshot under construction.
 func (s *Snapshot) replaceDeltaGroup(app string, cur, g *App) {
 	s.deltaN += g.Len() - cur.Len()
+	s.deltaHeld += g.heldBytes() - cur.heldBytes()
 	if g == nil {
 		s.delta, _ = s.delta.Delete(app)
 	} else {
@@ -342,20 +395,23 @@ func (s *Snapshot) replaceDeltaGroup(app string, cur, g *App) {
 const recentTicks = 180
 
 // recentApps is one tick of the delta window: the applications changed
-// during it.
+// during it, and the bytes its changes' pieces held when they were made.
 type recentApps struct {
 	from int64 // when the tick began (epoch ms)
 	apps map[string]struct{}
+	held int64
 }
 
-// noteChange records that app changed at now (epoch ms). v.mu must be held.
-func (v *View) noteChange(app string, now int64) {
+// noteChange records that app changed at now (epoch ms) with a piece that
+// holds held bytes. v.mu must be held.
+func (v *View) noteChange(app string, now, held int64) {
 	n := len(v.recent)
 	if n == 0 || now >= v.recent[n-1].from+v.tick {
 		v.recent = append(v.recent, recentApps{from: now, apps: map[string]struct{}{}})
 		n++
 	}
 	v.recent[n-1].apps[app] = struct{}{}
+	v.recent[n-1].held += held
 }
 
 // ClearDelta empties the delta window. A node calls it when its initial
@@ -368,7 +424,7 @@ func (v *View) ClearDelta() {
 	v.recent = nil
 	v.held = nil
 	next := v.head.Load().derive()
-	next.deltaN = 0
+	next.deltaN, next.deltaHeld = 0, 0
 	next.delta = btree[*App]{}
 	v.install(next)
 }
@@ -502,7 +558,7 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 	next.svips = updateGroups(next.svips, v.svipN, c.key, old, cur, svipOf)
 
 	c.p.at = now
-	v.noteChange(c.key.App, now)
+	v.noteChange(c.key.App, now, c.p.heldBytes())
 	if sabotage.On(sabotage.ViewDeltaHoldsStates) {
 		v.held = append(v.held, c.p)
 	}
@@ -513,6 +569,13 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 		next.delta = next.delta.Set(c.newDelta)
 	}
 	next.deltaN += c.newDelta.Len() - c.deltaBase.Len()
+	next.deltaHeld += c.newDelta.heldBytes() - c.deltaBase.heldBytes()
+	if limit := v.cfg.DeltaMaxBytes; limit > 0 && next.deltaHeld > limit {
+		select {
+		case v.overBound <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // deltaApp returns the delta's group of application name, or nil.
@@ -534,8 +597,9 @@ type Snapshot struct {
 	// changed within the retention, sorted by id: the delta document's
 	// applications, each with its own cached bytes, so a write changes one
 	// of them.
-	delta  btree[*App]
-	deltaN int // the instances in delta
+	delta     btree[*App]
+	deltaN    int   // the instances in delta
+	deltaHeld int64 // what delta holds beyond the registry (App.heldBytes)
 
 	// cache holds the documents built from this snapshot, allocated by the
 	// first reader: a snapshot that nobody reads (most, under a burst of
@@ -558,7 +622,7 @@ func (s *Snapshot) docs() *docCache {
 // derive returns a copy of s with a new version and empty document caches.
 func (s *Snapshot) derive() *Snapshot {
 	n := &Snapshot{enc: s.enc, version: s.version + 1, apps: s.apps, vips: s.vips, svips: s.svips,
-		counts: s.counts, total: s.total, delta: s.delta, deltaN: s.deltaN}
+		counts: s.counts, total: s.total, delta: s.delta, deltaN: s.deltaN, deltaHeld: s.deltaHeld}
 	c := s.cache.Load()
 	for k := range n.reuse {
 		for f := range n.reuse[k] {

@@ -31,6 +31,7 @@ import (
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 
+	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/cluster/eurekapeer"
 )
 
@@ -108,6 +109,11 @@ type Config struct {
 	// --delta-retention-interval, HEUREKA_DELTA_RETENTION_INTERVAL,
 	// default 30s. Spring: eureka.server.delta-retention-timer-interval-in-ms.
 	DeltaRetentionInterval time.Duration
+	// DeltaMaxBytes bounds the memory the delta holds beyond the registry
+	// (cancelled and evicted instances in their packed form): past it the
+	// oldest changes leave the delta before DeltaRetention. 0: no bound.
+	// --delta-max-bytes, HEUREKA_DELTA_MAX_BYTES, default 128MiB.
+	DeltaMaxBytes int64
 	// LeaseDurationDoubling reproduces Java Eureka's bug that a renewed lease
 	// expires only after 2×durationInSecs.
 	// --lease-duration-doubling, HEUREKA_LEASE_DURATION_DOUBLING,
@@ -200,6 +206,7 @@ func DefaultConfig() Config {
 		ExpectedInitialRenewers:        1,
 		DeltaRetention:                 3 * time.Minute,
 		DeltaRetentionInterval:         30 * time.Second,
+		DeltaMaxBytes:                  view.DefaultDeltaMaxBytes,
 		MaxBodyBytes:                   1 << 20,
 		ReadyTimeout:                   30 * time.Second,
 		StreamTimeout:                  10 * time.Second,
@@ -329,6 +336,16 @@ var options = append([]option{
 	},
 	durationOpt("delta-retention", "how long a change stays in the delta served by /eureka/apps/delta", func(c *Config) *time.Duration { return &c.DeltaRetention }),
 	durationOpt("delta-retention-interval", "how often expired deltas are dropped", func(c *Config) *time.Duration { return &c.DeltaRetentionInterval }),
+	{
+		name: "delta-max-bytes", arg: "bytes",
+		usage: "memory the delta may hold beyond the registry before its oldest changes leave early; 0 for no bound (units as --max-body-bytes)",
+		set: func(c *Config, v string) error {
+			n, err := parseSizeOrZero(v)
+			c.DeltaMaxBytes = n
+			return err
+		},
+		get: func(c Config) string { return strconv.FormatInt(c.DeltaMaxBytes, 10) },
+	},
 	boolOpt("lease-duration-doubling", "reproduce Java Eureka's bug that a renewed lease expires after twice its duration", func(c *Config) *bool { return &c.LeaseDurationDoubling }),
 	durationOpt("response-cache-update-interval", "when > 0, emulate Eureka's read-only response cache: reads refresh at most this often", func(c *Config) *time.Duration { return &c.ResponseCacheUpdateInterval }, zeroAllowed),
 	{
@@ -551,6 +568,15 @@ func parseSize(s string) (int64, error) {
 		return 0, errors.New("must be positive")
 	}
 	return int64(n), nil
+}
+
+// parseSizeOrZero is parseSize that also accepts 0 (with or without a
+// unit).
+func parseSizeOrZero(s string) (int64, error) {
+	if n, err := humanize.ParseBytes(strings.TrimSpace(s)); err == nil && n == 0 {
+		return 0, nil
+	}
+	return parseSize(s)
 }
 
 // splitList splits a comma-separated list, trimming blanks and dropping empty
@@ -925,6 +951,9 @@ func (c Config) Validate() error {
 	}
 	if c.ExpectedInitialRenewers < 0 {
 		bad("expected-initial-renewers", c.ExpectedInitialRenewers, "must not be negative")
+	}
+	if c.DeltaMaxBytes < 0 {
+		bad("delta-max-bytes", c.DeltaMaxBytes, "must not be negative (0 for no bound)")
 	}
 	if c.MaxBodyBytes <= 0 {
 		bad("max-body-bytes", c.MaxBodyBytes, "must be positive")

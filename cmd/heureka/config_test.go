@@ -57,6 +57,7 @@ func TestDefaultConfig(t *testing.T) {
 		ExpectedInitialRenewers:        1,
 		DeltaRetention:                 3 * time.Minute,
 		DeltaRetentionInterval:         30 * time.Second,
+		DeltaMaxBytes:                  128 << 20,
 		MaxBodyBytes:                   1 << 20,
 		ReadyTimeout:                   30 * time.Second,
 		StreamTimeout:                  10 * time.Second,
@@ -111,6 +112,9 @@ func TestLoadConfigFlagsAndEnv(t *testing.T) {
 		{"lease-duration-doubling", "true", with(func(c *Config) { c.LeaseDurationDoubling = true })},
 		{"lease-duration-doubling", "1", with(func(c *Config) { c.LeaseDurationDoubling = true })},
 		{"response-cache-update-interval", "30s", with(func(c *Config) { c.ResponseCacheUpdateInterval = 30 * time.Second })},
+		{"delta-max-bytes", "256MiB", with(func(c *Config) { c.DeltaMaxBytes = 256 << 20 })},
+		{"delta-max-bytes", "0", with(func(c *Config) { c.DeltaMaxBytes = 0 })},
+		{"delta-max-bytes", "0MiB", with(func(c *Config) { c.DeltaMaxBytes = 0 })},
 		{"max-body-bytes", "4096", with(func(c *Config) { c.MaxBodyBytes = 4096 })},
 		{"max-body-bytes", "2MiB", with(func(c *Config) { c.MaxBodyBytes = 2 << 20 })},
 		{"max-body-bytes", "64 KiB", with(func(c *Config) { c.MaxBodyBytes = 64 << 10 })},
@@ -253,6 +257,7 @@ func TestLoadConfigYAMLFiles(t *testing.T) {
 				ExpectedInitialRenewers:        3,
 				DeltaRetention:                 90 * time.Second,
 				DeltaRetentionInterval:         10 * time.Second,
+				DeltaMaxBytes:                  64 << 20,
 				LeaseDurationDoubling:          true,
 				ResponseCacheUpdateInterval:    3 * time.Second,
 				MaxBodyBytes:                   2 << 20,
@@ -496,6 +501,8 @@ func TestLoadConfigBadValues(t *testing.T) {
 		{"delta-retention-interval", "1 minute", "not a duration"},
 		{"lease-duration-doubling", "maybe", "true, false, 1 or 0"},
 		{"response-cache-update-interval", "-1s", "must not be negative"},
+		{"delta-max-bytes", "-1", "byte count"},
+		{"delta-max-bytes", "lots", "byte count"},
 		{"max-body-bytes", "0", "must be positive"},
 		{"max-body-bytes", "1 parsec", "byte count"},
 		{"max-body-bytes", "0KiB", "must be positive"},
@@ -670,6 +677,9 @@ func TestValidate(t *testing.T) {
 			[]string{`--ready-timeout: invalid value "-1s": must not be negative (0 does not wait for the initial sync)`}},
 		{"zero tombstone TTL and write timeout", func(c *Config) { c.TombstoneTTL = 0; c.HTTPWriteTimeout = -time.Minute },
 			[]string{`--tombstone-ttl: invalid value "0s": must be positive`, `--http-write-timeout: invalid value "-1m": must be positive`}},
+		{"no delta bound", func(c *Config) { c.DeltaMaxBytes = 0 }, nil},
+		{"negative delta bound", func(c *Config) { c.DeltaMaxBytes = -1 },
+			[]string{"--delta-max-bytes: invalid value -1: must not be negative (0 for no bound)"}},
 		{"join forms", func(c *Config) { c.Join = []string{"a", "a.b.c", "a:1", "10.0.0.1", "fd00::1", "[fd00::1]:7946"} }, nil},
 		{"empty http addr", func(c *Config) { c.HTTPAddr = "" }, []string{`--http-addr: invalid value ""`}},
 		{"advertise without port", func(c *Config) { c.AdvertiseAddr = "10.0.0.1" }, []string{"--advertise-addr", "host:port"}},
@@ -725,7 +735,7 @@ func TestEnvNames(t *testing.T) {
 		require.True(t, ok, name)
 		assert.Equal(t, env, o.env())
 	}
-	assert.Len(t, options, 28+13, "one option per Config field (13 in Security)")
+	assert.Len(t, options, 29+13, "one option per Config field (13 in Security)")
 }
 
 // The Eureka peers' passwords never reach the effective-configuration log.

@@ -36,6 +36,7 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 	v := &nc.View
 	v.DeltaRetention = c.DeltaRetention
 	v.DeltaRetentionInterval = c.DeltaRetentionInterval
+	v.DeltaMaxBytes = c.DeltaMaxBytes
 	v.CacheUpdateInterval = c.ResponseCacheUpdateInterval
 
 	cc := cluster.DefaultConfig()

@@ -76,6 +76,9 @@ const (
 	// ViewDeltaUnpacked makes the delta keep a deleted state as a whole
 	// Instance instead of packed (actors/view prepare, packed.go; issue 9).
 	ViewDeltaUnpacked Switch = "view-delta-unpacked"
+	// ViewDeltaUnbounded makes pruning ignore the delta's memory bound,
+	// DeltaMaxBytes (actors/view boundCutoff; issue 9).
+	ViewDeltaUnbounded Switch = "view-delta-unbounded"
 	// ViewLeafKeepsReplacedKey makes a B+tree leaf whose first item is
 	// replaced keep the replaced item's key as its first key, which keeps
 	// the replaced instance state's strings alive (actors/view btree set;
@@ -188,4 +191,4 @@ var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
 	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder,
-	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked}
+	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded}

@@ -201,6 +201,8 @@ func TestMetricsSingleNode(t *testing.T) {
 	assert.Equal(t, 1.0, f.must(t, "heureka_application_instances", "application", node.SelfApp, "status", "UP"))
 	assert.Len(t, f["heureka_application_instances"].GetMetric(), 3, "no series for a cancelled application or an empty status")
 	assert.Positive(t, f.must(t, "heureka_registry_version"))
+	assert.Positive(t, f.must(t, "heureka_delta_instances"), "the changes above are in the delta")
+	assert.Greater(t, f.must(t, "heureka_delta_held_bytes"), 100.0, "the cancelled instance is held packed")
 
 	// Self-preservation.
 	assert.Equal(t, 1.0, f.must(t, "heureka_self_preservation_enabled"))
