@@ -57,7 +57,7 @@
 //
 // A cancel or eviction leaves a tombstone aged by the deletion's HLC time;
 // expired tombstones are neither stored on receipt nor sent. An
-// application packs its older tombstones into sorted runs of about 50
+// application packs its older tombstones into sorted runs of about 25
 // bytes each (tombstones.go), since churn keeps millions for the TTL. A live record
 // older than TombstoneTTL that this node does not know, whose lease has run
 // out by the sender's account, is refused and answered with an eviction
