@@ -64,6 +64,8 @@ func TestInstancesCollectorFollowsTheSnapshot(t *testing.T) {
 	}
 	expect(`
 heureka_applications 0
+heureka_delta_held_bytes 0
+heureka_delta_instances 0
 heureka_instances 0
 heureka_instances_by_status{status="DOWN"} 0
 heureka_instances_by_status{status="OUT_OF_SERVICE"} 0
@@ -78,6 +80,8 @@ heureka_instances_by_status{status="UP"} 0
 heureka_application_instances{application="A",status="UP"} 2
 heureka_application_instances{application="B",status="STARTING"} 1
 heureka_applications 2
+heureka_delta_held_bytes 72
+heureka_delta_instances 3
 heureka_instances 3
 heureka_instances_by_status{status="DOWN"} 0
 heureka_instances_by_status{status="OUT_OF_SERVICE"} 0
@@ -90,10 +94,16 @@ heureka_instances_by_status{status="UP"} 2
 	put("A", "a-2", actors.StatusDown, actors.ActionModified)
 	v.Apply(&actors.Event{Action: actors.ActionDeleted, Cause: actors.CauseCancel,
 		Instance: &actors.Instance{App: "B", InstanceID: "b-1", HostName: "b-1", Status: actors.StatusStarting}})
+	// The delta holds a-1 and a-2 as the registry does (24 B each, their
+	// slots) and b-1's cancelled state packed.
+	held := v.Snapshot().DeltaHeldBytes()
+	assert.Greater(t, held, int64(72+100))
 	expect(`
 heureka_application_instances{application="A",status="DOWN"} 1
 heureka_application_instances{application="A",status="UP"} 1
 heureka_applications 1
+heureka_delta_held_bytes ` + strconv.FormatInt(held, 10) + `
+heureka_delta_instances 3
 heureka_instances 2
 heureka_instances_by_status{status="DOWN"} 1
 heureka_instances_by_status{status="OUT_OF_SERVICE"} 0
