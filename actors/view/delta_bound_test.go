@@ -136,3 +136,17 @@ func TestRunPrunesWhenTheDeltaPassesItsBound(t *testing.T) {
 	require.Eventually(t, func() bool { return v.Snapshot().DeltaHeldBytes() <= limit },
 		10*time.Second, time.Millisecond, "Run pruned the delta past its bound")
 }
+
+// A bound smaller than one change empties the delta, the change of the
+// current millisecond too: the delta never holds more than the bound for
+// longer than it takes Run to prune (clients see the gap in the hashcode).
+func TestTinyBoundEmptiesTheDelta(t *testing.T) {
+	v, _, apply := manualViewWith(func(c *view.Config) { c.DeltaMaxBytes = 1 })
+	in := decodedInstance(appName(0), 0)
+	apply(actors.ActionAdded, in)
+	require.Equal(t, 1, v.Snapshot().DeltaLen())
+	v.PruneDelta() // at the same millisecond as the change, as Run does at once
+	assert.Zero(t, v.Snapshot().DeltaLen())
+	assert.Zero(t, v.Snapshot().DeltaHeldBytes())
+	assert.Equal(t, 1, v.Snapshot().Count(), "the registry keeps the instance")
+}

@@ -202,8 +202,8 @@ func positive(d, def time.Duration) time.Duration {
 
 // PruneDelta drops from the delta the instances whose latest change is
 // older than DeltaRetention, and when the delta holds more than
-// DeltaMaxBytes, those of its oldest ticks until it holds 7/8 of that (or
-// what was written up to now, at most). It visits only the applications changed in
+// DeltaMaxBytes, those of its oldest ticks until it holds 7/8 of that (at
+// most everything written up to now). It visits only the applications changed in
 // the ticks that began before the cutoff and computes their groups without
 // the expired pieces outside the lock; under the lock it installs them a
 // batch at a time, so a write waits for one batch at most however much
@@ -289,7 +289,9 @@ func (v *View) PruneDelta() {
 // boundCutoff returns the cutoff that brings the delta within
 // DeltaMaxBytes: cutoff itself when it is within, otherwise the end of
 // the oldest ticks whose changes hold what exceeds 7/8 of the bound, but
-// never later than now (a change made while pruning is newer). A tick's
+// never past now: the changes of the current millisecond go too when they
+// are what exceeds it (a tiny bound empties the delta), and a change made
+// while pruning, in a later millisecond, stays. A tick's
 // bytes count every piece it added, some since superseded by a later
 // change, so the estimate never drops more ticks than needed; a write
 // that still finds the delta past the bound signals another pruning.
@@ -309,7 +311,7 @@ func (v *View) boundCutoff(cutoff, now int64) int64 {
 			break
 		}
 		excess -= r.held
-		cutoff = max(cutoff, min(r.from+v.tick, now))
+		cutoff = max(cutoff, min(r.from+v.tick, now+1))
 	}
 	return cutoff
 }

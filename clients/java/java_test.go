@@ -67,8 +67,8 @@ func startNode(t *testing.T, name string, mutate func(*node.Config)) *node.Node 
 }
 
 // TestNetflixDiscoveryClient runs netflix/: the lifecycle in three formats,
-// each against an open node of its own, and basic auth against a node with a
-// user.
+// each against an open node of its own, the client healing the gaps of a
+// delta bounded to nothing, and basic auth against a node with a user.
 func TestNetflixDiscoveryClient(t *testing.T) {
 	mvn := maven(t)
 	const user, pass = "java-client", "java-Pass/with@odd#chars"
@@ -80,6 +80,9 @@ func TestNetflixDiscoveryClient(t *testing.T) {
 		n := startNode(t, "java-"+strings.ToLower(format), nil)
 		env = append(env, "HEUREKA_URL_"+format+"="+n.URL()+"/")
 	}
+	// A node whose delta holds nothing for long: DeltaBoundTest.
+	bounded := startNode(t, "java-bounded", func(c *node.Config) { c.View.DeltaMaxBytes = 1 })
+	env = append(env, "HEUREKA_URL_BOUNDED="+bounded.URL()+"/")
 	secured := startNode(t, "java-auth", func(c *node.Config) {
 		c.Auth = &httpapi.AuthConfig{Users: []httpapi.User{{
 			Name: user, PasswordHash: string(hash), Roles: httpapi.RoleRead | httpapi.RoleWrite,
