@@ -42,8 +42,9 @@
 // the retention (a 180th of it): the applications changed during the
 // tick and the bytes their pieces hold, nothing per change. What the
 // delta holds beyond the registry is bounded (Config.DeltaMaxBytes): past
-// the bound, a write wakes Run, which prunes the oldest ticks early. The VIP index holds applications, nothing per
-// instance (the View counts instances per address and application).
+// the bound, a write wakes Run, which prunes the oldest ticks early. The
+// VIP index holds applications, nothing per instance (the View counts
+// instances per address and application).
 //
 // Renewals are not events: like Eureka's response cache, cached documents
 // show lease timestamps as of the instance's last change.
@@ -86,7 +87,7 @@ type Config struct {
 	// 7/8 of the bound. A Java client that fetches the delta less often
 	// than the window then lasts sees the gap in the apps hashcode and
 	// fetches the full registry. 0: no bound. DefaultConfig: 128 MiB, about
-	// 450,000 cancelled instances (DefaultDeltaMaxBytes).
+	// 280,000 cancelled instances (DefaultDeltaMaxBytes).
 	DeltaMaxBytes int64
 	// CacheUpdateInterval emulates Eureka's read-only response cache when
 	// positive: readers see a snapshot refreshed at most this often.
@@ -203,11 +204,11 @@ func positive(d, def time.Duration) time.Duration {
 // PruneDelta drops from the delta the instances whose latest change is
 // older than DeltaRetention, and when the delta holds more than
 // DeltaMaxBytes, those of its oldest ticks until it holds 7/8 of that (at
-// most everything written up to now). It visits only the applications changed in
-// the ticks that began before the cutoff and computes their groups without
-// the expired pieces outside the lock; under the lock it installs them a
-// batch at a time, so a write waits for one batch at most however much
-// expired (at 1,000 writes a second, 30,000 pieces expire per interval).
+// most everything written up to now). It visits only the applications
+// changed in the ticks that began before the cutoff and computes their
+// groups without the expired pieces outside the lock; under the lock it
+// installs them a batch at a time, so a write waits for one batch at most
+// however much expired (at 1,000 writes a second, 30,000 pieces expire per interval).
 // A group that a write changed since it was computed is computed again.
 // Nothing is re-encoded: the survivors keep their pieces.
 func (v *View) PruneDelta() {
@@ -291,11 +292,10 @@ func (v *View) PruneDelta() {
 // the oldest ticks whose changes hold what exceeds 7/8 of the bound, but
 // never past now: the changes of the current millisecond go too when they
 // are what exceeds it (a tiny bound empties the delta), and a change made
-// while pruning, in a later millisecond, stays. A tick's
-// bytes count every piece it added, some since superseded by a later
-// change, so the estimate never drops more ticks than needed; a write
-// that still finds the delta past the bound signals another pruning.
-// v.mu must be held.
+// while pruning, in a later millisecond, stays. A tick's bytes count every
+// piece it added, some since superseded by a later change, so the
+// estimate never drops more ticks than needed; a write that still finds
+// the delta past the bound signals another pruning. v.mu must be held.
 func (v *View) boundCutoff(cutoff, now int64) int64 {
 	limit := v.cfg.DeltaMaxBytes
 	if limit <= 0 || sabotage.On(sabotage.ViewDeltaUnbounded) {
