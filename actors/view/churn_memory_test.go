@@ -53,13 +53,7 @@ func churnRetainedPerPair(t *testing.T, live, pairs int) (float64, *view.View, *
 func churnRetained(t *testing.T, live, pairs int, reads bool) (float64, *view.View, *actors.ManualClock, uint64) {
 	t.Helper()
 	v, clock, apply := manualView()
-	queue := make([]*actors.Instance, 0, live+pairs)
-	for i := 0; i < live; i++ {
-		in := decodedInstance(appName(i/20), i)
-		apply(actors.ActionAdded, in)
-		queue = append(queue, in)
-	}
-	v.ClearDelta()
+	c := newChurner(v, clock, apply, live, pairs)
 	read := func() {
 		if !reads {
 			return
@@ -72,27 +66,58 @@ func churnRetained(t *testing.T, live, pairs int, reads bool) (float64, *view.Vi
 	read()
 	before := heapInUse()
 	for j := 0; j < pairs; j++ {
-		i := live + j
-		in := decodedInstance(appName(i%live/20), i)
-		apply(actors.ActionAdded, in)
-		queue = append(queue, in)
-		// The registry deletes a copy of the record, stamped (actors remove).
-		gone := queue[j].Clone()
-		queue[j] = nil
-		gone.LeaseInfo.EvictionTimestamp = clock.Now().UnixMilli()
-		apply(actors.ActionDeleted, gone)
-		clock.Advance(time.Millisecond)
+		c.pair()
 		if j%500 == 499 {
 			read()
 		}
 	}
 	read()
 	after := heapInUse()
-	runtime.KeepAlive(queue)
+	runtime.KeepAlive(c)
 	s := v.Snapshot()
 	require.Equal(t, live, s.Count())
 	require.Equal(t, pairs+min(pairs, live), s.DeltaLen(), "every changed instance is still in the delta, once")
 	return (float64(after) - float64(before)) / float64(pairs), v, clock, before
+}
+
+// churner churns a view as a deploy does: every pair registers a fresh
+// instance and cancels the oldest, so the registry keeps its size.
+type churner struct {
+	clock *actors.ManualClock
+	apply func(actors.ActionType, *actors.Instance)
+	live  int
+	queue []*actors.Instance // the registered instances, oldest first (nil once cancelled)
+	pairs int
+}
+
+// newChurner loads live instances (20 per application) into v and empties
+// its delta, ready for pairs pairs.
+func newChurner(v *view.View, clock *actors.ManualClock, apply func(actors.ActionType, *actors.Instance), live, pairs int) *churner {
+	c := &churner{clock: clock, apply: apply, live: live, queue: make([]*actors.Instance, 0, live+pairs)}
+	for i := 0; i < live; i++ {
+		in := decodedInstance(appName(i/20), i)
+		apply(actors.ActionAdded, in)
+		c.queue = append(c.queue, in)
+	}
+	v.ClearDelta()
+	return c
+}
+
+// pair registers the next fresh instance, cancels the oldest (the
+// registry deletes a copy of the record, stamped, as the actors do), and
+// moves the clock on by a millisecond. It returns the cancelled state.
+func (c *churner) pair() *actors.Instance {
+	i := c.live + c.pairs
+	in := decodedInstance(appName(i%c.live/20), i)
+	c.apply(actors.ActionAdded, in)
+	c.queue = append(c.queue, in)
+	gone := c.queue[c.pairs].Clone()
+	c.queue[c.pairs] = nil
+	gone.LeaseInfo.EvictionTimestamp = c.clock.Now().UnixMilli()
+	c.apply(actors.ActionDeleted, gone)
+	c.clock.Advance(time.Millisecond)
+	c.pairs++
+	return gone
 }
 
 // manualView returns a view with the wire encoders on a manual clock, and

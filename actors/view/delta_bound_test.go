@@ -41,26 +41,11 @@ func TestDeltaHeldBytesEstimate(t *testing.T) {
 func boundedChurn(t *testing.T, limit int64, pairs int) (*view.View, []*actors.Instance, bool) {
 	t.Helper()
 	v, clock, apply := manualViewWith(func(c *view.Config) { c.DeltaMaxBytes = limit })
-	const live = 500
-	queue := make([]*actors.Instance, 0, live+pairs)
-	for i := 0; i < live; i++ {
-		in := decodedInstance(appName(i/20), i)
-		apply(actors.ActionAdded, in)
-		queue = append(queue, in)
-	}
-	v.ClearDelta()
+	c := newChurner(v, clock, apply, 500, pairs)
 	within := true
 	var gone []*actors.Instance
 	for j := 0; j < pairs; j++ {
-		i := live + j
-		in := decodedInstance(appName(i%live/20), i)
-		apply(actors.ActionAdded, in)
-		queue = append(queue, in)
-		g := queue[j].Clone()
-		g.LeaseInfo.EvictionTimestamp = clock.Now().UnixMilli()
-		apply(actors.ActionDeleted, g)
-		gone = append(gone, g)
-		clock.Advance(time.Millisecond)
+		gone = append(gone, c.pair())
 		if j%1000 == 999 {
 			v.PruneDelta()
 			held := v.Snapshot().DeltaHeldBytes()
@@ -75,8 +60,7 @@ func boundedChurn(t *testing.T, limit int64, pairs int) (*view.View, []*actors.I
 
 // The delta holds at most DeltaMaxBytes after pruning: under churn the
 // oldest changes leave before the retention, the newest stay, and the
-// apps hashcode is the registry's (a client that missed the dropped
-// changes sees the gap there).
+// registry keeps its instances.
 func TestDeltaStaysWithinItsMemoryBound(t *testing.T) {
 	const limit = 4 << 20
 	v, gone, within := boundedChurn(t, limit, 30_000)

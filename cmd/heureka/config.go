@@ -336,28 +336,10 @@ var options = append([]option{
 	},
 	durationOpt("delta-retention", "how long a change stays in the delta served by /eureka/apps/delta", func(c *Config) *time.Duration { return &c.DeltaRetention }),
 	durationOpt("delta-retention-interval", "how often expired deltas are dropped", func(c *Config) *time.Duration { return &c.DeltaRetentionInterval }),
-	{
-		name: "delta-max-bytes", arg: "bytes",
-		usage: "memory the delta may hold beyond the registry before its oldest changes leave early; 0 for no bound (units as --max-body-bytes)",
-		set: func(c *Config, v string) error {
-			n, err := parseSizeOrZero(v)
-			c.DeltaMaxBytes = n
-			return err
-		},
-		get: func(c Config) string { return strconv.FormatInt(c.DeltaMaxBytes, 10) },
-	},
+	sizeOpt("delta-max-bytes", "memory the delta may hold beyond the registry before its oldest changes leave early; 0 for no bound (units as --max-body-bytes)", func(c *Config) *int64 { return &c.DeltaMaxBytes }, zeroAllowed),
 	boolOpt("lease-duration-doubling", "reproduce Java Eureka's bug that a renewed lease expires after twice its duration", func(c *Config) *bool { return &c.LeaseDurationDoubling }),
 	durationOpt("response-cache-update-interval", "when > 0, emulate Eureka's read-only response cache: reads refresh at most this often", func(c *Config) *time.Duration { return &c.ResponseCacheUpdateInterval }, zeroAllowed),
-	{
-		name: "max-body-bytes", arg: "bytes",
-		usage: "largest request body accepted: a byte count, or with a unit (512KiB, 2MiB; kB and MB are powers of 1000)",
-		set: func(c *Config, v string) error {
-			n, err := parseSize(v)
-			c.MaxBodyBytes = n
-			return err
-		},
-		get: func(c Config) string { return strconv.FormatInt(c.MaxBodyBytes, 10) },
-	},
+	sizeOpt("max-body-bytes", "largest request body accepted: a byte count, or with a unit (512KiB, 2MiB; kB and MB are powers of 1000)", func(c *Config) *int64 { return &c.MaxBodyBytes }),
 	durationOpt("renew-forward-interval", "how often coalesced renewals are forwarded to each application's owner", func(c *Config) *time.Duration { return &c.RenewForwardInterval }),
 	durationOpt("anti-entropy-interval", "how often this node compares registry digests with a random peer", func(c *Config) *time.Duration { return &c.AntiEntropyInterval }),
 	durationOpt("ready-timeout", "longest wait for the initial cluster sync before the node reports ready anyway; 0 does not wait", func(c *Config) *time.Duration { return &c.ReadyTimeout }, zeroAllowed),
@@ -448,8 +430,8 @@ func addrOpt(name, usage string, field func(*Config) *string) option {
 	return o
 }
 
-// zeroAllowed marks a duration option that may be 0 (what 0 means is in its
-// usage); durations are otherwise positive, and never negative.
+// zeroAllowed marks a duration or size option that may be 0 (what 0 means
+// is in its usage); they are otherwise positive, and never negative.
 const zeroAllowed = true
 
 // durationOpt is a duration option that must be positive, or not negative
@@ -481,6 +463,25 @@ func checkDuration(d time.Duration, allowZero bool) error {
 		return errors.New("must be positive")
 	}
 	return nil
+}
+
+// sizeOpt is a byte count option (a number, or with a unit: 512KiB, 2MiB)
+// that must be positive, or not negative when zeroOK (zeroAllowed) is
+// given.
+func sizeOpt(name, usage string, field func(*Config) *int64, zeroOK ...bool) option {
+	parse := parseSize
+	if len(zeroOK) > 0 && zeroOK[0] {
+		parse = parseSizeOrZero
+	}
+	return option{
+		name: name, arg: "bytes", usage: usage,
+		set: func(c *Config, v string) error {
+			n, err := parse(v)
+			*field(c) = n
+			return err
+		},
+		get: func(c Config) string { return strconv.FormatInt(*field(&c), 10) },
+	}
 }
 
 func boolOpt(name, usage string, field func(*Config) *bool) option {
