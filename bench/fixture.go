@@ -166,10 +166,19 @@ type Fixture struct {
 // some of them in the middle of a report, once self-preservation has let go
 // after a mass cancel (a churn's cancel of a loaded instance got 404). The
 // report measures requests on a registry of a known size, not eviction.
+// The sweeps also forget expired tombstones, so a run that lasts longer
+// than the tombstone TTL keeps them all unless it sweeps (StartWith).
 func Start() (*Fixture, error) {
+	return StartWith(func(*node.Config) {})
+}
+
+// StartWith is Start with the configuration changed by edit after Start's
+// own changes.
+func StartWith(edit func(*node.Config)) (*Fixture, error) {
 	cfg := node.DefaultConfig("bench")
 	cfg.HTTPAddr = "127.0.0.1:0"
 	cfg.Registry.EvictionInterval = 24 * time.Hour
+	edit(&cfg)
 	clock := &ShiftClock{}
 	cfg.View.Clock = clock
 	n, err := node.Start(cfg)
@@ -181,7 +190,12 @@ func Start() (*Fixture, error) {
 
 // NewFixture starts a node and loads size instances into it.
 func NewFixture(size int) (*Fixture, error) {
-	f, err := Start()
+	return NewFixtureWith(size, func(*node.Config) {})
+}
+
+// NewFixtureWith is NewFixture on StartWith(edit).
+func NewFixtureWith(size int, edit func(*node.Config)) (*Fixture, error) {
+	f, err := StartWith(edit)
 	if err != nil {
 		return nil, err
 	}

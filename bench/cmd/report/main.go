@@ -50,7 +50,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/bench"
+	"github.com/heureka/heureka/cmd/heureka/node"
 )
 
 // options are the command line's settings.
@@ -211,7 +213,12 @@ func runInProcess(o options) ([]*sizeReport, []*churnReport, error) {
 	}
 	var churns []*churnReport
 	if o.churn > 0 && !partial {
-		f, err := bench.NewFixture(o.churnSize)
+		// Production sweeps: the run outlasts the tombstone TTL, and the
+		// sweeps forget expired tombstones. Every loaded instance is
+		// cancelled within seconds, long before its lease could expire.
+		f, err := bench.NewFixtureWith(o.churnSize, func(c *node.Config) {
+			c.Registry.EvictionInterval = actors.DefaultConfig("bench").EvictionInterval
+		})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -480,7 +480,7 @@ func writeChurn(w io.Writer, rn *run) {
 		wins := cr.run.Windows(cr.window)
 		where := "the server process's /proc/PID/status"
 		if cr.server == inProcess {
-			where = "this process's /proc/self/status (server and load generator)"
+			where = "this process's /proc/self/status (server and load generator); the node sweeps at the production eviction interval, which forgets expired tombstones"
 		}
 		pace := "as fast as the connections go"
 		if cr.run.Pace > 0 {
