@@ -168,15 +168,18 @@ func (c *Client) run(ctx context.Context) {
 	}
 }
 
+// cancelTimeout bounds a client's cancel, fail-overs included.
+const cancelTimeout = 5 * time.Second
+
 // finish records the end of the life, cancelling first when graceful.
 func (c *Client) finish(_ context.Context) {
 	c.mu.Lock()
 	graceful := c.graceful
 	c.mu.Unlock()
-	ok := false
+	ok, by := false, ""
 	if graceful {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		code, _, err := c.request(ctx, http.MethodDelete, fmt.Sprintf("/apps/%s/%s", c.App, c.ID), "")
+		ctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
+		code, node, err := c.request(ctx, http.MethodDelete, fmt.Sprintf("/apps/%s/%s", c.App, c.ID), "")
 		cancel()
 		// Only a 200 counts as a cancel. A 404 means the node the client
 		// asked did not hold the instance; like the Java client, this one
@@ -186,13 +189,14 @@ func (c *Client) finish(_ context.Context) {
 		switch {
 		case ok:
 			c.sim.stats.cancels.Add(1)
+			by = node
 		case err == nil && code == http.StatusNotFound:
 			c.sim.stats.cancelNotFound.Add(1)
 		default:
 			c.sim.stats.cancelFailures.Add(1)
 		}
 	}
-	c.sim.rec.lifeEnded(c.ID, c.life, time.Now(), ok)
+	c.sim.rec.lifeEnded(c.ID, c.life, time.Now(), by)
 }
 
 func (c *Client) dirty() int64 {

@@ -408,7 +408,7 @@ func CheckNoResurrection(o *Observations, th Thresholds) Verdict {
 		Threshold: "0 instances served again by a node that had dropped them, 0 new versions made by a node while no client ran for the instance, 0 cancelled instances left at the end"}
 	idx := o.sampleIndex()
 	const inflight = 2 * time.Second // a read sent this long before a registration may already see it
-	var back, left, caughtUp []string
+	var back, left, caughtUp, lost []string
 	flagged := map[[2]string]bool{} // (id, node) whose return the samples already judged
 	stopped, cancelled := 0, 0
 	for _, l := range o.sortedInstances() {
@@ -482,7 +482,12 @@ func CheckNoResurrection(o *Observations, th Thresholds) Verdict {
 				}
 			}
 			if final != nil && lastLife.Deregistered && !lastLife.End.IsZero() && final.At.After(lastLife.End) && final.IDs[l.ID] {
-				left = append(left, fmt.Sprintf("%s still on %s at %s, cancelled at %s", l.ID, nodeName, o.offset(final.At), o.offset(lastLife.End)))
+				d := fmt.Sprintf("%s still on %s at %s, cancelled at %s", l.ID, nodeName, o.offset(final.At), o.offset(lastLife.End))
+				if at, ok := o.lostWithCrash(&lastLife); ok {
+					lost = append(lost, d+fmt.Sprintf("; the cancel was answered by %s, which crashed at %s before it could replicate it", lastLife.CancelledBy, o.offset(at)))
+					continue
+				}
+				left = append(left, d)
 			}
 		}
 	}
@@ -559,6 +564,15 @@ func CheckNoResurrection(o *Observations, th Thresholds) Verdict {
 		}
 		v.Details = append(v.Details, d)
 	}
+	if len(lost) > 0 {
+		v.Measured += fmt.Sprintf("; %d (instance, node) left by a cancel lost with the node that answered it (not counted)", len(lost))
+		for i, d := range lost {
+			if i == maxDetails/2 {
+				break
+			}
+			v.Details = append(v.Details, "not counted: "+d)
+		}
+	}
 	if len(caughtUp) > 0 {
 		v.Measured += fmt.Sprintf("; %d returns on a node catching up with an overruled deletion (not counted)", len(caughtUp))
 		for i, d := range caughtUp {
@@ -569,6 +583,29 @@ func CheckNoResurrection(o *Observations, th Thresholds) Verdict {
 		}
 	}
 	return v
+}
+
+// crashGrace is how long after answering a write a node must stay up for
+// the write to have left it. Replication is asynchronous, as in Eureka: a
+// node answers a cancel and then sends it to its peers, so a node that
+// crashes in between takes the cancel with it, and the instance stays
+// until its lease expires and eviction (if self-preservation allows)
+// removes it.
+const crashGrace = 200 * time.Millisecond
+
+// lostWithCrash reports whether the successful cancel that ended lf was
+// answered by a node that crashed from the time the request could have been
+// sent until crashGrace after the answer, and when that node crashed.
+func (o *Observations) lostWithCrash(lf *Life) (time.Time, bool) {
+	if lf.CancelledBy == "" {
+		return time.Time{}, false
+	}
+	for _, c := range o.Crashes {
+		if c.Node == lf.CancelledBy && !c.At.Before(lf.End.Add(-cancelTimeout)) && !c.At.After(lf.End.Add(crashGrace)) {
+			return c.At, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // RepublishedSignature marks a resurrection whose record carries a version

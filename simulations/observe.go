@@ -40,6 +40,8 @@ type Life struct {
 	End time.Time
 	// Deregistered reports that the client cancelled successfully at End.
 	Deregistered bool
+	// CancelledBy is the node that answered the successful cancel.
+	CancelledBy string
 	// Renewed is, per node, when the client last registered or renewed
 	// there successfully during this life.
 	Renewed map[string]time.Time
@@ -164,6 +166,15 @@ type Observations struct {
 	CrashedIDs                       []string
 	// Timeline is the scenario's events.
 	Timeline []Event
+	// Crashes are the nodes' crashes, in time order.
+	Crashes []NodeCrash
+}
+
+// NodeCrash is one crash of a node: its process and everything only it
+// held were lost at At.
+type NodeCrash struct {
+	Node string
+	At   time.Time
 }
 
 // settled is when the checkers start to expect convergence: the end of the
@@ -250,11 +261,18 @@ func (r *recorder) forwarded(id string, life int, owner string, at time.Time) {
 	lf.Forwarded[owner] = at
 }
 
-func (r *recorder) lifeEnded(id string, life int, at time.Time, deregistered bool) {
+func (r *recorder) lifeEnded(id string, life int, at time.Time, cancelledBy string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	lf := &r.instances[id].Lives[life]
-	lf.End, lf.Deregistered = at, deregistered
+	lf.End, lf.Deregistered, lf.CancelledBy = at, cancelledBy != "", cancelledBy
+}
+
+// crashed notes that the node name lost its process at at.
+func (r *recorder) crashed(name string, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.obs.Crashes = append(r.obs.Crashes, NodeCrash{Node: name, At: at})
 }
 
 // roundDone notes that a sampling round that started at start finished.

@@ -513,9 +513,11 @@ func (s *Sim) Heal() {
 // Crash crashes the node name.
 func (s *Sim) Crash(name, why string) error {
 	s.fault()
+	at := time.Now()
 	if err := s.c.Crash(name); err != nil {
 		return err
 	}
+	s.rec.crashed(name, at)
 	s.Event("crash", "%s %s", name, why)
 	return nil
 }

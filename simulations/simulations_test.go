@@ -334,6 +334,28 @@ func TestCheckNoResurrection(t *testing.T) {
 		v := CheckNoResurrection(h.o, th)
 		assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
 	})
+	// A cancel answered by a node that crashed before replicating it is
+	// lost with the node; one answered by a node that stayed up is not.
+	lostCancel := func(crashAfter float64) Verdict {
+		h := newHistory("n0", "n1")
+		h.life("APP", "a", "n0", 0, 5, true)
+		h.o.Instances["a"].Lives[0].CancelledBy = "n0"
+		h.o.Crashes = []NodeCrash{{Node: "n0", At: h.at(5 + crashAfter)}}
+		h.samples("n1", "APP", 0, 10, nil, always("a"))
+		return CheckNoResurrection(h.o, th)
+	}
+	t.Run("a cancel lost with the node that answered it is not counted", func(t *testing.T) {
+		v := lostCancel(0.1)
+		assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+		assert.Contains(t, v.Measured, "1 (instance, node) left by a cancel lost with the node that answered it (not counted)")
+		require.Len(t, v.Details, 1)
+		assert.Contains(t, v.Details[0], "not counted: a still on n1 at +9.8s, cancelled at +5.0s; the cancel was answered by n0, which crashed at +5.1s")
+	})
+	t.Run("a cancel whose node stayed up past the grace is left", func(t *testing.T) {
+		v := lostCancel(1)
+		require.False(t, v.Pass, "%s %v", v.Measured, v.Details)
+		assert.Contains(t, v.Details[0], "a still on n1 at +9.8s, cancelled at +5.0s")
+	})
 	t.Run("a node that never had it may learn of it late", func(t *testing.T) {
 		h := newHistory("n0")
 		h.life("APP", "a", "n0", 0, 3, false) // died silently
