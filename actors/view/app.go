@@ -40,8 +40,11 @@ import (
 type piece struct {
 	// inst is the state, or nil when the state is packed (a deleted state
 	// in the delta; see packed.go).
-	inst   *actors.Instance
-	packed string
+	inst *actors.Instance
+	// str is the packed state when inst is nil, and inst's id otherwise
+	// (the same string, so no bytes of its own): a tree's search compares
+	// ids without loading the instance.
+	str string
 	// clock and node are the version of the state (see version), with the
 	// node's name as a handle: 8 bytes where a string takes 16.
 	clock uint64
@@ -55,13 +58,13 @@ type piece struct {
 }
 
 func newPiece(inst *actors.Instance, v actors.Version) *piece {
-	return &piece{inst: inst, clock: v.Clock, node: unique.Make(v.Node)}
+	return &piece{inst: inst, str: inst.ID(), clock: v.Clock, node: unique.Make(v.Node)}
 }
 
 // newPackedPiece returns a piece holding inst packed: a deleted state,
 // which only the delta shows.
 func newPackedPiece(inst *actors.Instance, v actors.Version) *piece {
-	return &piece{packed: pack(inst), clock: v.Clock, node: unique.Make(v.Node)}
+	return &piece{str: pack(inst), clock: v.Clock, node: unique.Make(v.Node)}
 }
 
 // state returns the piece's instance, unpacked into a new one if packed.
@@ -70,7 +73,7 @@ func (p *piece) state() *actors.Instance {
 		return p.inst
 	}
 	in := new(actors.Instance)
-	unpackInto(in, p.packed, &unpackScratch{})
+	unpackInto(in, p.str, &unpackScratch{})
 	return in
 }
 
@@ -79,7 +82,7 @@ func (p *piece) appendState(dst []byte, enc Encoder) []byte {
 	if p.inst != nil {
 		return enc.AppendInstance(dst, p.inst)
 	}
-	return appendPacked(dst, enc, p.packed)
+	return appendPacked(dst, enc, p.str)
 }
 
 // version returns the version of the piece's state.
@@ -259,19 +262,19 @@ func (*App) shape() *treeShape { return appShape }
 // key orders pieces in a btree.
 func (p *piece) key() string {
 	if p.inst != nil {
-		return p.inst.ID()
+		return p.str
 	}
-	return packedID(p.packed)
+	return packedID(p.str)
 }
 
 // shape is the shape of the trees of pieces.
 func (*piece) shape() *treeShape { return pieceShape }
 
 // with returns a copy of a (nil means a new app) with p's instance set (at
-// p's version). It copies one path of the application's tree of pieces, and
-// encodes nothing. A delta group (which holds pieces only) changes the same
-// way.
-func (a *App) with(name string, p *piece) *App {
+// p's version), and the piece p replaced (nil if none). It copies one path
+// of the application's tree of pieces, and encodes nothing. A delta group
+// (which holds pieces only) changes the same way.
+func (a *App) with(name string, p *piece) (*App, *piece) {
 	var n *App
 	if a != nil {
 		n = &App{name: a.name}
@@ -282,7 +285,7 @@ func (a *App) with(name string, p *piece) *App {
 	var old *piece
 	n.pieces, old = a.list().Swap(p)
 	n.held = a.heldBytes() + p.heldBytes() - old.heldBytes()
-	return n
+	return n, old
 }
 
 // heldBytes returns what a, a delta group, holds beyond the registry (0
@@ -313,10 +316,10 @@ func (p *piece) heldBytes() int64 {
 	switch {
 	case p == nil:
 		return 0
-	case p.packed == "":
+	case p.inst != nil:
 		return deltaSlotBytes
 	}
-	return deltaSlotBytes + pieceBytes + 2*int64(len(p.packed)) + packedOverBytes
+	return deltaSlotBytes + pieceBytes + 2*int64(len(p.str)) + packedOverBytes
 }
 
 // list returns a's pieces (none when a is nil).

@@ -102,7 +102,7 @@ func TestPackRoundTrip(t *testing.T) {
 
 		// A piece unpacks it alike, and so does the pooled path that
 		// encoding takes (reusing its Instance, maps and arena).
-		p := &piece{packed: s}
+		p := &piece{str: s}
 		require.Equal(t, in, p.state())
 		require.Equal(t, fmt.Sprintf("%+v", *in), string(appendPacked(nil, dumpEncoder{}, s)), "instance %d", i)
 	}
@@ -149,5 +149,5 @@ func TestDeltaPacksDeletedStates(t *testing.T) {
 	assert.Equal(t, "a1", gone.key())
 	assert.Equal(t, actors.ActionDeleted, gone.state().ActionType)
 	assert.NotNil(t, live.inst)
-	assert.Empty(t, live.packed)
+	assert.Equal(t, "a2", live.str, "a live piece's string is its id")
 }

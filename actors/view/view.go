@@ -445,8 +445,9 @@ type change struct {
 	ev     *actors.Event
 	key    actors.Key
 	p      *piece
-	base   *App // the App the change was computed from (nil: none)
-	newApp *App // base with the change (nil: the application is gone)
+	base   *App   // the App the change was computed from (nil: none)
+	newApp *App   // base with the change (nil: the application is gone)
+	old    *piece // base's piece of the instance (set only when not deleted)
 	// deltaBase and newDelta are the same for the application's group in
 	// the delta.
 	deltaBase, newDelta *App
@@ -468,7 +469,7 @@ func prepare(ev *actors.Event, base, deltaBase *App) change {
 
 func (c *change) rebaseDelta(deltaBase *App) {
 	c.deltaBase = deltaBase
-	c.newDelta = deltaBase.with(c.key.App, c.p) // a delta group changes as an App does
+	c.newDelta, _ = deltaBase.with(c.key.App, c.p) // a delta group changes as an App does
 }
 
 func (c *change) rebase(base *App) {
@@ -476,7 +477,7 @@ func (c *change) rebase(base *App) {
 	if c.ev.Action == actors.ActionDeleted {
 		c.newApp = base.without(c.key.ID)
 	} else {
-		c.newApp = base.with(c.key.App, c.p)
+		c.newApp, c.old = base.with(c.key.App, c.p)
 	}
 }
 
@@ -541,11 +542,16 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 			next.apps = next.apps.Set(c.newApp)
 		}
 	}
+	deleted := c.ev.Action == actors.ActionDeleted
 	var old *actors.Instance
-	if oldApp != nil {
+	switch {
+	case !deleted: // with found it (c is computed from oldApp by now)
+		if c.old != nil {
+			old = c.old.state()
+		}
+	case oldApp != nil:
 		old = oldApp.find(c.key.ID)
 	}
-	deleted := c.ev.Action == actors.ActionDeleted
 	if old != nil {
 		next.counts[statusIndex(old.Status)]--
 		next.total--

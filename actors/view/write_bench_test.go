@@ -91,6 +91,32 @@ func BenchmarkWrite(b *testing.B) {
 	}
 }
 
+// BenchmarkWriteFresh measures a registration of a new instance id (a
+// deploy's): the registry and the delta window grow with every write, the
+// ids spread over the applications as the report's fresh registrations do.
+// The instances are decoded beforehand; the cost is the view's alone.
+func BenchmarkWriteFresh(b *testing.B) {
+	for _, size := range []int{1000, 100000} {
+		b.Run(fmt.Sprintf("instances=%d", size), func(b *testing.B) {
+			v, _, ver := loadedView(b, size, 20, 0)
+			apps := size / 20
+			fresh := make([]*actors.Instance, 0, 1<<16)
+			for i := range cap(fresh) {
+				in := decodedInstance(appName(i%apps), size+i)
+				in.ActionType = actors.ActionAdded
+				fresh = append(fresh, in)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				v.Apply(&actors.Event{Action: actors.ActionAdded, Instance: fresh[i%len(fresh)], Version: actors.Version{Clock: ver.Add(1), Node: "n1"}})
+				i++
+			}
+		})
+	}
+}
+
 // BenchmarkWriteParallel is BenchmarkWrite from GOMAXPROCS goroutines, each
 // writing its own applications (as application actors do): the writes share
 // only the short critical section that installs a snapshot.
