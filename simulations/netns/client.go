@@ -134,14 +134,16 @@ func (c *Client) finish() {
 	c.mu.Lock()
 	graceful := c.graceful
 	c.mu.Unlock()
-	ok := false
+	by := ""
 	if graceful {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		code, _, err := c.request(ctx, http.MethodDelete, fmt.Sprintf("/apps/%s/%s", c.App, c.ID), "")
+		code, node, err := c.request(ctx, http.MethodDelete, fmt.Sprintf("/apps/%s/%s", c.App, c.ID), "")
 		cancel()
-		ok = err == nil && code == http.StatusOK
+		if err == nil && code == http.StatusOK {
+			by = node
+		}
 	}
-	c.r.rec.lifeEnded(c.ID, c.life, time.Now(), ok)
+	c.r.rec.lifeEnded(c.ID, c.life, time.Now(), by)
 }
 
 func (c *Client) register(ctx context.Context) bool {

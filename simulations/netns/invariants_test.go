@@ -85,7 +85,7 @@ func build(t *testing.T, view func(node string, s float64, def nodeView) nodeVie
 	o1 := h.rec.lifeStarted("ORDERS", "o-1", "n0", h.at(0.1))
 	h.rec.acked("o-1", o1, "n0", h.at(0.1), h.at(0.12))
 	h.rec.renewed("o-1", o1, "n0", h.at(7.1))
-	h.rec.lifeEnded("o-1", o1, h.at(8), true)
+	h.rec.lifeEnded("o-1", o1, h.at(8), "n0")
 	o2 := h.rec.lifeStarted("ORDERS", "o-2", "n1", h.at(0.1))
 	h.rec.acked("o-2", o2, "n1", h.at(0.1), h.at(0.12))
 	topo := &simulations.Topology{Down: map[string]bool{}}

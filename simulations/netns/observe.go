@@ -108,11 +108,20 @@ func (r *recorder) renewed(id string, life int, node string, at time.Time) {
 	lf.Renewed[node] = at
 }
 
-func (r *recorder) lifeEnded(id string, life int, at time.Time, deregistered bool) {
+// lifeEnded notes that a life ended at at, cancelled by the node
+// cancelledBy ("" when the client died or its cancel failed).
+func (r *recorder) lifeEnded(id string, life int, at time.Time, cancelledBy string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	lf := &r.instances[id].Lives[life]
-	lf.End, lf.Deregistered = at, deregistered
+	lf.End, lf.Deregistered, lf.CancelledBy = at, cancelledBy != "", cancelledBy
+}
+
+// crashed notes that node's process was killed at at.
+func (r *recorder) crashed(node string, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.obs.Crashes = append(r.obs.Crashes, simulations.NodeCrash{Node: node, At: at})
 }
 
 func (r *recorder) addRound(samples []simulations.Sample, p simulations.Probe) {

@@ -789,9 +789,11 @@ func (r *Run) Kill(node string) error {
 	p := r.procs[node]
 	r.mu.Unlock()
 	r.editTopo(func(t *simulations.Topology) { t.Down[node] = true })
+	at := time.Now()
 	if err := p.Kill(); err != nil {
 		return err
 	}
+	r.rec.crashed(node, at)
 	r.Event("kill", "%s (pid %d) SIGKILLed", node, p.Pid())
 	return nil
 }
