@@ -626,6 +626,12 @@ type Record struct {
 	// for a tombstone). A copy keeps it: it is never born fresh.
 	LastRenewal int64
 	Instance    *Instance
+	// Offset is this node's wall clock minus the sender's when the record
+	// arrived (ms; 0 when the sender did not say): the sender's times
+	// (LastRenewal, the version's HLC time) plus Offset are times on this
+	// node's clock, so a copy's age does not depend on how far the two
+	// clocks disagree (BUG-17).
+	Offset int64
 }
 
 // ApplyResult is what applying a peer's record did.
@@ -710,10 +716,18 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 		return Event{Action: ActionDeleted, Cause: CauseCancel, Instance: inst, Version: r.Version, Replicated: true}, ApplyInstalled
 	}
 	inst := r.Instance.Clone()
+	// The sender's times, on this node's clock.
+	off := r.Offset
+	if sabotage.On(sabotage.CopyAgedByReceiverClock) {
+		off = 0
+	}
 	lastRenewal := max(r.LastRenewal, inst.LeaseInfo.LastRenewalTimestamp, inst.LeaseInfo.RegistrationTimestamp)
+	if lastRenewal > 0 {
+		lastRenewal += off
+	}
 	duration := time.Duration(inst.LeaseInfo.DurationSecs) * time.Second
 	if l == nil && cur.IsZero() && !initial && !sabotage.On(sabotage.StaleRecordsAccepted) &&
-		HLCMillis(r.Version.Clock) < now-a.opts.tombstoneTTL.Milliseconds() &&
+		HLCMillis(r.Version.Clock)+off < now-a.opts.tombstoneTTL.Milliseconds() &&
 		now > lastRenewal+duration.Milliseconds() {
 		return a.refuseStale(r, inst, now), ApplyRefused
 	}

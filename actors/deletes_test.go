@@ -196,3 +196,28 @@ func TestCopyKeepsTheSendersLastRenewal(t *testing.T) {
 	assert.Equal(t, ms(testEpoch), sent.LastRenewal, "sent on with the sender's last renewal")
 	assert.Equal(t, ApplyRefused, res, "refused as stale by the side that cancelled it")
 }
+
+// skewedCopyScenario applies, on a node whose wall clock runs three minutes
+// ahead of the sender's, a copy the sender registered 90 s ago on its own
+// clock and saw renewed 2 s ago (BUG-17). The record says so through its
+// Offset, which the cluster layer sets from the batch's SentAt.
+func skewedCopyScenario(t *testing.T) (*appState, time.Time, ApplyResult) {
+	t.Helper()
+	a, clock := newTestApp(t, false) // TTL one minute, 10 s leases
+	const skew = 3 * time.Minute
+	senderNow := clock.Now().Add(-skew)
+	_, res := a.applyRecord(Record{App: "APP", ID: "x-1", Version: hlcAt(senderNow.Add(-90*time.Second), "peer"),
+		Instance: testInstance("x-1", StatusUp), LastRenewal: ms(senderNow) - 2000, Offset: skew.Milliseconds()}, false)
+	return a, clock.Now(), res
+}
+
+// A copy's age is read on the sender's clock: a node whose clock runs ahead
+// takes a copy renewed 2 s ago as renewed 2 s ago, not as stale (BUG-17:
+// it refused live copies and evicted them everywhere). The switch
+// copy-aged-by-receiver-clock sees this fail (run with -tags sabotage).
+func TestCopyAgedOnTheSendersClock(t *testing.T) {
+	a, now, res := skewedCopyScenario(t)
+	require.Equal(t, ApplyInstalled, res, "a live copy, however far the clocks disagree")
+	require.Contains(t, a.leases, "x-1")
+	assert.Equal(t, ms(now)-2000, a.leases["x-1"].lastUpdate, "last renewed 2 s ago, on this node's clock")
+}

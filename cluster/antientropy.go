@@ -582,7 +582,7 @@ func (r *Replicator) answerExchange(req []byte, reply func([]byte) error) {
 		return
 	}
 	send := func(m wire.Message) error {
-		b, err := wire.Encode(m)
+		b, err := r.encode(m)
 		if err != nil {
 			return err
 		}

@@ -80,6 +80,14 @@
 // when they meet it.) The TTL must exceed the longest lease; it is
 // --tombstone-ttl, 10 minutes by default.
 //
+// A copy's times (its last renewal, its version's HLC time) are the
+// sender's. Every record batch carries the sender's wall clock when it
+// was sent (wire.Records.SentAt), and the receiver shifts those times by
+// the difference to its own clock at receipt: a copy's age is the same
+// on both sides however far their clocks disagree (plus the transit), so
+// a node whose clock runs ahead neither refuses live copies as stale nor
+// lets copied leases expire early (BUG-17).
+//
 // # Fault injection
 //
 // MemNetwork is an in-memory network of memberlist transports that tests and

@@ -44,7 +44,7 @@ func (r *Replicator) handleMessage(b []byte) {
 		t := time.NewTimer(applyWait)
 		defer t.Stop()
 		select {
-		case r.applyQ <- m:
+		case r.applyQ <- received{m, r.offsetFrom(m.SentAt)}:
 		case <-r.stopped:
 		case <-t.C:
 			r.log.Warn("apply queue full: dropped a batch of replicated records; anti-entropy will repair",
@@ -116,12 +116,13 @@ func (r *Replicator) applyLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case m := <-r.applyQ:
+		case in := <-r.applyQ:
+			m := in.recs
 			initial := !r.Ready()
 			if len(m.Done) > 0 || (initial && r.syncProgress(m.Records)) {
 				r.progress.Store(time.Now().UnixNano())
 			}
-			r.applyRecords(ctx, m.Records, initial)
+			r.applyRecords(ctx, m.Records, initial, in.offset)
 			if len(m.Done) > 0 {
 				r.syncDone(m.Done)
 			}
@@ -143,12 +144,30 @@ func (r *Replicator) controlLoop(ctx context.Context) {
 	}
 }
 
-// applyRecords installs records, grouped by application, in order.
-func (r *Replicator) applyRecords(ctx context.Context, recs []wire.InstanceRecord, initial bool) {
+// received is a batch of records as it arrived: offset is this node's
+// wall clock minus the sender's at the time (actors.Record.Offset).
+type received struct {
+	recs   *wire.Records
+	offset int64
+}
+
+// offsetFrom returns this node's wall clock minus sentAt, a sender's
+// (0 when the sender did not say).
+func (r *Replicator) offsetFrom(sentAt int64) int64 {
+	if sentAt == 0 {
+		return 0
+	}
+	return r.cfg.Clock.Now().UnixMilli() - sentAt
+}
+
+// applyRecords installs records, grouped by application, in order; offset
+// is the batch's (received).
+func (r *Replicator) applyRecords(ctx context.Context, recs []wire.InstanceRecord, initial bool, offset int64) {
 	byApp := map[string][]actors.Record{}
 	var order []string
 	for _, w := range recs {
 		rec := fromWire(w)
+		rec.Offset = offset
 		if _, ok := byApp[rec.App]; !ok {
 			order = append(order, rec.App)
 		}

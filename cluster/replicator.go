@@ -171,8 +171,8 @@ type Replicator struct {
 	renewMu sync.Mutex
 	renews  map[string]renewalSet // owner → coalesced renewals
 
-	applyQ   chan *wire.Records // received records, applied in order by one goroutine
-	controlQ chan wire.Message  // received digests, handled by one goroutine
+	applyQ   chan received     // received records, applied in order by one goroutine
+	controlQ chan wire.Message // received digests, handled by one goroutine
 
 	aeMu  sync.Mutex
 	ae    antiEntropy // guarded by aeMu
@@ -224,7 +224,7 @@ func NewReplicator(cfg ReplicatorConfig) (*Replicator, error) {
 		links:    map[string]*peerLink{},
 		orphans:  map[string][]orphanAsk{},
 		renews:   map[string]renewalSet{},
-		applyQ:   make(chan *wire.Records, 64),
+		applyQ:   make(chan received, 64),
 		controlQ: make(chan wire.Message, 64),
 		ready:    make(chan struct{}),
 		loads:    map[string]peerLoad{},
@@ -351,7 +351,7 @@ func (r *Replicator) localName() string {
 // send encodes m and sends it to one member. Only peer links call it, each
 // for its own peer, so a member that does not read delays no one else.
 func (r *Replicator) send(to string, m wire.Message) error {
-	b, err := wire.Encode(m)
+	b, err := r.encode(m)
 	if err != nil {
 		return err
 	}
@@ -362,6 +362,15 @@ func (r *Replicator) send(to string, m wire.Message) error {
 	r.stats.messages.Add(1)
 	r.stats.bytes.Add(uint64(len(b)))
 	return nil
+}
+
+// encode encodes m, a record batch stamped with this node's wall clock
+// (wire.Records.SentAt).
+func (r *Replicator) encode(m wire.Message) ([]byte, error) {
+	if recs, ok := m.(*wire.Records); ok {
+		recs.SentAt = r.cfg.Clock.Now().UnixMilli()
+	}
+	return wire.Encode(m)
 }
 
 // NodeMeta implements memberlist.Delegate.

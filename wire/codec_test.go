@@ -58,7 +58,7 @@ func sampleInstance(app, id string) *InstanceData {
 // sampleMessages returns one value of every message, plus edge cases, by name.
 func sampleMessages() map[string]Message {
 	return map[string]Message{
-		"records": &Records{Records: []InstanceRecord{
+		"records": &Records{SentAt: 1754500000123, Records: []InstanceRecord{
 			{App: "APP", ID: "i-1", Clock: 1 << 40, Node: "node-a", Instance: sampleInstance("APP", "i-1"), LastRenewal: 1_700_000_000_123},
 			{App: "APP", ID: "i-2", Clock: 1<<40 + 7, Node: "node-b", Deleted: true},
 			{App: "APP", ID: "i-3", Clock: 1<<40 + 9, Node: "node-c", Deleted: true, Evicted: true},

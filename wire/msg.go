@@ -7,7 +7,8 @@ package wire
 //
 // Version 2: records carry the lease's last renewal, sync requests carry the
 // asker's record versions, and members report their renewal counts (Load).
-const ProtocolVersion uint8 = 2
+// Version 3: a record batch carries the sender's wall clock (Records.SentAt).
+const ProtocolVersion uint8 = 3
 
 // Type is the tag that says which message a frame carries (its second byte).
 type Type uint8
@@ -149,6 +150,11 @@ type Records struct {
 	// Done lists the applications whose anti-entropy transfer this
 	// message completes (empty for ordinary fan-out).
 	Done []string
+	// SentAt is the sender's wall clock when it sent the batch (epoch ms):
+	// the receiver reads the records' times (last renewals, versions'
+	// HLC times) as ages on the sender's clock, so that two nodes whose
+	// clocks disagree still agree on how old a copy is.
+	SentAt int64
 }
 
 // Type returns TypeRecords.

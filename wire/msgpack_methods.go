@@ -60,7 +60,7 @@ var (
 )
 
 // recordsFields names the fields of Records, in wire order.
-var recordsFields = [...]string{"Records", "Done"}
+var recordsFields = [...]string{"Records", "Done", "SentAt"}
 
 // EncodeMsgpack implements msgpack.CustomEncoder.
 func (r Records) EncodeMsgpack(e *msgpack.Encoder) error {
@@ -86,15 +86,19 @@ func (r *Records) writeTo(w *writer) {
 	w.arrayLen(len(recordsFields))
 	writeStructs(w, r.Records)
 	w.strs(r.Done)
+	w.int(r.SentAt)
 }
 
 // decodeField decodes field i of r (readable).
-func (r *Records) decodeField(d *msgpack.Decoder, i int) error {
+func (r *Records) decodeField(d *msgpack.Decoder, i int) (err error) {
 	switch i {
 	case 0:
 		return decodeStructs(d, &r.Records, instanceRecordFields[:])
 	case 1:
 		return d.Decode(&r.Done)
+	case 2:
+		r.SentAt, err = d.DecodeInt64()
+		return err
 	}
 	return nil
 }

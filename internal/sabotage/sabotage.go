@@ -79,6 +79,10 @@ const (
 	// ViewDeltaUnbounded makes pruning ignore the delta's memory bound,
 	// DeltaMaxBytes (actors/view boundCutoff; issue 9).
 	ViewDeltaUnbounded Switch = "view-delta-unbounded"
+	// CopyAgedByReceiverClock reads a copy's last renewal and version time
+	// on the receiver's wall clock, ignoring the sender's (BUG-17; actors
+	// applyRecord, cluster's Records.SentAt).
+	CopyAgedByReceiverClock Switch = "copy-aged-by-receiver-clock"
 	// ViewLeafKeepsReplacedKey makes a B+tree leaf whose first item is
 	// replaced keep the replaced item's key as its first key, which keeps
 	// the replaced instance state's strings alive (actors/view btree set;
@@ -183,6 +187,10 @@ var All = []Switch{
 // test shows it directly, while asymmetric-partition -short showed it in
 // one run of five.
 //
+// CopyAgedByReceiverClock (BUG-17) is unit-only: its actors and cluster
+// tests skew the clocks directly, while clock-skew showed it in two CI
+// runs under load.
+//
 // MembersAppliedOutOfOrder is unit-only: its cluster test holds one call
 // back to show the interleaving directly, which CI met once in hundreds
 // of runs of the node's join test.
@@ -191,4 +199,4 @@ var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
 	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder,
-	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded}
+	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock}
