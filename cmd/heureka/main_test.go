@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/internal/freeport"
 )
 
 // noEnv is a getenv that sees no environment, so that the developer's
@@ -93,19 +96,9 @@ func TestRunPortInUse(t *testing.T) {
 // now (gossip, when wired, listens on both).
 func sigFreeAddr(t *testing.T) string {
 	t.Helper()
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addr := l.Addr().String()
-		pc, err := net.ListenPacket("udp", addr)
-		_ = l.Close()
-		if err == nil {
-			_ = pc.Close()
-			return addr
-		}
-	}
-	require.FailNow(t, "no free loopback port")
-	return ""
+	p, err := freeport.Port("127.0.0.1", true)
+	require.NoError(t, err)
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
 }
 
 // sigBuild builds the heureka binary into dir.

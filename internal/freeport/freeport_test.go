@@ -17,6 +17,7 @@ func TestPortsAreDistinctAndFree(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, seen[p], "port %d handed out twice", p)
 		seen[p] = true
+		assert.Less(t, p, ephemeralLow(), "below the ephemeral range, which outgoing connections take from")
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
 		l, err := net.Listen("tcp", addr)
 		require.NoError(t, err)
