@@ -17,7 +17,9 @@ package httpapi
 //   - a body holding a backslash anywhere, so that every string escape
 //     (lone surrogates included) is decoded by encoding/json;
 //   - a body fastjson refuses (nesting deeper than it allows).
-// A differential test and fuzz target hold the two decoders equal.
+// A differential test and fuzz target hold the two decoders equal. Before
+// either, the direct decoder (codec_json_direct.go) reads the usual shape of
+// a body in one pass, and leaves every other body to them.
 
 import (
 	"bytes"
@@ -58,6 +60,8 @@ type fjScratch struct {
 	// bytes, and which field takes which of them.
 	strs []byte
 	refs []fjRef
+	// pairs holds the metadata members decodeDirect reads.
+	pairs [][2][]byte
 }
 
 // fjRef says that *dst is strs[off:off+n] (fjScratch.own).
@@ -165,6 +169,9 @@ func decodeInstanceJSONFast(body []byte) (*actors.Instance, error) {
 	}
 	sc := fjScratches.Get().(*fjScratch)
 	defer fjScratches.Put(sc)
+	if inst, ok := sc.decodeDirect(body); ok {
+		return inst, nil
+	}
 	return sc.decode(body)
 }
 
