@@ -564,25 +564,24 @@ func CheckNoResurrection(o *Observations, th Thresholds) Verdict {
 		}
 		v.Details = append(v.Details, d)
 	}
-	if len(lost) > 0 {
-		v.Measured += fmt.Sprintf("; %d (instance, node) left by a cancel lost with the node that answered it (not counted)", len(lost))
-		for i, d := range lost {
-			if i == maxDetails/2 {
-				break
-			}
-			v.Details = append(v.Details, "not counted: "+d)
-		}
-	}
-	if len(caughtUp) > 0 {
-		v.Measured += fmt.Sprintf("; %d returns on a node catching up with an overruled deletion (not counted)", len(caughtUp))
-		for i, d := range caughtUp {
-			if i == maxDetails/2 {
-				break
-			}
-			v.Details = append(v.Details, "not counted: "+d)
-		}
-	}
+	v.notCounted(lost, "(instance, node) left by a cancel lost with the node that answered it")
+	v.notCounted(caughtUp, "returns on a node catching up with an overruled deletion")
 	return v
+}
+
+// notCounted adds to v the findings ds that the verdict does not count: how
+// many, as what, and the first of them.
+func (v *Verdict) notCounted(ds []string, what string) {
+	if len(ds) == 0 {
+		return
+	}
+	v.Measured += fmt.Sprintf("; %d %s (not counted)", len(ds), what)
+	for i, d := range ds {
+		if i == maxDetails/2 {
+			break
+		}
+		v.Details = append(v.Details, "not counted: "+d)
+	}
 }
 
 // crashGrace is how long after answering a write a node must stay up for
