@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // directScanner reads a body without a backslash (escapes are
@@ -108,7 +109,7 @@ func (s *directScanner) integer() (int64, bool) {
 		j++
 	}
 	digits := j - start
-	if digits == 0 || (digits > 1 && s.b[start] == '0') {
+	if digits == 0 || (digits > 1 && s.b[start] == '0' && !sabotage.On(sabotage.DirectJSONLeadingZeros)) {
 		return 0, false
 	}
 	if j < len(s.b) && (s.b[j] == '.' || s.b[j] == 'e' || s.b[j] == 'E') {

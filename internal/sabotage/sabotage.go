@@ -83,6 +83,10 @@ const (
 	// on the receiver's wall clock, ignoring the sender's (BUG-17; actors
 	// applyRecord, cluster's Records.SentAt).
 	CopyAgedByReceiverClock Switch = "copy-aged-by-receiver-clock"
+	// DirectJSONLeadingZeros lets the direct register decoder take an
+	// integer with leading zeros, which JSON forbids (httpapi
+	// directScanner.integer).
+	DirectJSONLeadingZeros Switch = "direct-json-leading-zeros"
 	// ViewLeafKeepsReplacedKey makes a B+tree leaf whose first item is
 	// replaced keep the replaced item's key as its first key, which keeps
 	// the replaced instance state's strings alive (actors/view btree set;
@@ -199,4 +203,4 @@ var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
 	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder,
-	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock}
+	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros}
