@@ -252,7 +252,7 @@ const (
 	dfLastDirty
 )
 
-// directFields maps a key to its field bit.
+// directField maps a key to its field bit (0 for a key it does not read).
 func directField(key []byte) int {
 	switch string(key) {
 	case "instanceId":
@@ -314,16 +314,16 @@ func directField(key []byte) int {
 // directBody is what decodeDirect read of an instance: the strings in the
 // body's memory, the rest decoded.
 type directBody struct {
-	strs                     [32][]byte // by field bit's index
-	port, securePort         actors.Port
-	countryID                int
-	dcClass, dcName          []byte
-	lease                    actors.LeaseInfo
-	coordinating             bool
-	lastUpdated, lastDirty   int64
-	metadata                 [][2][]byte // the members, in order
-	hasPort, hasSecurePort   bool
-	hasMetadata, hasDataCntr bool
+	strs                       [32][]byte // by field bit's index
+	port, securePort           actors.Port
+	countryID                  int
+	dcClass, dcName            []byte
+	lease                      actors.LeaseInfo
+	coordinating               bool
+	lastUpdated, lastDirty     int64
+	metadata                   [][2][]byte // the members, in order
+	hasPort, hasSecurePort     bool
+	hasMetadata, hasDataCenter bool
 }
 
 // bitIndex returns the index of a single-bit field.
@@ -388,7 +388,7 @@ func (d *directBody) readField(s *directScanner, f int) bool {
 		n, ok = s.integer()
 		d.countryID = int(n)
 	case dfDataCenter:
-		d.hasDataCntr = true
+		d.hasDataCenter = true
 		ok = s.object(func(key []byte) bool {
 			var v []byte
 			var ok bool
@@ -584,7 +584,7 @@ func (sc *fjScratch) directInstance(d *directBody) *actors.Instance {
 		os = str(dfOverriddenLegacy)
 	}
 	inst.OverriddenStatus = actors.Status(strings.ToUpper(sc.intern(os)))
-	if d.hasDataCntr {
+	if d.hasDataCenter {
 		inst.DataCenterInfo.Class = sc.intern(d.dcClass)
 		inst.DataCenterInfo.Name = sc.intern(d.dcName)
 	}
