@@ -23,11 +23,15 @@ type Scenario struct {
 }
 
 // Scenarios are the throughput scenarios in the order they run at each
-// size. Writes come first: register-fresh grows the registry (and the
+// size. a-a comes first: renew's requests sent to two trivial servers, one
+// as the ceiling and one in the subject's place, so that its ratio shows
+// how far the run's ratios move by chance (1 but for noise). Writes come
+// next: register-fresh grows the registry (and the
 // delta window) by every request, cancel then removes those instances
 // again, oldest first. Every read scenario starts from a quiet delta window
 // and warm caches.
 var Scenarios = []Scenario{
+	{Name: AA, Ceiling: "trivial"},
 	{Name: "renew", Ceiling: "trivial", Target: 0.8},
 	{Name: "register", Ceiling: "trivial", Target: 0.4},
 	{Name: "register-fresh", Ceiling: "trivial"},
@@ -38,6 +42,9 @@ var Scenarios = []Scenario{
 	{Name: "app", Ceiling: "static", Target: 0.7, Doc: &OneApp},
 	{Name: "delta", Ceiling: "static", Target: 0.8, Doc: &Delta},
 }
+
+// AA is the name of the scenario whose subject is a second trivial server.
+const AA = "a-a"
 
 // BeforeRound prepares round i of rounds of the scenario's subject: for
 // cancel it gives q (the instances register-fresh added) a budget of an
@@ -81,7 +88,8 @@ func (sc Scenario) Prepare(f *Fixture) error {
 // Loads starts the scenario's ceiling server and returns the ceiling's load,
 // the subject's load against base (a registry of size instances in apps
 // applications; q collects the instances register-fresh adds and feeds
-// cancel) and a function that stops the ceiling. body returns the bytes the
+// cancel) and a function that stops the ceiling (for a-a, both trivial
+// servers; base is not used). body returns the bytes the
 // subject serves for a document, which the static ceiling writes.
 func (sc Scenario) Loads(base string, size, apps int, q *Queue, body func(Doc) ([]byte, error)) (ceiling, subject Load, stop func(), err error) {
 	var h http.Handler
@@ -98,7 +106,17 @@ func (sc Scenario) Loads(base string, size, apps int, q *Queue, body func(Doc) (
 	if err != nil {
 		return
 	}
+	stop = s.Close
 	switch sc.Name {
+	case AA:
+		var s2 *Server
+		if s2, err = Serve(Trivial()); err != nil {
+			s.Close()
+			return
+		}
+		stop = func() { s.Close(); s2.Close() }
+		ceiling, subject = RenewLoad(s.Base, size), RenewLoad(s2.Base, size)
+		subject.Name = AA
 	case "renew":
 		ceiling, subject = RenewLoad(s.Base, size), RenewLoad(base, size)
 	case "register":
@@ -110,7 +128,7 @@ func (sc Scenario) Loads(base string, size, apps int, q *Queue, body func(Doc) (
 	default:
 		ceiling, subject = sc.Doc.LoadFor(apps, s.Base), sc.Doc.LoadFor(apps, base)
 	}
-	return ceiling, subject, s.Close, nil
+	return ceiling, subject, stop, nil
 }
 
 // Warm builds the cached documents d's requests will read.

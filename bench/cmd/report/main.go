@@ -8,7 +8,8 @@
 // For each registry size it loads a registry once, runs every scenario of
 // bench.Scenarios in alternating rounds against its ceiling (an empty 200,
 // or the same bytes written by a static server, in this process) and
-// against the server, then deploys -deploy new instances at once and
+// against the server (for a-a, a second empty 200: how far ratios move by
+// chance), then deploys -deploy new instances at once and
 // cancels them again, and reads (full gzip, delta, one application) first
 // quietly and then while register+cancel churn runs, in -rounds rounds
 // alternating with -rounds+1 rounds of a static server under the same
@@ -398,7 +399,7 @@ func warmUp(o options, s *subject, c *http.Client) error {
 	scratch := *s
 	scratch.fresh = bench.NewQueue()
 	for _, sc := range bench.Scenarios {
-		if sc.Name == "cancel" {
+		if sc.Name == "cancel" || sc.Name == bench.AA {
 			continue
 		}
 		_, l, stop, err := sc.Loads(scratch.base, scratch.size, scratch.apps, scratch.fresh, scratch.body)
@@ -465,7 +466,11 @@ func runScenarios(o options, s *subject, c *http.Client) ([]*row, error) {
 				sc.BeforeRound(s.fresh, i, o.rounds)
 				collect()
 				ctx, cancel := context.WithTimeout(context.Background(), o.round)
-				res, err = bench.MeasureCtx(ctx, c, subj, conc, s.pid)
+				pid := s.pid
+				if sc.Name == bench.AA {
+					pid = 0 // its subject is this process's second trivial server
+				}
+				res, err = bench.MeasureCtx(ctx, c, subj, conc, pid)
 				cancel()
 				if err != nil {
 					return err
