@@ -200,3 +200,31 @@ func TestHeurekaProcess(t *testing.T) {
 	_, err = ProcCPU(p.PID)
 	assert.Error(t, err, "the process is gone after Stop")
 }
+
+// TestAAServesBothSidesItself: a-a's two loads go to two trivial servers of
+// its own, not to the server under test (here an address nobody listens
+// on), and each answers renew's request with the trivial 200.
+func TestAAServesBothSidesItself(t *testing.T) {
+	var aa Scenario
+	for _, sc := range Scenarios {
+		if sc.Name == AA {
+			aa = sc
+		}
+	}
+	require.Equal(t, AA, aa.Name, "a-a is one of the scenarios")
+	ln, err := Serve(Trivial())
+	require.NoError(t, err)
+	nobody := ln.Base
+	ln.Close() // its port refuses connections from now on
+
+	ceiling, subject, stop, err := aa.Loads(nobody, 10, 1, nil, nil)
+	require.NoError(t, err)
+	defer stop()
+	c := NewClient(1)
+	defer c.CloseIdleConnections()
+	for _, l := range []Load{ceiling, subject} {
+		_, err := l.New(c, 0)()
+		assert.NoError(t, err, l.Name)
+	}
+	assert.Equal(t, AA, subject.Name)
+}
