@@ -128,6 +128,89 @@ func modelTest[T keyed](t *testing.T, mk func(key string) T) {
 	}
 }
 
+// ownedModelTest runs batches of swapOwned calls (new keys and
+// replacements, or appends of growing keys), with deletes between the
+// batches, on a btree of items made by mk, checking it against a map after
+// every batch, and that no node published before a batch (the tree as it
+// was when the batch began) is written by it.
+func ownedModelTest[T keyed](t *testing.T, mk func(key string) T) {
+	for seed := range uint64(8) {
+		rng := rand.New(rand.NewPCG(seed, 13))
+		var tr btree[T]
+		want := map[string]T{}
+		space := 50 + rng.IntN(3000)
+		appendOnly := seed%4 == 3
+		next := 0
+		for batch := range 60 {
+			label := fmt.Sprintf("seed %d batch %d", seed, batch)
+			type copied struct {
+				n     *bnode[T]
+				items []T
+				kids  []*bnode[T]
+				count int
+				lo    string
+			}
+			var published []copied
+			var walk func(n *bnode[T])
+			walk = func(n *bnode[T]) {
+				published = append(published, copied{n, slices.Clone(n.items), slices.Clone(n.kids), n.n, n.lo})
+				for _, k := range n.kids {
+					walk(k)
+				}
+			}
+			if tr.root != nil {
+				walk(tr.root)
+			}
+			o := new(owner)
+			for range 1 + rng.IntN(300) {
+				k := fmt.Sprintf("K-%06d", rng.IntN(space))
+				if appendOnly {
+					k = fmt.Sprintf("K-%06d", next)
+					next++
+				}
+				it := mk(k)
+				var old T
+				tr, old = tr.swapOwned(it, o)
+				prev, had := want[k]
+				if had {
+					require.True(t, any(prev) == any(old), "%s: swapOwned returns the item it replaced", label)
+				} else {
+					var zero T
+					require.True(t, any(zero) == any(old), "%s: nothing replaced", label)
+				}
+				want[k] = it
+			}
+			checkTree(t, tr, want, label)
+			for _, c := range published {
+				require.True(t, samePointers(c.items, c.n.items), "%s: a published node's items were written", label)
+				require.True(t, slices.Equal(c.kids, c.n.kids), "%s: a published node's children were written", label)
+				require.Equal(t, c.count, c.n.n, "%s: a published node's count was written", label)
+				require.Equal(t, c.lo, c.n.lo, "%s: a published node's low key was written", label)
+			}
+			for range rng.IntN(40) {
+				if appendOnly {
+					break
+				}
+				k := fmt.Sprintf("K-%06d", rng.IntN(space))
+				var found bool
+				tr, found = tr.Delete(k)
+				_, had := want[k]
+				require.Equal(t, had, found, label)
+				delete(want, k)
+			}
+		}
+	}
+}
+
+// A batch of swapOwned calls leaves the tree a plain Swap would (as a
+// sorted map, balanced), and writes no node of the tree it began from.
+func TestBtreeSwapOwnedMatchesASortedMap(t *testing.T) {
+	t.Run("apps", func(t *testing.T) { ownedModelTest(t, func(k string) *App { return &App{name: k} }) })
+	t.Run("pieces", func(t *testing.T) {
+		ownedModelTest(t, func(k string) *piece { return newPiece(testInst("A", k, actors.StatusUp), actors.Version{}) })
+	})
+}
+
 // Trees of applications and of instances behave as sorted maps under random
 // sets, replacements and deletes (and under appends of growing keys), stay
 // balanced, and never write a node they published.
