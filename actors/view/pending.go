@@ -7,29 +7,23 @@ import "github.com/heureka/heureka/internal/sabotage"
 // A write does not rebuild its application's group in the delta: it puts
 // its piece on the snapshot's list of pending changes. The delta's groups
 // are brought up to date when first needed: by the first read of the delta
-// (or DeltaLen) of a snapshot, or by pruning. A batch of pending changes is
+// (or DeltaLen) of a snapshot, by pruning, or by the write that makes the
+// list maxPending long. So a deploy during which nobody reads the delta
+// costs no delta tree work per write, and a batch of pending changes is
 // applied in place (btree.swapOwned): each group, and each node of the
 // groups' tree, that the batch touches is copied once per batch, not once
 // per change. A snapshot's delta document and its apps hashcode still come
 // from that one snapshot.
-//
-// When nobody reads the delta (a deploy between two client fetches), the
-// write that makes the list maxPending long asks Run to settle the head
-// snapshot, outside the lock, so that no write waits for it; the first
-// write after that adopts the result (View.adopt): it takes the settled
-// groups and keeps pending only the changes made since. Without Run (or
-// when it falls behind) the write that makes the list 2×maxPending long
-// settles it under the lock.
 //
 // What the pending pieces hold beyond the registry counts towards the
 // delta's memory bound at once, without subtracting the pieces they will
 // replace: the bound's estimate is high, never low, until the next
 // settling makes it exact.
 
-// maxPending is the length of the pending list at which a write asks Run to
-// settle it; a write settles a list twice as long itself. It bounds the
-// superseded states the list keeps alive (a registration and its cancel
-// both wait in it) and the work a first read of the delta does.
+// maxPending is the longest list of pending changes a write leaves: the
+// write that reaches it applies them. It bounds the superseded states the
+// list keeps alive (a registration and its cancel both wait in it) and the
+// work a first read of the delta does.
 const maxPending = 256
 
 // pendingChange is a change not yet applied to the delta's groups: its
@@ -78,7 +72,8 @@ func (s *Snapshot) settle() {
 }
 
 // addPending puts p, the latest state of an instance of app, on s's list of
-// pending changes. s must be a snapshot under construction.
+// pending changes, and applies the list once it is maxPending long. s must
+// be a snapshot under construction.
 func (s *Snapshot) addPending(app string, p *piece) {
 	n := 1
 	if s.pending != nil {
@@ -86,67 +81,8 @@ func (s *Snapshot) addPending(app string, p *piece) {
 	}
 	s.pending = &pendingChange{p: p, app: app, prev: s.pending, n: n}
 	s.pendingHeld += p.heldBytes()
-}
-
-// pendingGrew asks Run to settle the delta when next's pending list is
-// maxPending long, and settles a list twice as long at once. v.mu must be
-// held; next is the snapshot under construction.
-func (v *View) pendingGrew(next *Snapshot) {
-	switch n := next.pending.n; {
-	case n >= 2*maxPending:
-		next.settle()
-	case n >= maxPending:
-		select {
-		case v.settleDue <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// settleHead settles the head snapshot's delta, outside the lock, for the
-// next write to adopt.
-func (v *View) settleHead() {
-	s := v.head.Load()
-	if s.pending == nil {
-		return
-	}
-	s.deltaNow()
-	v.settled.Store(s)
-}
-
-// adopt gives next, a snapshot under construction derived from the head,
-// the delta that settleHead made of an earlier head: when that snapshot's
-// pending changes are the first of next's, next takes its settled delta
-// and keeps pending only the changes made since, in a list of their own.
-// v.mu must be held.
-func (v *View) adopt(next *Snapshot) {
-	a := v.settled.Load()
-	if a == nil {
-		return
-	}
-	// Whatever follows, a is used at most once. (When next derives from a
-	// itself, derive took a's settled delta already.)
-	v.settled.CompareAndSwap(a, nil)
-	if next.pending == nil || a.pending == nil {
-		return
-	}
-	since := next.pending.n - a.pending.n
-	if since < 0 {
-		return
-	}
-	newer := make([]*pendingChange, since)
-	c := next.pending
-	for i := since - 1; i >= 0; i-- {
-		newer[i] = c
-		c = c.prev
-	}
-	if c != a.pending {
-		return // a's changes are not the first of next's: a settling came between
-	}
-	next.delta = *a.settled.Load()
-	next.pending, next.pendingHeld = nil, 0
-	for _, c := range newer {
-		next.addPending(c.app, c.p)
+	if n >= maxPending {
+		s.settle()
 	}
 }
 

@@ -18,5 +18,5 @@ func TestSabotageViewDeltaPendingUnread(t *testing.T) {
 	require.NoError(t, sabotage.Set(sabotage.ViewDeltaPendingUnread))
 	defer func() { require.NoError(t, sabotage.Set()) }()
 
-	assert.NotEmpty(t, pendingModel(t, 1, false, 0, false), "the delta differs from the model")
+	assert.NotEmpty(t, pendingModel(t, 1, false, 0), "the delta differs from the model")
 }

@@ -1,7 +1,6 @@
 package view
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -42,22 +41,9 @@ func modelDelta(s *Snapshot, last map[string]map[string]*actors.Instance) string
 // length, checked every few writes and at the end. settleEachWrite reads
 // the delta's length after every write, so that every snapshot is settled
 // by a reader and the next write starts from that; readers runs goroutines
-// that read the delta while the writes go on; run runs the view's Run,
-// which settles the list when a write asks and the next write adopts.
-func pendingModel(t *testing.T, seed uint64, settleEachWrite bool, readers int, run bool) (mismatches []string) {
+// that read the delta while the writes go on.
+func pendingModel(t *testing.T, seed uint64, settleEachWrite bool, readers int) (mismatches []string) {
 	v, _, _ := testView(t, nil)
-	if run {
-		ctx, cancel := context.WithCancel(context.Background())
-		stopped := make(chan struct{})
-		go func() {
-			defer close(stopped)
-			v.Run(ctx)
-		}()
-		defer func() {
-			cancel()
-			<-stopped
-		}()
-	}
 	f := newFeeder(v)
 	rng := rand.New(rand.NewPCG(seed, 5))
 	last := map[string]map[string]*actors.Instance{}
@@ -129,25 +115,21 @@ func pendingModel(t *testing.T, seed uint64, settleEachWrite bool, readers int, 
 // The delta with pending changes shows what a delta rebuilt at every write
 // would: each changed instance once, in its latest state, whether the
 // pending changes are settled by the first read of each snapshot, by the
-// write that fills the list, by Run (and adopted by the next write), or by
-// readers racing the writes.
+// write that fills the list, or by readers racing the writes.
 func TestPendingDeltaMatchesAModel(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		settle   bool
 		readers  int
-		run      bool
 		seedBase uint64
 	}{
-		{"settled by the writes", false, 0, false, 1},
-		{"settled by a read after every write", true, 0, false, 11},
-		{"read while written", false, 2, false, 21},
-		{"settled by Run", false, 0, true, 31},
-		{"settled by Run, read while written", false, 2, true, 41},
+		{"settled by the writes", false, 0, 1},
+		{"settled by a read after every write", true, 0, 11},
+		{"read while written", false, 2, 21},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for seed := tc.seedBase; seed < tc.seedBase+3; seed++ {
-				m := pendingModel(t, seed, tc.settle, tc.readers, tc.run)
+				m := pendingModel(t, seed, tc.settle, tc.readers)
 				require.Empty(t, m, "seed %d", seed)
 			}
 		})
@@ -176,74 +158,19 @@ func TestPendingSettledOncePerSnapshot(t *testing.T) {
 	assert.Equal(t, 3, n.DeltaLen())
 }
 
-// Without Run, the write that makes the pending list 2×maxPending long
-// settles it: the list never grows past that, whether or not anyone reads
-// the delta.
+// The write that makes the pending list maxPending long settles it: the
+// list never grows past that, whether or not anyone reads the delta.
 func TestPendingListBounded(t *testing.T) {
 	v, _, _ := testView(t, nil)
 	f := newFeeder(v)
-	for i := range 4*maxPending + 3 {
+	for i := range 2*maxPending + 3 {
 		f.add(fmt.Sprintf("APP%d", i%5), fmt.Sprintf("i%05d", i), actors.StatusUp)
 		if p := v.Snapshot().pending; p != nil {
-			require.Less(t, p.n, 2*maxPending)
+			require.Less(t, p.n, maxPending)
 		}
 	}
 	s := v.Snapshot()
 	assert.Equal(t, 3, s.pending.n, "two settlings, three writes since")
-	assert.Equal(t, 4*maxPending, s.delta.n, "settled")
-	assert.Equal(t, 4*maxPending+3, s.DeltaLen())
-}
-
-// The write that makes the pending list maxPending long asks Run to settle
-// the head; the next write adopts what Run settled and keeps pending only
-// the changes made since.
-func TestPendingSettledByRunAndAdopted(t *testing.T) {
-	v, _, _ := testView(t, nil)
-	f := newFeeder(v)
-	for i := range maxPending {
-		f.add(fmt.Sprintf("APP%d", i%5), fmt.Sprintf("i%05d", i), actors.StatusUp)
-	}
-	require.Len(t, v.settleDue, 1, "the write that made the list maxPending long asked for a settling")
-	<-v.settleDue
-	// What Run does (settleHead), with a write made while it settles.
-	settled := v.head.Load()
-	f.add("APP0", "late", actors.StatusUp)
-	settled.deltaNow()
-	v.settled.Store(settled)
-
-	f.add("APP1", "next", actors.StatusUp)
-	s := v.Snapshot()
-	require.NotNil(t, s.pending)
-	assert.Equal(t, 2, s.pending.n, "only the writes made since the settled head are pending")
-	assert.Equal(t, maxPending, s.delta.n, "the settled delta, adopted")
-	assert.Same(t, settled.deltaApp("APP2"), s.delta.tree.Get("APP2"), "with the settled groups")
-	assert.Equal(t, maxPending+2, s.DeltaLen())
-	assert.Nil(t, v.settled.Load(), "adopted once")
-
-	// A head that Run settled before the next write is taken by derive.
-	v.settleHead()
-	f.add("APP4", "then", actors.StatusUp)
-	s = v.Snapshot()
-	assert.Equal(t, 1, s.pending.n)
-	assert.Equal(t, maxPending+2, s.delta.n)
-	assert.Nil(t, v.settled.Load())
-
-	// A settling that is no longer an ancestor (a prune settled the delta
-	// in between) is dropped, not adopted.
-	for i := range maxPending {
-		f.add(fmt.Sprintf("APP%d", i%5), fmt.Sprintf("j%05d", i), actors.StatusUp)
-	}
-	v.settleHead()
-	stale := v.Snapshot()
-	v.mu.Lock()
-	next := v.head.Load().derive()
-	next.settle()
-	v.install(next)
-	v.mu.Unlock()
-	f.add("APP3", "after", actors.StatusUp)
-	s = v.Snapshot()
-	assert.Equal(t, 1, s.pending.n)
-	assert.NotSame(t, stale.deltaNow(), &s.delta)
-	assert.Nil(t, v.settled.Load())
-	assert.Equal(t, 2*maxPending+4, s.DeltaLen())
+	assert.Equal(t, 2*maxPending, s.delta.n, "settled")
+	assert.Equal(t, 2*maxPending+3, s.DeltaLen())
 }

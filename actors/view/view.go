@@ -140,11 +140,6 @@ type View struct {
 	// overBound is signalled (without blocking) by a write that takes the
 	// delta past DeltaMaxBytes: Run prunes it then.
 	overBound chan struct{}
-	// settleDue is signalled (without blocking) by a write that makes the
-	// pending delta maxPending long: Run settles the head then, and puts it
-	// in settled, whose work the next write adopts (pending.go).
-	settleDue chan struct{}
-	settled   atomic.Pointer[Snapshot]
 	// pruneComputed, when set (by tests), runs between PruneDelta's
 	// computing pruned groups (try 0: all of them; try 1: those a write
 	// replaced meanwhile) and installing them.
@@ -157,7 +152,6 @@ func New(cfg Config) *View {
 		cfg.Clock = actors.SystemClock{}
 	}
 	v := &View{cfg: cfg, vipN: groupCounts{}, svipN: groupCounts{}, overBound: make(chan struct{}, 1),
-		settleDue: make(chan struct{}, 1),
 		tick: max(1, positive(cfg.DeltaRetention, 3*time.Minute).Milliseconds()/recentTicks)}
 	s := &Snapshot{
 		enc:     &v.cfg.Encoders,
@@ -178,9 +172,8 @@ func (v *View) Snapshot() *Snapshot { return v.pub.Load() }
 // registry rather than its cache) use it.
 func (v *View) Latest() *Snapshot { return v.head.Load() }
 
-// Run prunes the delta window, settles the pending delta when a write asks
-// and, when CacheUpdateInterval is set, refreshes the readers' snapshot,
-// until ctx ends.
+// Run prunes the delta window and, when CacheUpdateInterval is set,
+// refreshes the readers' snapshot, until ctx ends.
 func (v *View) Run(ctx context.Context) {
 	prune := time.NewTicker(positive(v.cfg.DeltaRetentionInterval, 30*time.Second))
 	defer prune.Stop()
@@ -198,8 +191,6 @@ func (v *View) Run(ctx context.Context) {
 			v.PruneDelta()
 		case <-v.overBound:
 			v.PruneDelta()
-		case <-v.settleDue:
-			v.settleHead()
 		case <-refresh:
 			v.mu.Lock()
 			v.pub.Store(v.head.Load())
@@ -505,7 +496,6 @@ func (v *View) install1(c *change) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	next := v.head.Load().derive()
-	v.adopt(next)
 	v.fold(next, c, v.cfg.Clock.Now().UnixMilli())
 	v.install(next)
 }
@@ -519,7 +509,6 @@ func (v *View) ApplyBatch(evs []actors.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	next := v.head.Load().derive()
-	v.adopt(next)
 	now := v.cfg.Clock.Now().UnixMilli()
 	for i := range evs {
 		c := prepare(&evs[i], next.App(evs[i].Instance.App))
@@ -585,7 +574,6 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 		v.held = append(v.held, c.p)
 	}
 	next.addPending(c.key.App, c.p)
-	v.pendingGrew(next)
 	if limit := v.cfg.DeltaMaxBytes; limit > 0 && next.deltaHeldEstimate() > limit {
 		select {
 		case v.overBound <- struct{}{}:
