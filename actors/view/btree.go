@@ -57,7 +57,6 @@ type bnode[T keyed] struct {
 	kids  []*bnode[T]
 	n     int    // items in the subtree
 	lo    string // the key of the subtree's first item
-	own   *owner // the batch that made the node (nil: none; see swapOwned)
 }
 
 // shapeOf returns the shape of the trees of T.
@@ -221,102 +220,6 @@ func (n *bnode[T]) set(s *treeShape, it T, last bool, old *T) (*bnode[T], *bnode
 	kids := inserted(n.kids, k+1, r)
 	kids[k] = l
 	return splitBranch(s, kids)
-}
-
-// owner marks the nodes that one batch of swapOwned calls made. It has a
-// size, so that two owners never share an address.
-type owner struct{ _ byte }
-
-// swapOwned is Swap for a batch of changes to a tree that nobody reads
-// until the batch is over: a node made by an earlier call with the same o
-// is changed in place, any other is copied once (and then owned by o). So
-// a batch copies each node it touches once, however many of its changes
-// go through the node. Once the tree is published no call with o follows.
-func (t btree[T]) swapOwned(it T, o *owner) (btree[T], T) {
-	var old T
-	if t.root == nil {
-		return btree[T]{root: ownedBy(leafOf([]T{it}), o)}, old
-	}
-	l, r := t.root.setOwned(shapeOf[T](), it, true, &old, o)
-	if r == nil {
-		return btree[T]{root: l}, old
-	}
-	return btree[T]{root: ownedBy(branch([]*bnode[T]{l, r}), o)}, old
-}
-
-// ownedBy marks n as made by o and returns it.
-func ownedBy[T keyed](n *bnode[T], o *owner) *bnode[T] {
-	n.own = o
-	return n
-}
-
-// mine returns n when o made it, and otherwise a copy of n that o owns,
-// with room for a few more children.
-func (n *bnode[T]) mine(o *owner) *bnode[T] {
-	if n.own == o {
-		return n
-	}
-	c := &bnode[T]{n: n.n, lo: n.lo, own: o}
-	if n.leaf() {
-		c.items = append(make([]T, 0, len(n.items)+2), n.items...)
-	} else {
-		c.kids = append(make([]*bnode[T], 0, len(n.kids)+2), n.kids...)
-	}
-	return c
-}
-
-// setOwned is set for swapOwned: n, or its copy, changed in place.
-func (n *bnode[T]) setOwned(s *treeShape, it T, last bool, old *T, o *owner) (*bnode[T], *bnode[T]) {
-	n = n.mine(o)
-	if n.leaf() {
-		i, found := n.index(it.key())
-		if found {
-			*old = n.items[i]
-			n.items[i] = it
-			if i == 0 && !sabotage.On(sabotage.ViewLeafKeepsReplacedKey) {
-				n.lo = it.key() // as in set
-			}
-			return n, nil
-		}
-		appending := last && i == len(n.items)
-		n.items = slices.Insert(n.items, i, it)
-		n.n++
-		if i == 0 {
-			n.lo = it.key()
-		}
-		if len(n.items) <= s.max {
-			return n, nil
-		}
-		at := len(n.items) / 2
-		if appending {
-			at = len(n.items) - s.min
-		}
-		a, b := cut(n.items, at)
-		n.items, n.n = a, len(a)
-		return n, ownedBy(leafOf(b), o)
-	}
-	k := n.child(it.key())
-	was := n.kids[k].n
-	l, r := n.kids[k].setOwned(s, it, last && k == len(n.kids)-1, old, o)
-	n.kids[k] = l
-	n.n += l.n - was
-	if k == 0 {
-		n.lo = l.lo
-	}
-	if r == nil {
-		return n, nil
-	}
-	n.kids = slices.Insert(n.kids, k+1, r)
-	n.n += r.n
-	if len(n.kids) <= s.max {
-		return n, nil
-	}
-	a, b := cut(n.kids, len(n.kids)/2)
-	n.kids, n.n = a, 0
-	for _, k := range a {
-		n.n += k.n
-	}
-	return n, ownedBy(branch(b), o)
 }
 
 // Delete returns t without the item of key k, and whether t held one (t

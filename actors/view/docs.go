@@ -242,7 +242,7 @@ func (s *Snapshot) gzipDoc(kind int, f Format) *gzDoc {
 	d.once.Do(func() {
 		apps, versionDelta := s.apps, FullVersionDelta
 		if kind == docDelta {
-			apps, versionDelta = s.deltaNow().tree, strconv.FormatUint(s.version, 10)
+			apps, versionDelta = s.delta, strconv.FormatUint(s.version, 10)
 		}
 		parts, layout := appsGzip(s.enc[f], f, apps, versionDelta, s.HashCode(), s.reuse[kind][f].Load())
 		d.parts = parts
@@ -401,7 +401,7 @@ func (s *Snapshot) Delta(f Format, gz bool) []byte {
 		return s.gzipDoc(docDelta, f).bytes()
 	}
 	return s.docs().delta[f].get(func() []byte {
-		return appsPlain(s.enc[f], f, s.deltaNow().tree, strconv.FormatUint(s.version, 10), s.HashCode())
+		return appsPlain(s.enc[f], f, s.delta, strconv.FormatUint(s.version, 10), s.HashCode())
 	})
 }
 
@@ -416,11 +416,11 @@ func (s *Snapshot) DeltaBody(f Format, gz bool) Body {
 
 // DeltaLen returns the number of instances the delta shows: each instance
 // changed within the retention, once.
-func (s *Snapshot) DeltaLen() int { return s.deltaNow().n }
+func (s *Snapshot) DeltaLen() int { return s.deltaN }
 
 // DeltaHeldBytes returns the estimate of what the delta holds beyond the
 // registry that Config.DeltaMaxBytes bounds.
-func (s *Snapshot) DeltaHeldBytes() int64 { return s.deltaNow().held }
+func (s *Snapshot) DeltaHeldBytes() int64 { return s.deltaHeld }
 
 // VIPVersionDelta is the versions__delta Eureka sends in VIP documents.
 const VIPVersionDelta = "-1"

@@ -71,7 +71,7 @@ func TestPruneDropsExpiredInstances(t *testing.T) {
 	assert.Equal(t, "json apps versions=13 hash=UP_2_\n"+
 		"app A\n a1 UP DELETED\n--\napp B\n b1 UP ADDED\n--\napp OLD\n o1 UP ADDED\nend\n",
 		string(v.Snapshot().Delta(FormatJSON, false)))
-	b := v.Snapshot().deltaNow().tree
+	b := v.Snapshot().delta
 
 	v.PruneDelta()
 	s := v.Snapshot()
@@ -79,7 +79,7 @@ func TestPruneDropsExpiredInstances(t *testing.T) {
 	assert.Equal(t, "json apps versions=14 hash=UP_2_\n"+
 		"app A\n a1 UP DELETED\n--\napp B\n b1 UP ADDED\nend\n", string(s.Delta(FormatJSON, false)))
 	bA := b.Get("A")
-	sA := s.deltaNow().tree.Get("A")
+	sA := s.delta.Get("A")
 	assert.Same(t, bA, sA, "the applications that lost nothing keep their cached parts")
 }
 
@@ -198,7 +198,7 @@ func staleScenario(t *testing.T) *Snapshot {
 	stale := v.Snapshot().App("A")
 	in := testInst("A", "a2", actors.StatusUp)
 	in.ActionType = actors.ActionAdded
-	c := prepare(&actors.Event{Action: actors.ActionAdded, Instance: in, Version: actors.Version{Clock: 100, Node: "n1"}}, stale)
+	c := prepare(&actors.Event{Action: actors.ActionAdded, Instance: in, Version: actors.Version{Clock: 100, Node: "n1"}}, stale, nil)
 	f.add("A", "a3", actors.StatusUp) // another writer replaces A meanwhile
 	v.install1(&c)
 	return v.Snapshot()
@@ -292,7 +292,7 @@ func TestPruneKeepsWritesMadeWhilePruning(t *testing.T) {
 	s := pruneRaceScenario(t, apps)
 	assert.Equal(t, apps+1, s.DeltaLen(), "new1 in every application, new2 in the first")
 	n := 0
-	for g := range s.deltaNow().tree.All() {
+	for g := range s.delta.All() {
 		ids := []string{}
 		for p := range g.pieces.All() {
 			ids = append(ids, p.key())

@@ -12,10 +12,7 @@
 // the apps hashcode, and the recently changed instances behind /apps/delta. An
 // application's instances are a persistent B+tree too, so a write copies
 // one path of each, whatever the size of its application or of the
-// registry. The delta's groups are brought up to date lazily: a write puts
-// its piece on a list of pending changes, which the first read of the
-// delta (or the write that fills the list) applies in one batch
-// (pending.go). Readers load the current snapshot atomically and never lock.
+// registry. Readers load the current snapshot atomically and never lock.
 //
 // # Prepared responses
 //
@@ -27,7 +24,7 @@
 // per format, built on first use by concatenating cached bytes (gzip ones
 // from one block per leaf of the tree, reused from the previous snapshot).
 // A write therefore encodes nothing: it rebuilds its application's leaf and
-// path, makes one piece and appends it to the pending delta; the next read of a
+// path and makes one piece; the next read of a
 // format encodes the changed instance once, and no format is encoded that
 // nobody reads. The delta document and the apps hashcode of a snapshot are
 // computed from that one snapshot, so a client reconciling a delta against
@@ -43,9 +40,7 @@
 // state superseded by a later change (a registration followed by its
 // cancel) is collected at once. What pruning visits is kept per tick of
 // the retention (a 180th of it): the applications changed during the
-// tick and the bytes their pieces hold, nothing per change. The pending
-// list keeps the states it holds until it is applied, at most maxPending
-// of them. What the
+// tick and the bytes their pieces hold, nothing per change. What the
 // delta holds beyond the registry is bounded (Config.DeltaMaxBytes): past
 // the bound, a write wakes Run, which prunes the oldest ticks early. The
 // VIP index holds applications, nothing per instance (the View counts
@@ -252,9 +247,8 @@ func (v *View) PruneDelta() {
 	// groups can be read without the lock. Changes made meanwhile are
 	// newer than the cutoff.
 	var work []prunedGroup
-	heads := head.deltaNow().tree
 	for app := range visit {
-		g := heads.Get(app)
+		g := head.delta.Get(app)
 		if g == nil {
 			continue
 		}
@@ -307,7 +301,7 @@ func (v *View) boundCutoff(cutoff, now int64) int64 {
 	if limit <= 0 || sabotage.On(sabotage.ViewDeltaUnbounded) {
 		return cutoff
 	}
-	excess := v.head.Load().deltaNow().held - limit
+	excess := v.head.Load().deltaHeld - limit
 	if excess <= 0 {
 		return cutoff
 	}
@@ -341,10 +335,9 @@ func (v *View) installPruned(batch []prunedGroup) (stale []prunedGroup) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	next := v.head.Load().derive()
-	next.settle()
 	changed := false
 	for _, w := range batch {
-		cur := next.delta.tree.Get(w.app)
+		cur := next.delta.Get(w.app)
 		if cur != w.from && !sabotage.On(sabotage.ViewStaleAppInstalled) {
 			stale = append(stale, w)
 			continue
@@ -362,9 +355,8 @@ func (v *View) installPruned(batch []prunedGroup) (stale []prunedGroup) {
 // again since holds a newer piece and stays.
 func reprune(head *Snapshot, stale []prunedGroup, cutoff int64) []prunedGroup {
 	var out []prunedGroup
-	groups := head.deltaNow().tree
 	for _, w := range stale {
-		g := groups.Get(w.app)
+		g := head.delta.Get(w.app)
 		if to := g.withoutExpired(w.ids, cutoff); to != g {
 			out = append(out, prunedGroup{app: w.app, ids: w.ids, from: g, to: to})
 		}
@@ -378,8 +370,7 @@ func (v *View) pruneLocked(app string, ids []string, cutoff int64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	next := v.head.Load().derive()
-	next.settle()
-	cur := next.delta.tree.Get(app)
+	cur := next.delta.Get(app)
 	g := cur.withoutExpired(ids, cutoff)
 	if g == cur {
 		return
@@ -391,13 +382,12 @@ func (v *View) pruneLocked(app string, ids []string, cutoff int64) {
 // replaceDeltaGroup puts g (nil: none) in place of cur as app's delta group
 // in s, a snapshot under construction.
 func (s *Snapshot) replaceDeltaGroup(app string, cur, g *App) {
-	d := &s.delta
-	d.n += g.Len() - cur.Len()
-	d.held += g.heldBytes() - cur.heldBytes()
+	s.deltaN += g.Len() - cur.Len()
+	s.deltaHeld += g.heldBytes() - cur.heldBytes()
 	if g == nil {
-		d.tree, _ = d.tree.Delete(app)
+		s.delta, _ = s.delta.Delete(app)
 	} else {
-		d.tree = d.tree.Set(g)
+		s.delta = s.delta.Set(g)
 	}
 }
 
@@ -436,8 +426,8 @@ func (v *View) ClearDelta() {
 	v.recent = nil
 	v.held = nil
 	next := v.head.Load().derive()
-	next.delta = deltaState{}
-	next.pending, next.pendingHeld = nil, 0
+	next.deltaN, next.deltaHeld = 0, 0
+	next.delta = btree[*App]{}
 	v.install(next)
 }
 
@@ -458,11 +448,12 @@ type change struct {
 	base   *App   // the App the change was computed from (nil: none)
 	newApp *App   // base with the change (nil: the application is gone)
 	old    *piece // base's piece of the instance (set only when not deleted)
+	// deltaBase and newDelta are the same for the application's group in
+	// the delta.
+	deltaBase, newDelta *App
 }
 
-// prepare computes the change of ev to its application base, outside the
-// view's lock; its delta group waits (pending.go).
-func prepare(ev *actors.Event, base *App) change {
+func prepare(ev *actors.Event, base, deltaBase *App) change {
 	var p *piece
 	if ev.Action == actors.ActionDeleted && !sabotage.On(sabotage.ViewDeltaHoldsStates) &&
 		!sabotage.On(sabotage.ViewDeltaUnpacked) {
@@ -472,7 +463,13 @@ func prepare(ev *actors.Event, base *App) change {
 	}
 	c := change{ev: ev, key: ev.Instance.Key(), p: p, base: base}
 	c.rebase(base)
+	c.rebaseDelta(deltaBase)
 	return c
+}
+
+func (c *change) rebaseDelta(deltaBase *App) {
+	c.deltaBase = deltaBase
+	c.newDelta, _ = deltaBase.with(c.key.App, c.p) // a delta group changes as an App does
 }
 
 func (c *change) rebase(base *App) {
@@ -487,7 +484,7 @@ func (c *change) rebase(base *App) {
 // Apply folds one event into a new snapshot. It implements actors.Sink.
 func (v *View) Apply(ev *actors.Event) {
 	h := v.head.Load()
-	c := prepare(ev, h.App(ev.Instance.App))
+	c := prepare(ev, h.App(ev.Instance.App), h.deltaApp(ev.Instance.App))
 	v.install1(&c)
 }
 
@@ -511,15 +508,15 @@ func (v *View) ApplyBatch(evs []actors.Event) {
 	next := v.head.Load().derive()
 	now := v.cfg.Clock.Now().UnixMilli()
 	for i := range evs {
-		c := prepare(&evs[i], next.App(evs[i].Instance.App))
+		c := prepare(&evs[i], next.App(evs[i].Instance.App), next.deltaApp(evs[i].Instance.App))
 		v.fold(next, &c, now)
 	}
 	v.install(next)
 }
 
 // fold applies one prepared change to next, a snapshot under construction,
-// and adds it to its delta's pending changes. v.mu must be held. If another writer
-// changed the application since c was
+// and to its delta. v.mu must be held. If another writer
+// changed the application (or its delta group; pruning does) since c was
 // prepared (only possible when events of
 // one application come from more than one goroutine, which the registry
 // never does), the change is recomputed here.
@@ -573,8 +570,15 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 	if sabotage.On(sabotage.ViewDeltaHoldsStates) {
 		v.held = append(v.held, c.p)
 	}
-	next.addPending(c.key.App, c.p)
-	if limit := v.cfg.DeltaMaxBytes; limit > 0 && next.deltaHeldEstimate() > limit {
+	var g *App
+	next.delta, g = next.delta.Swap(c.newDelta)
+	if g != c.deltaBase && !sabotage.On(sabotage.ViewStaleAppInstalled) {
+		c.rebaseDelta(g)
+		next.delta = next.delta.Set(c.newDelta)
+	}
+	next.deltaN += c.newDelta.Len() - c.deltaBase.Len()
+	next.deltaHeld += c.newDelta.heldBytes() - c.deltaBase.heldBytes()
+	if limit := v.cfg.DeltaMaxBytes; limit > 0 && next.deltaHeld > limit {
 		select {
 		case v.overBound <- struct{}{}:
 		default:
@@ -584,7 +588,7 @@ func (v *View) fold(next *Snapshot, c *change, now int64) {
 
 // deltaApp returns the delta's group of application name, or nil.
 func (s *Snapshot) deltaApp(name string) *App {
-	return s.deltaNow().tree.Get(name)
+	return s.delta.Get(name)
 }
 
 // Snapshot is an immutable state of the registry with lazily built, cached
@@ -598,17 +602,12 @@ type Snapshot struct {
 	counts  [len(actors.AllStatuses)]int
 	total   int
 	// delta holds, per application, the latest piece of every instance
-	// changed within the retention, sorted by id, but for the changes
-	// pending (pending.go): the delta document's applications, each with
-	// its own cached bytes, so a change rebuilds one of them.
-	delta deltaState
-	// pending are the changes not yet in delta, newest first; pendingHeld
-	// is what their pieces hold beyond the registry.
-	pending     *pendingChange
-	pendingHeld int64
-	// settled is delta with the pending changes applied, made by the first
-	// reader that needs it.
-	settled atomic.Pointer[deltaState]
+	// changed within the retention, sorted by id: the delta document's
+	// applications, each with its own cached bytes, so a write changes one
+	// of them.
+	delta     btree[*App]
+	deltaN    int   // the instances in delta
+	deltaHeld int64 // what delta holds beyond the registry (App.heldBytes)
 
 	// cache holds the documents built from this snapshot, allocated by the
 	// first reader: a snapshot that nobody reads (most, under a burst of
@@ -631,10 +630,7 @@ func (s *Snapshot) docs() *docCache {
 // derive returns a copy of s with a new version and empty document caches.
 func (s *Snapshot) derive() *Snapshot {
 	n := &Snapshot{enc: s.enc, version: s.version + 1, apps: s.apps, vips: s.vips, svips: s.svips,
-		counts: s.counts, total: s.total, delta: s.delta, pending: s.pending, pendingHeld: s.pendingHeld}
-	if d := s.settled.Load(); d != nil {
-		n.delta, n.pending, n.pendingHeld = *d, nil, 0
-	}
+		counts: s.counts, total: s.total, delta: s.delta, deltaN: s.deltaN, deltaHeld: s.deltaHeld}
 	c := s.cache.Load()
 	for k := range n.reuse {
 		for f := range n.reuse[k] {

@@ -92,10 +92,6 @@ const (
 	// the replaced instance state's strings alive (actors/view btree set;
 	// issue 9).
 	ViewLeafKeepsReplacedKey Switch = "view-leaf-keeps-replaced-key"
-	// ViewDeltaPendingUnread makes a read of the delta see only the changes
-	// settled into its groups, not the writes pending since (actors/view
-	// deltaNow; issue 9).
-	ViewDeltaPendingUnread Switch = "view-delta-pending-unread"
 	// EurekaPeerEcho sends the changes a Eureka peer made (replicated
 	// writes) back to the Eureka peers, as if a client had made them
 	// (cluster/eurekapeer Observe).
@@ -207,5 +203,4 @@ var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
 	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder,
-	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
-	ViewDeltaPendingUnread}
+	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros}
