@@ -35,7 +35,8 @@
 // the rounds before it. Progress goes to stderr, the report to stdout.
 //
 // With -cpuprofile FILE -profile SCENARIO@SIZE (e.g. register@100000) one
-// extra run of that scenario (twice -round) is CPU-profiled.
+// extra run of that scenario (twice -round, after a collection) is
+// CPU-profiled: the server's load, or with -profile-ceiling the ceiling's.
 package main
 
 import (
@@ -63,6 +64,7 @@ type options struct {
 	sizes                     []int
 	target, jar               string
 	cpuprofile, profile       string
+	profileCeiling            bool
 	churn, churnWindow        time.Duration
 	churnSample               time.Duration
 	churnSize, churnConns     int
@@ -79,6 +81,7 @@ func parseFlags() options {
 	flag.IntVar(&o.samples, "samples", 1000, "register-to-readable samples per size (in-process target only)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the server rounds of -profile to this file")
 	flag.StringVar(&o.profile, "profile", "register@100000", "scenario@size to profile with -cpuprofile (under-churn@size: the deploy and the measurements under churn)")
+	flag.BoolVar(&o.profileCeiling, "profile-ceiling", false, "with -cpuprofile, profile the scenario's ceiling load instead of the server's")
 	only := flag.String("only", "", "comma-separated scenarios to run (default all, and the heap, deploy, churn and latency measurements); \"readable\" and \"under-churn\" add those measurements")
 	flag.StringVar(&o.target, "target", "heureka", `"heureka": a node in this process; "reference": a heureka process and the reference Eureka server, cache on and off`)
 	flag.StringVar(&o.jar, "jar", bench.ReferenceJar, "the reference Eureka server's jar (-target reference)")
@@ -478,7 +481,12 @@ func runScenarios(o options, s *subject, c *http.Client) ([]*row, error) {
 				rw.subject = append(rw.subject, res)
 			}
 			if o.cpuprofile != "" && o.profile == fmt.Sprintf("%s@%d", sc.Name, s.size) {
-				return profileRun(o.cpuprofile, c, subj, conc, 2*o.round)
+				l := subj
+				if o.profileCeiling {
+					l = ceiling
+				}
+				collect() // as before every measured round
+				return profileRun(o.cpuprofile, c, l, conc, 2*o.round)
 			}
 			return nil
 		}()
