@@ -184,7 +184,7 @@ func benchPart(b *testing.B, f *Fixture, p Part) {
 func benchReadable(b *testing.B, f *Fixture) {
 	c := NewClient(1)
 	defer c.CloseIdleConnections()
-	s := serve(b, Static(OneApp, OneApp.Bytes(f)))
+	s := serve(b, Static(OneApp, OneApp.Bodies(f, 1)))
 	if _, err := f.RegisterToReadable(c, 10, s.Base); err != nil { // warm up
 		b.Fatal(err)
 	}

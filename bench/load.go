@@ -202,13 +202,33 @@ func (d Doc) PathsFor(apps int) []string {
 	return []string{"/eureka/apps"}
 }
 
+// Bodies maps each request path of a document to the bytes served there.
+type Bodies map[string][]byte
+
 // Bytes returns the prepared bytes Heureka serves for d now (application 0
 // for OneApp).
 func (d Doc) Bytes(f *Fixture) []byte {
+	return d.bytesOf(f.Node.View().Snapshot(), 0)
+}
+
+// Bodies returns the prepared bytes Heureka serves now at each of d's paths
+// on a registry of apps applications (for OneApp, each application's own
+// document). The slices are Heureka's own: nothing is copied.
+func (d Doc) Bodies(f *Fixture, apps int) Bodies {
 	s := f.Node.View().Snapshot()
+	paths := d.PathsFor(apps)
+	b := make(Bodies, len(paths))
+	for a, p := range paths {
+		b[p] = d.bytesOf(s, a)
+	}
+	return b
+}
+
+// bytesOf returns the bytes s serves for d (application a for OneApp).
+func (d Doc) bytesOf(s *view.Snapshot, a int) []byte {
 	switch d.Name {
 	case OneApp.Name:
-		b, _ := s.AppDocument(AppName(0), d.Format, d.Gzip)
+		b, _ := s.AppDocument(AppName(a), d.Format, d.Gzip)
 		return b
 	case Delta.Name:
 		return s.Delta(d.Format, d.Gzip)
@@ -229,10 +249,28 @@ func (d Doc) LoadFor(apps int, base string) Load {
 }
 
 // Fetch returns the body base serves for d (application 0 for OneApp) as it
-// came over the wire (gzipped if d asks for gzip): what a static ceiling
-// for a server in another process writes.
+// came over the wire (gzipped if d asks for gzip).
 func (d Doc) Fetch(c *http.Client, base string) ([]byte, error) {
-	path := d.PathsFor(1)[0]
+	return d.fetch(c, base, d.PathsFor(1)[0])
+}
+
+// FetchBodies returns what base serves at each of d's paths on a registry
+// of apps applications, as it came over the wire: what a static ceiling
+// for a server in another process writes.
+func (d Doc) FetchBodies(c *http.Client, base string, apps int) (Bodies, error) {
+	paths := d.PathsFor(apps)
+	b := make(Bodies, len(paths))
+	for _, p := range paths {
+		body, err := d.fetch(c, base, p)
+		if err != nil {
+			return nil, err
+		}
+		b[p] = body
+	}
+	return b, nil
+}
+
+func (d Doc) fetch(c *http.Client, base, path string) ([]byte, error) {
 	resp, err := c.Do(newRequest(http.MethodGet, hostOf(base), path, "", javaHeaders(d.Accept(), d.Gzip), nil))
 	if err != nil {
 		return nil, err
@@ -257,23 +295,38 @@ func Trivial() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 }
 
-// Static is the ceiling for a cached read: it writes body with the headers
-// Heureka sends with it, prepared once.
-func Static(d Doc, body []byte) http.Handler {
+// Static is the ceiling for a cached read: at each path of bodies it writes
+// that path's bytes with the headers Heureka sends with them, prepared once,
+// and 404 elsewhere. It holds the same bytes as the server it bounds, each
+// document at its own path, so that a read of many documents (OneApp over
+// every application) pays the same memory traffic on both sides.
+func Static(d Doc, bodies Bodies) http.Handler {
+	type entry struct {
+		body   []byte
+		length []string
+	}
 	ct := []string{d.contentType()}
 	vary := []string{"Accept, Accept-Encoding, X-Eureka-Accept"}
 	gz := []string{"gzip"}
-	length := []string{strconv.Itoa(len(body))}
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	entries := make(map[string]entry, len(bodies))
+	for p, b := range bodies {
+		entries[p] = entry{b, []string{strconv.Itoa(len(b))}}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e, ok := entries[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
 		h := w.Header()
 		h["Content-Type"] = ct
 		h["Vary"] = vary
 		if d.Gzip {
 			h["Content-Encoding"] = gz
 		}
-		h["Content-Length"] = length
+		h["Content-Length"] = e.length
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(body)
+		_, _ = w.Write(e.body)
 	})
 }
 

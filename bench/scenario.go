@@ -62,7 +62,7 @@ func (sc Scenario) Setup(f *Fixture) (ceiling, subject Load, stop func(), err er
 	if err = sc.Prepare(f); err != nil {
 		return
 	}
-	return sc.Loads(f.Base, f.Size, f.Apps, f.Fresh, func(d Doc) ([]byte, error) { return d.Bytes(f), nil })
+	return sc.Loads(f.Base, f.Size, f.Apps, f.Fresh, func(d Doc) (Bodies, error) { return d.Bodies(f, f.Apps), nil })
 }
 
 // Prepare readies f for a read scenario: exactly DeltaChanges changes in
@@ -90,13 +90,14 @@ func (sc Scenario) Prepare(f *Fixture) error {
 // applications; q collects the instances register-fresh adds and feeds
 // cancel) and a function that stops the ceiling (for a-a, both trivial
 // servers; base is not used). body returns the bytes the
-// subject serves for a document, which the static ceiling writes.
-func (sc Scenario) Loads(base string, size, apps int, q *Queue, body func(Doc) ([]byte, error)) (ceiling, subject Load, stop func(), err error) {
+// subject serves at each path of a document, which the static ceiling
+// writes.
+func (sc Scenario) Loads(base string, size, apps int, q *Queue, body func(Doc) (Bodies, error)) (ceiling, subject Load, stop func(), err error) {
 	var h http.Handler
 	if sc.Doc == nil {
 		h = Trivial()
 	} else {
-		var b []byte
+		var b Bodies
 		if b, err = body(*sc.Doc); err != nil {
 			return
 		}

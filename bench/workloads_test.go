@@ -228,3 +228,29 @@ func TestAAServesBothSidesItself(t *testing.T) {
 	}
 	assert.Equal(t, AA, subject.Name)
 }
+
+// TestStaticServesEachApplicationItsOwnDocument: the ceiling of the app
+// scenario holds every application's document at its own path, the bytes
+// Heureka serves there (taken in process, or fetched from a server
+// process), so that both sides read as many distinct documents.
+func TestStaticServesEachApplicationItsOwnDocument(t *testing.T) {
+	f, c := smallFixture(t, 3*InstancesPerApp)
+	require.Equal(t, 3, f.Apps)
+	fetched, err := OneApp.FetchBodies(c, f.Base, f.Apps)
+	require.NoError(t, err)
+	assert.Equal(t, fetched, OneApp.Bodies(f, f.Apps), "the node's prepared bytes are what it serves")
+
+	st, err := Serve(Static(OneApp, OneApp.Bodies(f, f.Apps)))
+	require.NoError(t, err)
+	defer st.Close()
+	paths := OneApp.Paths(f)
+	require.Len(t, paths, 3)
+	for _, p := range paths {
+		body, err := OneApp.fetch(c, st.Base, p)
+		require.NoError(t, err, p)
+		assert.Equal(t, fetched[p], body, p)
+	}
+	assert.NotEqual(t, fetched[paths[0]], fetched[paths[1]], "each application is a different document")
+	_, err = OneApp.fetch(c, st.Base, "/eureka/apps/NOSUCHAPP")
+	assert.ErrorContains(t, err, "status 404")
+}

@@ -79,7 +79,7 @@ func parseFlags() options {
 	flag.IntVar(&o.rounds, "rounds", 3, "alternating rounds (ceiling, server) per scenario")
 	sizesFlag := flag.String("sizes", "1000,10000,100000", "registry sizes (1000000 needs ~7 GB and minutes per size)")
 	flag.IntVar(&o.samples, "samples", 1000, "register-to-readable samples per size (in-process target only)")
-	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the server rounds of -profile to this file")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of -profile's server rounds (with -profile-ceiling: its ceiling rounds) to this file")
 	flag.StringVar(&o.profile, "profile", "register@100000", "scenario@size to profile with -cpuprofile (under-churn@size: the deploy and the measurements under churn)")
 	flag.BoolVar(&o.profileCeiling, "profile-ceiling", false, "with -cpuprofile, profile the scenario's ceiling load instead of the server's")
 	only := flag.String("only", "", "comma-separated scenarios to run (default all, and the heap, deploy, churn and latency measurements); \"readable\" and \"under-churn\" add those measurements")
@@ -197,8 +197,8 @@ type subject struct {
 	fresh  *bench.Queue
 	// prepare readies the server for a scenario (nil: nothing to do).
 	prepare func(sc bench.Scenario) error
-	// body returns the bytes the server serves for d.
-	body func(d bench.Doc) ([]byte, error)
+	// body returns the bytes the server serves at each of d's paths.
+	body func(d bench.Doc) (bench.Bodies, error)
 	// forgetDelta empties the delta window before the deploy (nil: cannot).
 	forgetDelta func()
 	// holdDelta keeps the delta window at the changes of the last w until
@@ -266,7 +266,7 @@ func measureInProcess(o options, size int) (*sizeReport, error) {
 	}
 	s := &subject{server: inProcess, base: f.Base, size: f.Size, apps: f.Apps, fresh: f.Fresh,
 		prepare:     func(sc bench.Scenario) error { return sc.Prepare(f) },
-		body:        func(d bench.Doc) ([]byte, error) { return d.Bytes(f), nil },
+		body:        func(d bench.Doc) (bench.Bodies, error) { return d.Bodies(f, f.Apps), nil },
 		forgetDelta: f.ForgetDelta, holdDelta: f.HoldDeltaWindow}
 	c := bench.NewClient(bench.Concurrency())
 	defer c.CloseIdleConnections()
@@ -373,7 +373,7 @@ func measureProcess(o options, start func() (*bench.Process, error), size int) (
 	}
 	r.loadTime = time.Since(t0)
 	s := &subject{server: p.Name, base: p.Base, size: size, apps: appsOf(size), pid: p.PID, fresh: bench.NewQueue(),
-		body: func(d bench.Doc) ([]byte, error) { return d.Fetch(c, p.Base) }}
+		body: func(d bench.Doc) (bench.Bodies, error) { return d.FetchBodies(c, p.Base, appsOf(size)) }}
 	if o.warmup > 0 {
 		progress("%s instances=%d: warming up (%v per scenario)", p.Name, size, o.warmup)
 		if err := warmUp(o, s, c); err != nil {

@@ -64,7 +64,7 @@ type churnRead struct {
 	quiet bench.Result
 	// reads are Heureka's rounds under churn and statics the static
 	// server's, alternating with one static round more: static, Heureka,
-	// static, …, static. A static round reads the document's bytes as
+	// static, …, static. A static round reads the documents' bytes (every application's, for app) as
 	// Heureka served them just before it, with the same churn running
 	// against Heureka: the ceiling on the same busy machine, measured on
 	// both sides of every Heureka round (the delta grows during the churn,
@@ -124,7 +124,7 @@ func measureReadable(o options, f *bench.Fixture, r *sizeReport) error {
 	defer rc.CloseIdleConnections()
 	// The floor: one GET of an application document from the static
 	// server, interleaved with the samples.
-	st, err := bench.Serve(bench.Static(bench.OneApp, bench.OneApp.Bytes(f)))
+	st, err := bench.Serve(bench.Static(bench.OneApp, bench.OneApp.Bodies(f, 1)))
 	if err != nil {
 		return err
 	}
@@ -244,11 +244,11 @@ func measureChurnRead(o options, s *subject, c *http.Client, d bench.Doc, q *ben
 	defer stop()
 	var regs, staticRegs bench.Durations
 	staticRound := func() error {
-		body, err := d.Fetch(c, s.base)
+		bodies, err := s.body(d)
 		if err != nil {
 			return err
 		}
-		st, err := bench.Serve(bench.Static(d, body))
+		st, err := bench.Serve(bench.Static(d, bodies))
 		if err != nil {
 			return err
 		}
