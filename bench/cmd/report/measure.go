@@ -64,8 +64,9 @@ type churnRead struct {
 	quiet bench.Result
 	// reads are Heureka's rounds under churn and statics the static
 	// server's, alternating with one static round more: static, Heureka,
-	// static, …, static. A static round reads the documents' bytes (every application's, for app) as
-	// Heureka served them just before it, with the same churn running
+	// static, …, static. A static round reads the document's bytes (for
+	// app, every application's at its path) as Heureka served them just
+	// before it, with the same churn running
 	// against Heureka: the ceiling on the same busy machine, measured on
 	// both sides of every Heureka round (the delta grows during the churn,
 	// and at 1M one collection decides a round, so one round each way is
