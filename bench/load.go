@@ -43,6 +43,9 @@ func NewClient(conns int) *http.Client {
 type Load struct {
 	Name string
 	New  func(c *http.Client, worker int) func() (int64, error)
+	// Kept is the queue a registering load pushes its instances onto (nil:
+	// none), so that its ceiling can be checked to do the same.
+	Kept *Queue
 }
 
 // javaHeaders are the headers the Java Eureka client sends (spec §3.7).

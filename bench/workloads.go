@@ -104,7 +104,7 @@ func registerHeaders() http.Header {
 func FreshRegisterLoad(base string, apps int, q *Queue, want int) Load {
 	host := hostOf(base)
 	hdr := registerHeaders()
-	return Load{Name: "register-fresh", New: func(c *http.Client, worker int) func() (int64, error) {
+	return Load{Name: "register-fresh", Kept: q, New: func(c *http.Client, worker int) func() (int64, error) {
 		body := make([]byte, 0, 1400)
 		return func() (int64, error) {
 			in := NextFresh(apps)

@@ -229,6 +229,35 @@ func TestAAServesBothSidesItself(t *testing.T) {
 	assert.Equal(t, AA, subject.Name)
 }
 
+// TestFreshCeilingKeepsWhatItRegisters: register-fresh's ceiling load keeps
+// the instances it registers, as the subject's does, in a queue of its own,
+// so that both sides do the same work in the load generator.
+func TestFreshCeilingKeepsWhatItRegisters(t *testing.T) {
+	var fresh Scenario
+	for _, sc := range Scenarios {
+		if sc.Name == "register-fresh" {
+			fresh = sc
+		}
+	}
+	require.Equal(t, "register-fresh", fresh.Name)
+	f, c := smallFixture(t, 2*InstancesPerApp)
+	ceiling, subject, stop, err := fresh.Loads(f.Base, f.Size, f.Apps, f.Fresh, nil)
+	require.NoError(t, err)
+	defer stop()
+	for _, l := range []Load{ceiling, subject} {
+		do := l.New(c, 0)
+		for range 5 {
+			_, err := do()
+			require.NoError(t, err, l.Name)
+		}
+	}
+	require.Same(t, f.Fresh, subject.Kept)
+	assert.Equal(t, 5, f.Fresh.Len(), "the subject keeps what it registered")
+	require.NotNil(t, ceiling.Kept, "the ceiling keeps what it registers too")
+	assert.NotSame(t, f.Fresh, ceiling.Kept, "in a queue of its own")
+	assert.Equal(t, 5, ceiling.Kept.Len())
+}
+
 // TestStaticServesEachApplicationItsOwnDocument: the ceiling of the app
 // scenario holds every application's document at its own path, the bytes
 // Heureka serves there (taken in process, or fetched from a server
