@@ -201,17 +201,24 @@ func TestHeurekaProcess(t *testing.T) {
 	assert.Error(t, err, "the process is gone after Stop")
 }
 
+// scenarioNamed returns the scenario of that name; the test fails when
+// there is none.
+func scenarioNamed(t *testing.T, name string) Scenario {
+	t.Helper()
+	for _, sc := range Scenarios {
+		if sc.Name == name {
+			return sc
+		}
+	}
+	require.FailNow(t, "no such scenario", name)
+	return Scenario{}
+}
+
 // TestAAServesBothSidesItself: a-a's two loads go to two trivial servers of
 // its own, not to the server under test (here an address nobody listens
 // on), and each answers renew's request with the trivial 200.
 func TestAAServesBothSidesItself(t *testing.T) {
-	var aa Scenario
-	for _, sc := range Scenarios {
-		if sc.Name == AA {
-			aa = sc
-		}
-	}
-	require.Equal(t, AA, aa.Name, "a-a is one of the scenarios")
+	aa := scenarioNamed(t, AA)
 	ln, err := Serve(Trivial())
 	require.NoError(t, err)
 	nobody := ln.Base
@@ -233,13 +240,7 @@ func TestAAServesBothSidesItself(t *testing.T) {
 // the instances it registers, as the subject's does, in a queue of its own,
 // so that both sides do the same work in the load generator.
 func TestFreshCeilingKeepsWhatItRegisters(t *testing.T) {
-	var fresh Scenario
-	for _, sc := range Scenarios {
-		if sc.Name == "register-fresh" {
-			fresh = sc
-		}
-	}
-	require.Equal(t, "register-fresh", fresh.Name)
+	fresh := scenarioNamed(t, "register-fresh")
 	f, c := smallFixture(t, 2*InstancesPerApp)
 	ceiling, subject, stop, err := fresh.Loads(f.Base, f.Size, f.Apps, f.Fresh, nil)
 	require.NoError(t, err)
