@@ -26,21 +26,25 @@ type Scenario struct {
 // size. a-a comes first: renew's requests sent to two trivial servers, one
 // as the ceiling and one in the subject's place, so that its ratio shows
 // how far the run's ratios move by chance (1 but for noise). Writes come
-// next: register-fresh grows the registry (and the
-// delta window) by every request, cancel then removes those instances
-// again, oldest first. Every read scenario starts from a quiet delta window
-// and warm caches.
+// next: register-fresh grows the registry (and the delta window) by every
+// request, cancel then removes those instances again, oldest first. Every
+// read scenario starts from a quiet delta window and warm caches.
+//
+// The targets are issue 9's goals: renew ≥ 0.9 and fresh registrations
+// ≥ 0.6 of the trivial ceiling, one application, the delta and the full
+// documents ≥ 0.9 of the static one. register's 0.4 is the earlier goal for
+// re-registrations, which issue 9 does not name.
 var Scenarios = []Scenario{
 	{Name: AA, Ceiling: "trivial"},
-	{Name: "renew", Ceiling: "trivial", Target: 0.8},
+	{Name: "renew", Ceiling: "trivial", Target: 0.9},
 	{Name: "register", Ceiling: "trivial", Target: 0.4},
-	{Name: "register-fresh", Ceiling: "trivial"},
+	{Name: "register-fresh", Ceiling: "trivial", Target: 0.6},
 	{Name: "cancel", Ceiling: "trivial"},
 	{Name: "full-json", Ceiling: "static", Target: 0.9, Doc: &FullJSON},
 	{Name: "full-xml", Ceiling: "static", Target: 0.9, Doc: &FullXML},
 	{Name: "full-gzip", Ceiling: "static", Target: 0.9, Doc: &FullGzip},
-	{Name: "app", Ceiling: "static", Target: 0.7, Doc: &OneApp},
-	{Name: "delta", Ceiling: "static", Target: 0.8, Doc: &Delta},
+	{Name: "app", Ceiling: "static", Target: 0.9, Doc: &OneApp},
+	{Name: "delta", Ceiling: "static", Target: 0.9, Doc: &Delta},
 }
 
 // AA is the name of the scenario whose subject is a second trivial server.
