@@ -555,7 +555,7 @@ func writeReadable(w io.Writer, rn *run) {
 			res = "**miss**"
 		}
 		tableRow(w, fmt.Sprint(r.size), fmt.Sprint(r.readableSamples), msf(r.p50), msf(r.p99), msf(r.max), msf(r.p99Send),
-			fmt.Sprint(r.lat.Polls), msf(r.floorP50), msf(r.floorP99), msf(r.floorMax), fmt.Sprintf("p99 ≤ %v", readableP99Goal), res)
+			fmt.Sprint(r.lat.Polls), msf(r.floorP50), msf(r.floorP99), msf(r.floorMax), fmt.Sprintf("p99 ≤ %g ms", float64(readableP99Goal)/float64(time.Millisecond)), res)
 	}
 	fmt.Fprintln(w)
 }
