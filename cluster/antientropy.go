@@ -561,7 +561,7 @@ func (r *Replicator) pull(peer string, m wire.Message) bool {
 		r.log.Warn("encoding a pull failed", "type", m.Type(), "err", err)
 		return true
 	}
-	if err := (*x).exchange(peer, b, r.handleMessage); err != nil {
+	if err := r.countSent(b, (*x).exchange(peer, b, r.handleMessage)); err != nil {
 		r.log.Debug("pull failed", "peer", peer, "type", m.Type(), "err", err)
 		return false
 	}
@@ -586,7 +586,7 @@ func (r *Replicator) answerExchange(req []byte, reply func([]byte) error) {
 		if err != nil {
 			return err
 		}
-		return reply(b)
+		return r.countSent(b, reply(b))
 	}
 	switch m := m.(type) {
 	case *wire.Digest:

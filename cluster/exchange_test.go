@@ -157,3 +157,23 @@ func TestExchangeOverLoopback(t *testing.T) {
 	assert.Equal(t, "a", d.Node)
 	waitView(t, ma, allAre(StateAlive, "a", "b")) // memberlist's own streams still work
 }
+
+// What a node sends on a peer's stream counts in its Stats as what it
+// sends on its own links does: a joining node's initial sync is answered
+// there, and the cluster benchmarks' bytes per instance read these counts.
+func TestExchangeAnswerCounted(t *testing.T) {
+	r, err := NewReplicator(testReplicatorConfig())
+	require.NoError(t, err)
+	req, err := wire.Encode(&wire.Digest{Node: "b", Reply: true})
+	require.NoError(t, err)
+	var msgs, bytes uint64
+	r.answerExchange(req, func(b []byte) error {
+		msgs++
+		bytes += uint64(len(b))
+		return nil
+	})
+	require.NotZero(t, msgs, "the digest is answered")
+	st := r.Stats()
+	assert.Equal(t, msgs, st.Messages)
+	assert.Equal(t, bytes, st.Bytes)
+}

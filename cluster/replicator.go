@@ -355,7 +355,13 @@ func (r *Replicator) send(to string, m wire.Message) error {
 	if err != nil {
 		return err
 	}
-	if err := r.getPeers().SendReliable(to, b); err != nil {
+	return r.countSent(b, r.getPeers().SendReliable(to, b))
+}
+
+// countSent counts a message of b's size sent, or a failed send, for
+// Stats, and returns err.
+func (r *Replicator) countSent(b []byte, err error) error {
+	if err != nil {
 		r.stats.sendErrors.Add(1)
 		return err
 	}
