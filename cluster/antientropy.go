@@ -586,7 +586,13 @@ func (r *Replicator) answerExchange(req []byte, reply func([]byte) error) {
 		if err != nil {
 			return err
 		}
-		return r.countSent(b, reply(b))
+		if err := reply(b); err != nil {
+			r.stats.sendErrors.Add(1)
+			return err
+		}
+		r.stats.answerMsgs.Add(1)
+		r.stats.answerBytes.Add(uint64(len(b)))
+		return nil
 	}
 	switch m := m.(type) {
 	case *wire.Digest:

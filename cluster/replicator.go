@@ -124,7 +124,13 @@ func (c *ReplicatorConfig) Validate() error {
 
 // WireStats counts what this node sent to peers.
 type WireStats struct {
-	Messages, Bytes                 uint64 // all messages
+	// Messages and Bytes count every message this node sent on streams it
+	// dialled (its links, and its pulls' requests): one stream each.
+	Messages, Bytes uint64
+	// AnswerMessages and AnswerBytes count what it sent back on streams
+	// peers dialled to pull from it: renewals and digests answering a
+	// digest, a sync request's transfer (a joining node's initial sync).
+	AnswerMessages, AnswerBytes     uint64
 	RecordMessages, RenewalMessages uint64
 	Renewals                        uint64 // renewals forwarded (after coalescing)
 	DigestMessages, SyncMessages    uint64
@@ -135,6 +141,12 @@ type WireStats struct {
 	Dropped uint64
 	// SendErrors is how many sends failed.
 	SendErrors uint64
+}
+
+// Sent is every message and byte this node sent to peers: on streams it
+// dialled and back on streams peers dialled.
+func (w WireStats) Sent() (messages, bytes uint64) {
+	return w.Messages + w.AnswerMessages, w.Bytes + w.AnswerBytes
 }
 
 // Replicator replicates registry changes to every member, forwards renewals
@@ -187,6 +199,7 @@ type Replicator struct {
 
 	stats struct {
 		messages, bytes, records, renewalMsgs, renewals, digests, syncs atomic.Uint64
+		answerMsgs, answerBytes                                         atomic.Uint64
 		transferRecs, dropped, sendErrors                               atomic.Uint64
 	}
 
@@ -326,6 +339,7 @@ func (r *Replicator) ReadyC() <-chan struct{} { return r.ready }
 func (r *Replicator) Stats() WireStats {
 	return WireStats{
 		Messages: r.stats.messages.Load(), Bytes: r.stats.bytes.Load(),
+		AnswerMessages: r.stats.answerMsgs.Load(), AnswerBytes: r.stats.answerBytes.Load(),
 		RecordMessages: r.stats.records.Load(), RenewalMessages: r.stats.renewalMsgs.Load(),
 		Renewals: r.stats.renewals.Load(), DigestMessages: r.stats.digests.Load(), SyncMessages: r.stats.syncs.Load(),
 		TransferRecords: r.stats.transferRecs.Load(), Dropped: r.stats.dropped.Load(), SendErrors: r.stats.sendErrors.Load(),

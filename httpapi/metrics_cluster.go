@@ -83,7 +83,7 @@ var (
 	peersDesc = prometheus.NewDesc("heureka_replication_peers",
 		"Peers this node replicates to (one sending link each).", nil, nil)
 	msgsDesc = prometheus.NewDesc("heureka_replication_messages_sent_total",
-		"Messages sent to peers, of every kind.", nil, nil)
+		"Messages sent to peers, of every kind, on this node's streams and in answer to their pulls.", nil, nil)
 	bytesDesc = prometheus.NewDesc("heureka_replication_sent_bytes_total",
 		"Bytes of the messages sent to peers.", nil, nil)
 	batchesDesc = prometheus.NewDesc("heureka_replication_record_batches_sent_total",

@@ -51,6 +51,8 @@ func (c *Cluster) retireLocked(nd *node.Node) {
 func addWire(s *cluster.WireStats, o cluster.WireStats) {
 	s.Messages += o.Messages
 	s.Bytes += o.Bytes
+	s.AnswerMessages += o.AnswerMessages
+	s.AnswerBytes += o.AnswerBytes
 	s.RecordMessages += o.RecordMessages
 	s.RenewalMessages += o.RenewalMessages
 	s.Renewals += o.Renewals

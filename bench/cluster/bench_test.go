@@ -235,6 +235,7 @@ func (p phase) totals() (cluster.NetStats, cluster.WireStats, int) {
 
 func addWire(a, b cluster.WireStats) cluster.WireStats {
 	return cluster.WireStats{Messages: a.Messages + b.Messages, Bytes: a.Bytes + b.Bytes,
+		AnswerMessages: a.AnswerMessages + b.AnswerMessages, AnswerBytes: a.AnswerBytes + b.AnswerBytes,
 		RecordMessages: a.RecordMessages + b.RecordMessages, RenewalMessages: a.RenewalMessages + b.RenewalMessages,
 		Renewals: a.Renewals + b.Renewals, DigestMessages: a.DigestMessages + b.DigestMessages,
 		SyncMessages: a.SyncMessages + b.SyncMessages, TransferRecords: a.TransferRecords + b.TransferRecords}
@@ -242,6 +243,7 @@ func addWire(a, b cluster.WireStats) cluster.WireStats {
 
 func subWire(a, b cluster.WireStats) cluster.WireStats {
 	return cluster.WireStats{Messages: a.Messages - b.Messages, Bytes: a.Bytes - b.Bytes,
+		AnswerMessages: a.AnswerMessages - b.AnswerMessages, AnswerBytes: a.AnswerBytes - b.AnswerBytes,
 		RecordMessages: a.RecordMessages - b.RecordMessages, RenewalMessages: a.RenewalMessages - b.RenewalMessages,
 		Renewals: a.Renewals - b.Renewals, DigestMessages: a.DigestMessages - b.DigestMessages,
 		SyncMessages: a.SyncMessages - b.SyncMessages, TransferRecords: a.TransferRecords - b.TransferRecords}
@@ -617,8 +619,9 @@ func benchReady(b *testing.B, size int) {
 	bc.waitConverged(5 * time.Minute)
 	_, lnote := lw.report()
 	fan := bc.nodes[0].Replicator().Stats()
-	b.Logf("instances=%d: loaded on n0 in %v, converged on 3 nodes after %v (n0 sent %d msgs, %.0f B/record); %s",
-		size, loaded, time.Since(t), fan.Messages, float64(fan.Bytes)/float64(2*size), lnote)
+	fanMsgs, fanBytes := fan.Sent()
+	b.Logf("instances=%d: loaded on n0 in %v, converged on 3 nodes after %v (n0 sent %d msgs, %.0f B per instance and peer, %d records in transfers); %s",
+		size, loaded, time.Since(t), fanMsgs, float64(fanBytes)/float64(2*size), fan.TransferRecords, lnote)
 	if got := bc.nodes[0].View().Snapshot().Count(); got != size {
 		b.Fatalf("cluster holds %d instances, want %d", got, size)
 	}
@@ -681,15 +684,17 @@ func benchReady(b *testing.B, size int) {
 	b.ReportMetric(float64(countAtReady), "instances-at-ready")
 	b.ReportMetric(ms(full), "full-count-ms")
 	b.ReportMetric(ms(conv), "converged-ms")
-	b.ReportMetric(float64(sent.Bytes)/float64(size), "peer-B/instance")
-	// How many copies of the registry the peers sent (one is needed).
-	recBytes := float64(fan.Bytes) / float64(2*size)
-	b.ReportMetric(float64(sent.Bytes)/(recBytes*float64(size)), "copies-sent")
+	sentMsgs, sentBytes := sent.Sent()
+	ownMsgs, ownBytes := own.Sent()
+	b.ReportMetric(float64(sentBytes)/float64(size), "peer-B/instance")
+	// How many copies of the registry the peers' transfers sent (one is
+	// needed).
+	b.ReportMetric(float64(sent.TransferRecords)/float64(size), "copies-sent")
 	b.ReportMetric(share, "cpu-share")
 	b.Logf("instances=%d: node.Start returned after %v; ready after %v holding %d; all %d after %v; converged after %v\n"+
-		"  peers sent %d msgs, %d B (%.0f B/instance): %d record msgs, %d digests; new node sent %d msgs %d B: %d sync requests, %d digests\n  %s",
-		size, started, ready, countAtReady, size, full, conv, sent.Messages, sent.Bytes,
-		float64(sent.Bytes)/float64(size), sent.RecordMessages, sent.DigestMessages, own.Messages, own.Bytes,
+		"  peers sent %d msgs, %d B (%.0f B/instance): %d records in transfers, %d record msgs, %d digests; new node sent %d msgs %d B: %d sync requests, %d digests\n  %s",
+		size, started, ready, countAtReady, size, full, conv, sentMsgs, sentBytes,
+		float64(sentBytes)/float64(size), sent.TransferRecords, sent.RecordMessages, sent.DigestMessages, ownMsgs, ownBytes,
 		own.SyncMessages, own.DigestMessages, note)
 	if countAtReady != size {
 		b.Errorf("node reported ready holding %d of %d instances", countAtReady, size)
@@ -724,22 +729,15 @@ func benchHeal(b *testing.B, size int) {
 		b.Fatal(err)
 	}
 	bc.waitConverged(2 * time.Minute)
-	// The fan-out of the load gives the average size of one record on
-	// the wire (every record went to the 4 other nodes).
-	var loadBytes uint64
-	for _, nd := range bc.nodes {
-		loadBytes += nd.Replicator().Stats().Bytes
-	}
-	recBytes := float64(loadBytes) / float64(4*size)
-
 	b.ResetTimer()
 	var rs []healRound
 	for round := 0; round < healRounds; round++ {
 		r := healOnce(b, bc, insts, round)
+		msgs, bytes := r.sent.Sent()
 		b.Logf("round %d: partition detected after %v; heal: members merged after %v, registries converged after %v on %d instances\n"+
-			"  during the heal the nodes sent %d msgs, %.1f MB (≈ %.0f records at %.0f B/record): %d digests, %d sync requests\n  %s",
-			round, r.detect, r.merged, r.conv, r.count, r.sent.Messages, float64(r.sent.Bytes)/1e6, float64(r.sent.Bytes)/recBytes,
-			recBytes, r.sent.DigestMessages, r.sent.SyncMessages, r.note)
+			"  during the heal the nodes sent %d msgs, %.1f MB (%d records in transfers): %d digests, %d sync requests\n  %s",
+			round, r.detect, r.merged, r.conv, r.count, msgs, float64(bytes)/1e6, r.sent.TransferRecords,
+			r.sent.DigestMessages, r.sent.SyncMessages, r.note)
 		rs = append(rs, r)
 	}
 	b.StopTimer()
@@ -754,7 +752,7 @@ func benchHeal(b *testing.B, size int) {
 	convMed, convMax := med(func(r healRound) float64 { return ms(r.conv) })
 	mergedMed, _ := med(func(r healRound) float64 { return ms(r.merged) })
 	detectMed, _ := med(func(r healRound) float64 { return ms(r.detect) })
-	mbMed, _ := med(func(r healRound) float64 { return float64(r.sent.Bytes) / 1e6 })
+	mbMed, _ := med(func(r healRound) float64 { _, bytes := r.sent.Sent(); return float64(bytes) / 1e6 })
 	syncMed, _ := med(func(r healRound) float64 { return float64(r.sent.SyncMessages) })
 	shareMed, _ := med(func(r healRound) float64 { return r.share })
 	b.ReportMetric(0, "ns/op")

@@ -48,11 +48,12 @@ func (c clusterStats) Replication() httpapi.ReplicationStats {
 		return httpapi.ReplicationStats{Ready: true, OwnedShare: 1}
 	}
 	w := r.Stats()
+	msgs, bytes := w.Sent()
 	ss := r.SyncState()
 	out := httpapi.ReplicationStats{
 		Ready:        r.Ready(),
 		OwnedShare:   r.OwnedShare()[c.n.cfg.Name],
-		MessagesSent: w.Messages, BytesSent: w.Bytes,
+		MessagesSent: msgs, BytesSent: bytes,
 		RecordBatches: w.RecordMessages, RenewalMessages: w.RenewalMessages, Renewals: w.Renewals,
 		Digests: w.DigestMessages, SyncRequests: w.SyncMessages, TransferRecords: w.TransferRecords,
 		Dropped: w.Dropped, SendErrors: w.SendErrors,
