@@ -561,7 +561,7 @@ func (r *Replicator) pull(peer string, m wire.Message) bool {
 		r.log.Warn("encoding a pull failed", "type", m.Type(), "err", err)
 		return true
 	}
-	if err := r.countSent(b, (*x).exchange(peer, b, r.handleMessage)); err != nil {
+	if err := r.countSent(&r.stats.messages, &r.stats.bytes, b, (*x).exchange(peer, b, r.handleMessage)); err != nil {
 		r.log.Debug("pull failed", "peer", peer, "type", m.Type(), "err", err)
 		return false
 	}
@@ -586,13 +586,7 @@ func (r *Replicator) answerExchange(req []byte, reply func([]byte) error) {
 		if err != nil {
 			return err
 		}
-		if err := reply(b); err != nil {
-			r.stats.sendErrors.Add(1)
-			return err
-		}
-		r.stats.answerMsgs.Add(1)
-		r.stats.answerBytes.Add(uint64(len(b)))
-		return nil
+		return r.countSent(&r.stats.answerMsgs, &r.stats.answerBytes, b, reply(b))
 	}
 	switch m := m.(type) {
 	case *wire.Digest:

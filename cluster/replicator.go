@@ -369,18 +369,18 @@ func (r *Replicator) send(to string, m wire.Message) error {
 	if err != nil {
 		return err
 	}
-	return r.countSent(b, r.getPeers().SendReliable(to, b))
+	return r.countSent(&r.stats.messages, &r.stats.bytes, b, r.getPeers().SendReliable(to, b))
 }
 
-// countSent counts a message of b's size sent, or a failed send, for
-// Stats, and returns err.
-func (r *Replicator) countSent(b []byte, err error) error {
+// countSent counts a message of b's size sent in msgs and bytes, or a
+// failed send, for Stats, and returns err.
+func (r *Replicator) countSent(msgs, bytes *atomic.Uint64, b []byte, err error) error {
 	if err != nil {
 		r.stats.sendErrors.Add(1)
 		return err
 	}
-	r.stats.messages.Add(1)
-	r.stats.bytes.Add(uint64(len(b)))
+	msgs.Add(1)
+	bytes.Add(uint64(len(b)))
 	return nil
 }
 
