@@ -90,9 +90,20 @@ func (t tombstone) deletedAt(received int64) int64 {
 	return HLCMillis(t.clock)
 }
 
-// putTombstone stores t as id's tombstone, received now.
+// putTombstone stores t as id's tombstone, received now. A tombstone
+// stamped further ahead of this node's clock than the HLC tolerance (a
+// peer whose clock runs ahead) ages from now plus the tolerance instead:
+// it must not outlive the others by however far that clock is off.
 func (a *appState) putTombstone(id string, t tombstone, now int64) {
 	a.tombstones.put(id, t, now)
+	if limit := now + a.opts.hlc.maxAhead.Milliseconds(); HLCMillis(t.clock) > limit && !sabotage.On(sabotage.TombstoneAgedFromFuture) {
+		if a.ahead == nil {
+			a.ahead = map[string]int64{}
+		}
+		a.ahead[id] = limit
+	} else if a.ahead != nil {
+		delete(a.ahead, id)
+	}
 	if sabotage.Enabled {
 		if a.received == nil {
 			a.received = map[string]int64{}
@@ -104,6 +115,9 @@ func (a *appState) putTombstone(id string, t tombstone, now int64) {
 // dropTombstone forgets id's tombstone.
 func (a *appState) dropTombstone(id string) {
 	a.tombstones.drop(id)
+	if a.ahead != nil {
+		delete(a.ahead, id)
+	}
 	if sabotage.Enabled {
 		delete(a.received, id)
 	}
@@ -148,6 +162,10 @@ type appState struct {
 	// received is when each tombstone arrived (epoch ms), kept in a
 	// sabotage build only: the switch TombstoneReceiptAge ages by it.
 	received map[string]int64
+	// ahead is, for the few tombstones stamped further ahead of this
+	// node's clock than the HLC tolerance when they arrived, the receipt
+	// time plus the tolerance (epoch ms): they age from it (putTombstone).
+	ahead map[string]int64
 	// copied is when the last peer record of each lease arrived (lease
 	// clock), kept in a sabotage build only: the switch
 	// ReplicaOverrulesEviction reads it, to put BUG-1 back.
@@ -180,7 +198,7 @@ func (a *appState) deleteLease(id string) {
 func newAppState(name string, opts *appOptions) *appState {
 	a := &appState{name: intern(name), opts: opts, leases: map[string]*lease{}}
 	a.tombstones.packAge = max(1, opts.tombstoneTTL.Milliseconds()/10)
-	a.tombstones.deletedAt = func(id string, t tombstone) int64 { return t.deletedAt(a.receivedAt(id)) }
+	a.tombstones.deletedAt = a.tombstoneAgedFrom
 	return a
 }
 
@@ -341,7 +359,7 @@ func (a *appState) cancelOutranks(id string, dirty, now int64) (tombstone, bool)
 		return tombstone{}, false
 	}
 	t, ok := a.tombstones.get(id)
-	if !ok || t.evicted || t.dirty == 0 || dirty == 0 || dirty > t.dirty || a.tombstoneExpired(t, a.receivedAt(id), now) {
+	if !ok || t.evicted || t.dirty == 0 || dirty == 0 || dirty > t.dirty || a.storedExpired(id, t, now) {
 		return tombstone{}, false
 	}
 	return t, true
@@ -580,6 +598,22 @@ func (a *appState) tombstoneExpired(t tombstone, received, now int64) bool {
 	return t.deletedAt(received) < now-a.opts.tombstoneTTL.Milliseconds()
 }
 
+// tombstoneAgedFrom is the instant id's stored tombstone t ages from
+// (epoch ms): its deletion time, or its receipt plus the HLC tolerance
+// when that is earlier (see putTombstone).
+func (a *appState) tombstoneAgedFrom(id string, t tombstone) int64 {
+	d := t.deletedAt(a.receivedAt(id))
+	if v, ok := a.ahead[id]; ok && v < d {
+		d = v
+	}
+	return d
+}
+
+// storedExpired reports whether id's stored tombstone t has expired at now.
+func (a *appState) storedExpired(id string, t tombstone, now int64) bool {
+	return a.tombstoneAgedFrom(id, t) < now-a.opts.tombstoneTTL.Milliseconds()
+}
+
 // collectTombstones forgets tombstones older than the configured TTL (a
 // packed one goes with its pack, when the pack's newest expires; until
 // then it reads as expired). It returns when the next one is due to go
@@ -591,6 +625,11 @@ func (a *appState) collectTombstones() int64 {
 			if _, kept := a.tombstones.get(id); !kept {
 				delete(a.received, id)
 			}
+		}
+	}
+	for id := range a.ahead {
+		if _, kept := a.tombstones.get(id); !kept {
+			delete(a.ahead, id)
 		}
 	}
 	if !ok {
@@ -847,7 +886,7 @@ func (a *appState) records() []Record {
 	}
 	now := a.now()
 	for id, t := range a.tombstones.all() {
-		if !a.tombstoneExpired(t, a.receivedAt(id), now) {
+		if !a.storedExpired(id, t, now) {
 			out = append(out, Record{App: a.name, ID: id, Version: a.version(t), Deleted: true, Evicted: t.evicted})
 		}
 	}
@@ -873,7 +912,7 @@ func (a *appState) versions() []RecordVersion {
 	}
 	now := a.now()
 	for id, t := range a.tombstones.all() {
-		if !a.tombstoneExpired(t, a.receivedAt(id), now) {
+		if !a.storedExpired(id, t, now) {
 			out = append(out, RecordVersion{ID: id, Version: a.version(t)})
 		}
 	}
@@ -897,7 +936,7 @@ func (a *appState) recordsNewerThan(theirs []RecordVersion) []Record {
 	now := a.now()
 	for id, t := range a.tombstones.all() {
 		tv := a.version(t)
-		if v, ok := known[id]; (!ok || v.Less(tv)) && !a.tombstoneExpired(t, a.receivedAt(id), now) {
+		if v, ok := known[id]; (!ok || v.Less(tv)) && !a.storedExpired(id, t, now) {
 			out = append(out, Record{App: a.name, ID: id, Version: tv, Deleted: true, Evicted: t.evicted})
 		}
 	}

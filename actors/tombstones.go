@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // tombstoneSet is one application's tombstones, kept for the tombstone TTL.
@@ -221,10 +223,11 @@ func (s *tombstoneSet) all() iter.Seq2[string, tombstone] {
 }
 
 // collect forgets the tombstones that expired by now (ttl in ms): the
-// expired entries of recent, and the packs whose newest tombstone expired.
-// It returns when the earliest tombstone it keeps in recent expires, or
-// the earliest pack it keeps goes, whichever is first (epoch ms; ok false
-// when it keeps none).
+// expired entries of recent, and every pack whose newest tombstone expired
+// (not only the oldest packs: one holding a tombstone stamped in the future
+// must not keep the packs after it). It returns when the earliest
+// tombstone it keeps in recent expires, or the first pack it keeps goes,
+// whichever is first (epoch ms; ok false when it keeps none).
 func (s *tombstoneSet) collect(now, ttl int64) (due int64, ok bool) {
 	for id, t := range s.recent {
 		if s.deletedAt(id, t) < now-ttl {
@@ -232,13 +235,26 @@ func (s *tombstoneSet) collect(now, ttl int64) (due int64, ok bool) {
 			s.n--
 		}
 	}
-	drop := 0
-	for drop < len(s.packs) && (s.packs[drop].newest < now-ttl || s.packs[drop].live == 0) {
-		s.n -= s.packs[drop].live
-		drop++
-	}
-	if drop > 0 {
+	if sabotage.On(sabotage.TombstonePrefixCollected) {
+		// As before the fix: only a prefix of expired packs went, so one
+		// pack stamped in the future kept every later one.
+		drop := 0
+		for drop < len(s.packs) && (s.packs[drop].newest < now-ttl || s.packs[drop].live == 0) {
+			s.n -= s.packs[drop].live
+			drop++
+		}
 		s.packs = slices.Delete(s.packs, 0, drop)
+	} else {
+		// Every expired pack goes, wherever it is: packs are in order of
+		// packing, not of expiry (a tombstone stamped ahead of this node's
+		// clock keeps its own pack only).
+		s.packs = slices.DeleteFunc(s.packs, func(p *tombstonePack) bool {
+			if p.newest < now-ttl || p.live == 0 {
+				s.n -= p.live
+				return true
+			}
+			return false
+		})
 	}
 	if len(s.recent) > 0 && now-s.recentSince >= s.packAge {
 		s.pack()
@@ -249,8 +265,8 @@ func (s *tombstoneSet) collect(now, ttl int64) (due int64, ok bool) {
 			due, ok = d, true
 		}
 	}
-	if len(s.packs) > 0 {
-		if d := s.packs[0].newest + ttl; !ok || d < due {
+	for _, p := range s.packs {
+		if d := p.newest + ttl; !ok || d < due {
 			due, ok = d, true
 		}
 	}

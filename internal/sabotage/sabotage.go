@@ -158,6 +158,35 @@ const (
 	// once, so a call that read an older member list can apply it after a
 	// newer one (a joining node stayed unready with no peer links).
 	MembersAppliedOutOfOrder Switch = "members-applied-out-of-order"
+	// TombstonePrefixCollected collects only the oldest run of expired
+	// tombstone packs, so a pack stamped in the future keeps every later
+	// one (actors tombstoneSet.collect).
+	TombstonePrefixCollected Switch = "tombstone-prefix-collected"
+	// TombstoneAgedFromFuture ages a received tombstone by its HLC time
+	// even when that is ahead of its receipt by more than the HLC
+	// tolerance (actors putTombstone).
+	TombstoneAgedFromFuture Switch = "tombstone-aged-from-future"
+	// StaleJudgedByOperatorWrites lets an operator's write (a status
+	// change, an override's removal, a metadata update) count as a
+	// client's renewal, as before the fix: a stale copy touched by an
+	// operator is installed after its tombstone expired (actors touch and
+	// applyRecord).
+	StaleJudgedByOperatorWrites Switch = "stale-judged-by-operator-writes"
+	// TombstoneOutlivedByLease keeps tombstones for the TTL alone, however
+	// long the leases they delete (actors tombstoneTTLFor).
+	TombstoneOutlivedByLease Switch = "tombstone-outlived-by-lease"
+	// SkewedNodeWrites lets a node whose clock is off its peers' by more
+	// than the HLC tolerance take writes (httpapi writes, actors
+	// ClockSkew).
+	SkewedNodeWrites Switch = "skewed-node-writes"
+	// EmptyRecordApplied applies a peer's live record that carries no
+	// instance, which panics the application's actor mid-batch (actors
+	// applyRecord, cluster applyRecords).
+	EmptyRecordApplied Switch = "empty-record-applied"
+	// LeaseDurationUnbounded accepts any durationInSecs, which overflows
+	// time.Duration above about 9.2e9 s (httpapi validateRegistration,
+	// actors ValidateRecord).
+	LeaseDurationUnbounded Switch = "lease-duration-unbounded"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -203,4 +232,6 @@ var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
 	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder,
-	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros}
+	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
+	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites, TombstoneOutlivedByLease,
+	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded}

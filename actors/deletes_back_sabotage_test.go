@@ -1,0 +1,43 @@
+//go:build sabotage
+
+package actors
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/internal/sabotage"
+)
+
+// withSwitch runs f with the switch s on.
+func withSwitch(t *testing.T, s sabotage.Switch, f func()) {
+	t.Helper()
+	require.NoError(t, sabotage.Set(s))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+	f()
+}
+
+// With tombstone-prefix-collected on, TestFutureTombstoneKeepsOnlyItsPack
+// fails: the pack stamped a day ahead keeps every pack after it.
+func TestSabotageTombstonePrefixCollected(t *testing.T) {
+	withSwitch(t, sabotage.TombstonePrefixCollected, func() {
+		assert.Greater(t, futurePacksScenario(), 6000, "every tombstone held")
+	})
+}
+
+// With tombstone-aged-from-future on, TestFutureTombstoneAgesFromReceipt
+// fails: the tombstone stamped a day ahead is kept and shipped.
+func TestSabotageTombstoneAgedFromFuture(t *testing.T) {
+	withSwitch(t, sabotage.TombstoneAgedFromFuture, func() {
+		a, clock := newTestApp(t, false)
+		applyRec(a, Record{App: "APP", ID: "x-1", Deleted: true, Version: hlcAt(clock.Now().Add(24*time.Hour), "peer")})
+		clock.Advance(3 * time.Minute)
+		a.collectTombstones()
+		clock.Advance(time.Minute)
+		a.collectTombstones()
+		assert.Contains(t, a.tombstones.ids(), "x-1")
+	})
+}
