@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -671,6 +672,41 @@ type Record struct {
 	// node's clock, so a copy's age does not depend on how far the two
 	// clocks disagree (BUG-17).
 	Offset int64
+}
+
+// MaxLeaseDurationSecs is the longest lease (durationInSecs) a client or
+// a peer's record may carry: one day. Eureka sets no bound (its lease is
+// a Java long of milliseconds), but here a lease must fit time.Duration
+// (about 9.2e9 s), and every tombstone is kept at least as long as the
+// lease it deleted (see tombstoneTTLFor), so a longer lease would keep an
+// application's tombstones for as long. A client that means "never
+// expire" is served by a day as well as by a century.
+const MaxLeaseDurationSecs = 24 * 60 * 60
+
+// ValidateRecord reports why a peer's record cannot be applied (nil when
+// it can): a record names an instance, and a live one carries it with a
+// lease of at most MaxLeaseDurationSecs. The wire accepts what this
+// refuses; the receiver skips such a record, and applyRecord never sees
+// one.
+func ValidateRecord(r Record) error {
+	switch {
+	case r.ID == "":
+		return fmt.Errorf("record of %q names no instance", r.App)
+	case r.Deleted:
+		return nil
+	case r.Instance == nil:
+		if sabotage.On(sabotage.EmptyRecordApplied) {
+			return nil
+		}
+		return fmt.Errorf("live record %s/%s carries no instance", r.App, r.ID)
+	case r.Instance.LeaseInfo.DurationSecs > MaxLeaseDurationSecs || r.Instance.LeaseInfo.DurationSecs < 0:
+		if sabotage.On(sabotage.LeaseDurationUnbounded) {
+			return nil
+		}
+		return fmt.Errorf("live record %s/%s has durationInSecs %d outside [0, %d]", r.App, r.ID,
+			r.Instance.LeaseInfo.DurationSecs, MaxLeaseDurationSecs)
+	}
+	return nil
 }
 
 // ApplyResult is what applying a peer's record did.

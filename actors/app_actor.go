@@ -352,6 +352,31 @@ func (a *appActor) emit(evs ...Event) {
 	}
 }
 
+// applyOne applies one peer record, or skips it (ok false) when it is
+// invalid (ValidateRecord) or applying it fails: the records of the batch
+// before and after it still reach the sinks, so the view, the fan-out and
+// self-preservation never miss what the registry holds.
+func (a *appActor) applyOne(rec Record, initial bool) (ev Event, res ApplyResult, ok bool) {
+	s := a.state
+	if err := ValidateRecord(rec); err != nil {
+		a.r.log.Warn("skipped an invalid replicated record", "app", s.name, "id", rec.ID, "from", rec.Version.Node, "err", err)
+		return Event{}, ApplyIgnored, false
+	}
+	if sabotage.On(sabotage.EmptyRecordApplied) {
+		ev, res = s.applyRecord(rec, initial) // a panic loses the whole batch
+		return ev, res, true
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			a.r.log.Error("applying a replicated record failed; skipped it", "app", s.name, "id", rec.ID,
+				"from", rec.Version.Node, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			ev, res, ok = Event{}, ApplyIgnored, false
+		}
+	}()
+	ev, res = s.applyRecord(rec, initial)
+	return ev, res, true
+}
+
 func (a *appActor) handle(ctx actor.Context, msg any) {
 	s := a.state
 	switch m := msg.(type) {
@@ -420,7 +445,10 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 		var evs []Event
 		refused, late := 0, 0
 		for _, rec := range m.recs {
-			ev, res := s.applyRecord(rec, m.initial)
+			ev, res, ok := a.applyOne(rec, m.initial)
+			if !ok {
+				continue
+			}
 			switch res {
 			case ApplyInstalled:
 				evs = append(evs, ev)

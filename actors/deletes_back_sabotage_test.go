@@ -41,3 +41,22 @@ func TestSabotageTombstoneAgedFromFuture(t *testing.T) {
 		assert.Contains(t, a.tombstones.ids(), "x-1")
 	})
 }
+
+// With empty-record-applied on, TestEmptyRecordSkipped fails: the record
+// without an instance panics the actor, and the record applied before it
+// never reaches the sinks.
+func TestSabotageEmptyRecordApplied(t *testing.T) {
+	withSwitch(t, sabotage.EmptyRecordApplied, func() {
+		sink := emptyRecordBatch(t)
+		assert.False(t, sink.has(Key{App: "APP", ID: "x-1"}, ActionAdded))
+	})
+}
+
+// With lease-duration-unbounded on, TestAbsurdLeaseRecordRefused fails.
+func TestSabotageLeaseDurationUnboundedRecord(t *testing.T) {
+	withSwitch(t, sabotage.LeaseDurationUnbounded, func() {
+		in := regInstance("APP", "x-1", 30)
+		in.LeaseInfo.DurationSecs = 1 << 40
+		assert.NoError(t, ValidateRecord(Record{App: "APP", ID: "x-1", Instance: in}))
+	})
+}

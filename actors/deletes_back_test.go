@@ -51,3 +51,41 @@ func TestFutureTombstoneAgesFromReceipt(t *testing.T) {
 	assert.NotContains(t, a.tombstones.ids(), "x-1", "gone a TTL after receipt plus the tolerance")
 	assert.Empty(t, a.records(), "and not shipped as live")
 }
+
+// emptyRecordBatch applies, on a real registry, a batch of three live
+// records of which the middle one carries no instance (the wire decodes
+// such a record), and returns the registry's sink.
+func emptyRecordBatch(t *testing.T) *recordingSink {
+	sink := &recordingSink{}
+	r := newTestRegistry(t, func(c *Config) { c.Sinks = []Sink{sink} })
+	now := time.Now()
+	rec := func(id string) Record {
+		return Record{App: "APP", ID: id, Version: hlcAt(now, "peer"), LastRenewal: now.UnixMilli(),
+			Instance: regInstance("APP", id, 30)}
+	}
+	empty := Record{App: "APP", ID: "x-2", Version: hlcAt(now, "peer"), LastRenewal: now.UnixMilli()}
+	_, _ = r.ApplyRecords(t.Context(), "APP", []Record{rec("x-1"), empty, rec("x-3")}, false)
+	_, err := r.ApplyRecords(t.Context(), "APP", nil, false)
+	require.NoError(t, err, "the actor still answers")
+	return sink
+}
+
+// A live record without an instance is skipped: the records around it
+// are applied and reach the sinks.
+func TestEmptyRecordSkipped(t *testing.T) {
+	sink := emptyRecordBatch(t)
+	assert.True(t, sink.has(Key{App: "APP", ID: "x-1"}, ActionAdded), "the record before it reaches the sinks")
+	assert.True(t, sink.has(Key{App: "APP", ID: "x-3"}, ActionAdded), "and the one after it")
+	assert.Error(t, ValidateRecord(Record{App: "APP", ID: "x-2"}))
+	assert.NoError(t, ValidateRecord(Record{App: "APP", ID: "x-2", Deleted: true}))
+}
+
+// A peer's record with a lease longer than MaxLeaseDurationSecs is
+// refused: it would overflow time.Duration or keep tombstones for ever.
+func TestAbsurdLeaseRecordRefused(t *testing.T) {
+	in := regInstance("APP", "x-1", 30)
+	in.LeaseInfo.DurationSecs = 1 << 40
+	assert.Error(t, ValidateRecord(Record{App: "APP", ID: "x-1", Instance: in}))
+	in.LeaseInfo.DurationSecs = MaxLeaseDurationSecs
+	assert.NoError(t, ValidateRecord(Record{App: "APP", ID: "x-1", Instance: in}))
+}

@@ -165,13 +165,28 @@ func (r *Replicator) offsetFrom(sentAt int64) int64 {
 func (r *Replicator) applyRecords(ctx context.Context, recs []wire.InstanceRecord, initial bool, offset int64) {
 	byApp := map[string][]actors.Record{}
 	var order []string
+	skipped := 0
 	for _, w := range recs {
 		rec := fromWire(w)
 		rec.Offset = offset
+		if err := actors.ValidateRecord(rec); err != nil {
+			// The wire decodes such a record; applying it would fail in
+			// the application's actor (a live record with no instance) or
+			// overflow its lease.
+			if skipped == 0 {
+				r.log.Warn("skipped an invalid replicated record", "app", rec.App, "id", rec.ID,
+					"from", rec.Version.Node, "err", err)
+			}
+			skipped++
+			continue
+		}
 		if _, ok := byApp[rec.App]; !ok {
 			order = append(order, rec.App)
 		}
 		byApp[rec.App] = append(byApp[rec.App], rec)
+	}
+	if skipped > 1 {
+		r.log.Warn("skipped invalid replicated records", "count", skipped)
 	}
 	for _, app := range order {
 		if _, err := r.store.ApplyRecords(ctx, app, byApp[app], initial); err != nil {

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // errBodyTooLarge is returned when a request body exceeds MaxBodyBytes.
@@ -122,6 +123,11 @@ func validateRegistration(inst *actors.Instance, pathApp string) error {
 		return badRequest(fmt.Sprintf("app name %s must not contain '/'", jsonString(inst.App)))
 	case strings.Contains(inst.ID(), "/"):
 		return badRequest(fmt.Sprintf("instance id %s must not contain '/'", jsonString(inst.ID())))
+	// Not Eureka's either (it sets no bound): a lease must fit
+	// time.Duration, and tombstones are kept as long as the longest lease.
+	case inst.LeaseInfo.DurationSecs > actors.MaxLeaseDurationSecs && !sabotage.On(sabotage.LeaseDurationUnbounded):
+		return badRequest(fmt.Sprintf("leaseInfo.durationInSecs %d exceeds the maximum of %d (one day)",
+			inst.LeaseInfo.DurationSecs, actors.MaxLeaseDurationSecs))
 	}
 	if inst.DataCenterInfo.Name == "Amazon" && inst.DataCenterInfo.Metadata[actors.AmazonInstanceIDKey] == "" {
 		if inst.DataCenterInfo.Metadata == nil {
