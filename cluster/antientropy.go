@@ -110,6 +110,11 @@ type antiEntropy struct {
 	progressAt time.Time
 	// exch is the membership's exchanges (nil: pull the old way only).
 	exch atomic.Pointer[exchanger]
+	// join is the membership's JoinStatus (nil: not told; a joining node
+	// is then ready by the ready timeout as before).
+	join atomic.Pointer[func() JoinStatus]
+	// readyWhy is why the node became ready (nil: not yet).
+	readyWhy atomic.Pointer[string]
 }
 
 func (a *antiEntropy) init() {
@@ -501,7 +506,13 @@ func (r *Replicator) answerRenewals(peer string, send func(wire.Message) error) 
 
 // readyLoop gives up waiting for the initial sync when it stops making
 // progress for ReadyTimeout (e.g. this is the first node, or its seeds are
-// down), not while a large transfer is still arriving.
+// down), not while a large transfer is still arriving, and never while the
+// membership reports its join refused (another protocol, another gossip
+// key, another label): a node that cannot join must not serve its own
+// empty registry as the cluster's. The refusal holds readiness for as long
+// as it lasts (it is a misconfiguration; the status endpoints, the log and
+// heureka_join_refused say which), and the timeout starts again from its
+// end.
 func (r *Replicator) readyLoop(ctx context.Context) {
 	t := time.NewTicker(max(r.cfg.ReadyTimeout/20, 10*time.Millisecond))
 	defer t.Stop()
@@ -512,16 +523,81 @@ func (r *Replicator) readyLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			js := r.joinStatus()
+			if js.State == JoinRefused && !sabotage.On(sabotage.ReadyDespiteRefusal) {
+				r.progress.Store(time.Now().UnixNano())
+				continue
+			}
 			if time.Since(time.Unix(0, r.progress.Load())) > r.cfg.ReadyTimeout {
-				r.markReady("no initial sync progress within the ready timeout")
+				why := "no initial sync progress within the ready timeout"
+				if js.State == JoinUnreachable || js.State == JoinJoining {
+					why = "no seed reachable within the ready timeout: serving alone, with only what clients register here, until a seed answers"
+				}
+				r.markReady(why)
 				return
 			}
 		}
 	}
 }
 
+// useJoinStatus gives the Replicator the membership's JoinStatus;
+// Membership.Start calls it.
+func (r *Replicator) useJoinStatus(f func() JoinStatus) { r.ae.join.Store(&f) }
+
+// joinStatus is the membership's JoinStatus, or "joined" when not told.
+func (r *Replicator) joinStatus() JoinStatus {
+	if f := r.ae.join.Load(); f != nil {
+		return (*f)()
+	}
+	return JoinStatus{State: JoinJoined}
+}
+
+// Readiness is whether the node serves registry reads and why, in words
+// for /readyz, /eureka/status and the dashboard.
+type Readiness struct {
+	Ready bool
+	// Reason says why the node is (not) ready.
+	Reason string
+	// Alone: ready without having joined anyone (no seeds, every seed is
+	// this node, or none reachable within the ready timeout).
+	Alone bool
+	// Join is the membership's join status.
+	Join JoinStatus
+}
+
+// Readiness reports whether the node is ready and why.
+func (r *Replicator) Readiness() Readiness {
+	js := r.joinStatus()
+	rd := Readiness{Ready: r.Ready(), Join: js}
+	alone := (js.State == JoinAlone || js.State == JoinUnreachable) && len(r.aliveMembers()) <= 1
+	switch {
+	case rd.Ready && alone:
+		rd.Alone, rd.Reason = true, "serving alone: "+js.Reason
+	case rd.Ready:
+		if w := r.ae.readyWhy.Load(); w != nil {
+			rd.Reason = *w
+		}
+	case js.State == JoinRefused:
+		rd.Reason = "not ready: join refused (" + string(js.Cause) + "): " + js.Reason
+	case js.State == JoinUnreachable:
+		rd.Reason = "not ready: " + js.Reason + "; ready alone after the ready timeout without progress"
+	default:
+		rd.Reason = "not ready: initial cluster sync in progress"
+	}
+	return rd
+}
+
+// aliveMembers lists the live members (nil before Start).
+func (r *Replicator) aliveMembers() []string {
+	if p := r.getPeers(); p != nil {
+		return p.AliveMembers()
+	}
+	return nil
+}
+
 func (r *Replicator) markReady(why string) {
 	r.readyOnce.Do(func() {
+		r.ae.readyWhy.Store(&why)
 		r.log.Info("node ready", "reason", why)
 		r.aeMu.Lock()
 		clear(r.ae.pending) // what did not arrive, anti-entropy will fetch

@@ -273,6 +273,10 @@ type Membership struct {
 	transport *deadlineTransport // what memberlist uses; set by Start
 
 	joinFailures atomic.Int64 // failed join attempts, for tests
+	join         joinTracker  // JoinStatus
+	redialing    bool         // guarded by mu: a redialLeft dial is running
+	boot         bootID       // this process's, in probe acks
+	boots        bootTracker  // the members' boot ids, from their acks
 	// predecessor: a join's push/pull listed a node by this node's name, a
 	// previous process of it (see announceRestart).
 	predecessor atomic.Bool
@@ -299,6 +303,7 @@ func New(cfg Config) (*Membership, error) {
 		kick:     make(chan struct{}, 1),
 		members:  make(map[string]*member),
 		refused:  make(map[string]string),
+		boot:     newBootID(),
 	}
 	if cfg.protocolVersion != 0 {
 		m.version = cfg.protocolVersion
@@ -350,6 +355,9 @@ func (m *Membership) Start(ctx context.Context) error {
 	mc.Transport = xt
 	if u, ok := m.cfg.Delegate.(exchangeUser); ok {
 		u.useExchanger(m)
+	}
+	if u, ok := m.cfg.Delegate.(joinUser); ok {
+		u.useJoinStatus(m.JoinStatus)
 	}
 
 	go m.dispatch() // memberlist reports our own join during Create
@@ -694,6 +702,7 @@ func (m *Membership) Shutdown() error {
 func (m *Membership) joinLoop(ctx context.Context) {
 	defer m.wg.Done()
 	if len(m.cfg.Join) == 0 {
+		m.join.set(JoinStatus{State: JoinAlone, Reason: "no seeds configured: alone until another node joins this one"})
 		m.markJoined("no seeds configured")
 		return
 	}
@@ -707,12 +716,17 @@ func (m *Membership) joinLoop(ctx context.Context) {
 		}
 		addrs, complete, err := m.resolveSeeds(ctx)
 		if len(addrs) == 0 && complete {
+			m.join.set(JoinStatus{State: JoinAlone, Attempts: attempt,
+				Reason: "every seed is this node: alone until another node joins this one"})
 			m.markJoined("every seed is this node")
 			return
 		}
+		started := time.Now()
 		if len(addrs) > 0 {
 			n, jerr := m.ml.Join(addrs)
 			if n > 0 {
+				m.join.set(JoinStatus{State: JoinJoined, Attempts: attempt,
+					Reason: fmt.Sprintf("joined through %d of %d seeds", n, len(addrs))})
 				m.log.Info("cluster: joined", "seeds_answered", n, "seeds_tried", len(addrs), "attempt", attempt)
 				if m.predecessor.Load() && !sabotage.On(sabotage.RejoinBelowLeftIncarnation) {
 					m.announceRestart()
@@ -724,12 +738,21 @@ func (m *Membership) joinLoop(ctx context.Context) {
 		}
 		m.joinFailures.Add(1)
 		wait := jitter(delay)
-		level := slog.LevelInfo
-		if attempt == 1 || attempt%10 == 0 {
-			level = slog.LevelWarn
+		st := m.noteJoinAttempt(attempt, started, addrs, err)
+		if st.State == JoinRefused {
+			// A misconfiguration: one clear line per attempt, whatever
+			// memberlist logged about it.
+			m.log.Error("cluster: join refused, will retry; this node stays unready until it joins",
+				"attempt", attempt, "cause", string(st.Cause), "reason", st.Reason, "protocol", m.version,
+				"retry_in", wait.Round(time.Millisecond))
+		} else {
+			level := slog.LevelInfo
+			if attempt == 1 || attempt%10 == 0 {
+				level = slog.LevelWarn
+			}
+			m.log.Log(context.Background(), level, "cluster: join failed, will retry",
+				"attempt", attempt, "seeds", addrs, "retry_in", wait.Round(time.Millisecond), "err", ErrorText(err))
 		}
-		m.log.Log(context.Background(), level, "cluster: join failed, will retry",
-			"attempt", attempt, "seeds", addrs, "retry_in", wait.Round(time.Millisecond), "err", ErrorText(err))
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
@@ -875,11 +898,21 @@ func (m *Membership) maintain() {
 		stagger.Stop()
 		return
 	}
-	tick := time.NewTicker(iv)
+	// Members that left are re-dialled at a faster pace for a while
+	// (redialLeft): a restarted seed that was started without --join
+	// finds nobody by itself, so the others must find it, within seconds.
+	fast := min(iv, leftRedialInterval)
+	tick := time.NewTicker(fast)
 	defer tick.Stop()
+	last := time.Time{}
 	for {
-		m.reap()
-		m.reconnect()
+		if time.Since(last) >= iv-fast/2 {
+			last = time.Now()
+			m.reap()
+			m.reconnect()
+		} else {
+			m.redialLeft()
+		}
 		select {
 		case <-tick.C:
 		case <-m.stop:
@@ -933,6 +966,11 @@ func (m *Membership) reconnect() {
 		switch {
 		case name == m.cfg.NodeName:
 		case mem.State == StateDead:
+			dead[name] = mem.Address
+		case mem.State == StateLeft && !sabotage.On(sabotage.NoRedialLeft):
+			// A member that left may come back at the same address
+			// without any seed of its own (a restarted seed): keep
+			// dialling it until it is forgotten (TombstoneTimeout).
 			dead[name] = mem.Address
 		case mem.State.Live():
 			alone = false
@@ -1171,6 +1209,7 @@ func (m *Membership) noteRefused(peer string, err error) {
 	seen := m.refused[peer] == reason
 	m.refused[peer] = reason
 	m.mu.Unlock()
+	m.join.noteRefusal(err)
 	if !seen {
 		m.log.Warn("cluster: refusing peer", "peer", peer, "reason", reason)
 	}
@@ -1413,17 +1452,19 @@ func (h *hooks) NotifyMerge(peers []*memberlist.Node) error {
 			return err
 		}
 	}
+	h.m.noteMerge(peers)
 	return nil
 }
 
-// AckPayload adds nothing to probe acks.
-func (h *hooks) AckPayload() []byte { return nil }
+// AckPayload puts this process's boot id in probe acks (see bootID).
+func (h *hooks) AckPayload() []byte { return h.m.boot.payload() }
 
 // NotifyPingComplete notes that a peer answered one of memberlist's probes
 // directly, and clears this node's suspicion of it (memberlist reports no
 // event when a suspect refutes).
-func (h *hooks) NotifyPingComplete(n *memberlist.Node, _ time.Duration, _ []byte) {
+func (h *hooks) NotifyPingComplete(n *memberlist.Node, _ time.Duration, payload []byte) {
 	m := h.m
+	m.noteBoot(n, payload)
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -187,6 +187,14 @@ const (
 	// time.Duration above about 9.2e9 s (httpapi validateRegistration,
 	// actors ValidateRecord).
 	LeaseDurationUnbounded Switch = "lease-duration-unbounded"
+	// ReadyDespiteRefusal lets the ready timeout make a node ready while
+	// its seeds refuse it (another protocol, another gossip key), so it
+	// serves its own empty registry (cluster Replicator.readyLoop).
+	ReadyDespiteRefusal Switch = "ready-despite-refusal"
+	// NoRedialLeft never re-dials a member that left gracefully, so a
+	// restarted seed started without --join stays a cluster of its own
+	// (cluster Membership.reconnect).
+	NoRedialLeft Switch = "no-redial-left"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -227,7 +235,7 @@ var All = []Switch{
 // MembersAppliedOutOfOrder is unit-only: its cluster test holds one call
 // back to show the interleaving directly, which CI met once in hundreds
 // of runs of the node's join test.
-var UnitOnly = []Switch{LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
+var UnitOnly = []Switch{ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
 	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
