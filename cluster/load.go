@@ -11,10 +11,33 @@ package cluster
 // on the other side of a partition stops counting within a fraction of a
 // window, long before memberlist declares it dead. Reports cost N−1 small
 // messages per node per LoadInterval, whatever the number of renewals.
+//
+// Holds. While an alive member's reports are stale, an owner may be missing
+// the renewals it forwards, so it evicts nothing (evictionGraceFrom). That
+// hold is bounded: a member silent for longer than SilentMemberBound since
+// its last report counts as failed for ownership (silentMembers): its
+// applications get a live owner, which gives their leases a lease of
+// grace, and eviction resumes everywhere else. A dead client is therefore
+// gone within its own bound plus the silent-member bound, however long the
+// fault lasts. EvictionHolds says which holds are on, why and until when.
+//
+// Leaves. A member that leaves gracefully stops taking renewals; its
+// clients send their next ones to other members, which count them from
+// then on. Dropping its last report at once would dip the cluster's count
+// by its share for a whole window, and a rolling restart is one such dip
+// per node, enough to engage self-preservation through most of the roll.
+// So a graceful leave keeps the member's last report: it counts in full
+// for one LoadInterval (the report is that old at most), then less and less
+// as the other members' windows fill with the moved renewals, down to
+// nothing one window later. A member that fails (kill -9, power loss) is
+// judged as a failure: its report is dropped when it is declared dead, and
+// its silence until then holds eviction as any silent member's does.
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/heureka/heureka/internal/sabotage"
@@ -25,6 +48,46 @@ import (
 type peerLoad struct {
 	msg *wire.Load
 	at  time.Time
+	// left is when the member was seen leaving gracefully (zero while it
+	// is a member): the report then counts less and less (leftShare).
+	left time.Time
+}
+
+// leftShare is how much of a departed member's report still counts at now:
+// all of it for one LoadInterval after the leave, then linearly less, down
+// to nothing one of its windows later, as the renewals its clients moved
+// fill the other members' windows.
+func (p peerLoad) leftShare(now time.Time, every time.Duration) float64 {
+	d := now.Sub(p.left) - every
+	if d <= 0 {
+		return 1
+	}
+	w := time.Duration(p.msg.WindowMillis) * time.Millisecond
+	if d >= w {
+		return 0
+	}
+	return 1 - float64(d)/float64(w)
+}
+
+// leftTeller is what a Peers may also tell: whether a member that is no
+// longer alive left gracefully (Membership: StateLeft) rather than failed.
+// Without it every departure counts as a failure.
+type leftTeller interface {
+	Left(name string) bool
+}
+
+// DefaultSilentMemberFactor is SilentMemberBound's default in
+// LoadIntervals: 8, two renewal windows (2 minutes with the production
+// LoadInterval of 15s; 4s in the simulations).
+const DefaultSilentMemberFactor = 8
+
+// silentBound is how long after its last report an alive member still
+// holds eviction (ReplicatorConfig.SilentMemberBound or its default).
+func (r *Replicator) silentBound() time.Duration {
+	if r.cfg.SilentMemberBound > 0 {
+		return r.cfg.SilentMemberBound
+	}
+	return DefaultSilentMemberFactor * r.cfg.LoadInterval
 }
 
 // fresh reports whether the report still counts at now, given how often
@@ -42,8 +105,69 @@ func (r *Replicator) loadLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			r.sendLoad()
+			r.checkSilent()
+		case <-r.loadKick:
+			r.checkSilent()
 		}
 	}
+}
+
+// checkSilent updates the set of alive members silent for longer than
+// their bound, and recomputes ownership when it changed: a member in it
+// owns nothing (silentMembers). A report from one of them takes it out
+// again (onLoad kicks this).
+func (r *Replicator) checkSilent() {
+	p := r.getPeers()
+	if p == nil {
+		return
+	}
+	alive := p.AliveMembers()
+	self := p.LocalName()
+	now := time.Now()
+	bound := r.silentBound()
+	r.loadMu.Lock()
+	next := map[string]time.Time{}
+	if !sabotage.On(sabotage.SilentMemberHoldsForever) {
+		for _, m := range alive {
+			if ld, ok := r.loads[m]; ok && m != self && ld.left.IsZero() && now.Sub(ld.at) > bound {
+				next[m] = ld.at
+			}
+		}
+	}
+	changed := len(next) != len(r.silent)
+	for m := range next {
+		if _, ok := r.silent[m]; !ok {
+			changed = true
+		}
+	}
+	if changed {
+		for m, at := range next {
+			if _, ok := r.silent[m]; !ok {
+				r.log.Warn("member silent for longer than its bound: it counts as failed for ownership until it reports again",
+					"member", m, "silentFor", now.Sub(at).Round(time.Millisecond), "bound", bound)
+			}
+		}
+		r.silent = next
+	}
+	r.loadMu.Unlock()
+	if changed {
+		r.MembersChanged()
+	}
+}
+
+// silentMembers returns the members silent for longer than their bound
+// (nil if none).
+func (r *Replicator) silentMembers() map[string]time.Time {
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	if len(r.silent) == 0 {
+		return nil
+	}
+	out := make(map[string]time.Time, len(r.silent))
+	for m, at := range r.silent {
+		out[m] = at
+	}
+	return out
 }
 
 // sendLoad queues this node's renewal report for every member.
@@ -77,11 +201,17 @@ func (r *Replicator) onLoad(m *wire.Load) {
 	now := time.Now()
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
-	if prev, ok := r.loads[m.Node]; ok && !prev.fresh(now, r.cfg.LoadInterval) &&
+	if prev, ok := r.loads[m.Node]; ok && prev.left.IsZero() && !prev.fresh(now, r.cfg.LoadInterval) &&
 		(!sabotage.On(sabotage.NoGraceAfterMemberGap) || r.deafLocked(m.Node, now)) {
 		r.resumed = r.cfg.Clock.Now()
 	}
 	r.loads[m.Node] = peerLoad{msg: m, at: now}
+	if _, ok := r.silent[m.Node]; ok {
+		select {
+		case r.loadKick <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // deafLocked reports whether no alive member but except had a fresh
@@ -91,18 +221,32 @@ func (r *Replicator) onLoad(m *wire.Load) {
 func (r *Replicator) deafLocked(except string, now time.Time) bool {
 	o := r.own.Load()
 	for _, name := range o.members {
-		if p, ok := r.loads[name]; ok && name != o.self && name != except && p.fresh(now, r.cfg.LoadInterval) {
+		if p, ok := r.loads[name]; ok && name != o.self && name != except && p.left.IsZero() && p.fresh(now, r.cfg.LoadInterval) {
 			return false
 		}
 	}
 	return true
 }
 
-// forgetLoad drops the report of a member that is no longer alive here.
+// forgetLoad drops the report of a member that is no longer alive here,
+// unless it left gracefully: then the report stays, counting less and less
+// for one more window (leftShare; see the file comment).
 func (r *Replicator) forgetLoad(name string) {
+	left := false
+	if lt, ok := r.getPeers().(leftTeller); ok && !sabotage.On(sabotage.LeftReportDropped) {
+		left = lt.Left(name)
+	}
 	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	delete(r.silent, name)
+	if p, ok := r.loads[name]; ok && left {
+		if p.left.IsZero() {
+			p.left = time.Now()
+			r.loads[name] = p
+		}
+		return
+	}
 	delete(r.loads, name)
-	r.loadMu.Unlock()
 }
 
 // evictionGraceFrom is the earliest moment from which an owner may count
@@ -121,15 +265,19 @@ func (r *Replicator) evictionGraceFrom() time.Time {
 	now := time.Now()
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
+	bound := r.silentBound()
 	for _, m := range o.members {
-		if p, ok := r.loads[m]; ok && m != o.self && !p.fresh(now, r.cfg.LoadInterval) {
+		if p, ok := r.loads[m]; ok && m != o.self && p.left.IsZero() && !p.fresh(now, r.cfg.LoadInterval) &&
+			(now.Sub(p.at) <= bound || sabotage.On(sabotage.SilentMemberHoldsForever)) {
 			return r.cfg.Clock.Now()
 		}
 	}
 	if !sabotage.On(sabotage.NoGraceAfterMemberGap) {
 		for m, p := range r.loads {
-			if p.fresh(now, r.cfg.LoadInterval) && !slices.Contains(o.members, m) {
-				return r.cfg.Clock.Now()
+			if p.left.IsZero() && p.fresh(now, r.cfg.LoadInterval) && !slices.Contains(o.members, m) {
+				if _, silent := r.silent[m]; !silent {
+					return r.cfg.Clock.Now()
+				}
 			}
 		}
 	}
@@ -150,11 +298,22 @@ func (r *Replicator) PeerRenewals(window time.Duration) (int64, int) {
 			continue
 		}
 		p, ok := r.loads[m]
-		if !ok || !p.fresh(now, r.cfg.LoadInterval) {
+		if !ok || !p.left.IsZero() || !p.fresh(now, r.cfg.LoadInterval) {
 			continue
 		}
 		sum += float64(p.msg.Renewals) * float64(window.Milliseconds()) / float64(p.msg.WindowMillis)
 		n++
+	}
+	for name, p := range r.loads {
+		if p.left.IsZero() {
+			continue
+		}
+		share := p.leftShare(now, r.cfg.LoadInterval)
+		if share <= 0 {
+			delete(r.loads, name)
+			continue
+		}
+		sum += share * float64(p.msg.Renewals) * float64(window.Milliseconds()) / float64(p.msg.WindowMillis)
 	}
 	return int64(sum + 0.5), n
 }
@@ -178,6 +337,100 @@ func (r *Replicator) MemberLoads() map[string]MemberLoad {
 	out := make(map[string]MemberLoad, len(r.loads))
 	for name, p := range r.loads {
 		out[name] = MemberLoad{Renewals: p.msg.Renewals, Engaged: p.msg.Engaged, Reason: p.msg.Reason, Age: now.Sub(p.at)}
+	}
+	return out
+}
+
+// The reasons of EvictionHold.
+const (
+	// HoldSilentMember: an alive member's reports stopped reaching this
+	// node; it may be forwarding renewals that do not arrive.
+	HoldSilentMember = "silent-member"
+	// HoldDeaf: this node hears no other member at all (every report is
+	// stale): it is cut off, or it was stalled itself.
+	HoldDeaf = "deaf"
+	// HoldViewsDisagree: a node this node does not count as alive still
+	// reports: the views disagree and another member may own what this
+	// node thinks it owns. It lasts until membership agrees.
+	HoldViewsDisagree = "views-disagree"
+)
+
+// EvictionHold is one reason this node evicts nothing now, as the cluster
+// layer sees it (self-preservation and the per-lease grace are the
+// registry's).
+type EvictionHold struct {
+	// Reason is one of the Hold constants.
+	Reason string
+	// Members are the members it is about.
+	Members []string
+	// Since is when it began: the last report of the member silent the
+	// longest.
+	Since time.Time
+	// Until is when it ends at the latest (zero: when membership agrees).
+	Until time.Time
+	// Detail says it in plain words.
+	Detail string
+}
+
+// EvictionHolds returns the holds on this node's eviction now (nil if
+// none). Each is bounded: a silent member's hold ends SilentMemberBound
+// after its last report, when it counts as failed for ownership.
+func (r *Replicator) EvictionHolds() []EvictionHold {
+	o := r.own.Load()
+	now := time.Now()
+	bound := r.silentBound()
+	forever := sabotage.On(sabotage.SilentMemberHoldsForever)
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	var silent []string
+	var oldest time.Time
+	others := 0
+	for _, m := range o.members {
+		if m == o.self {
+			continue
+		}
+		others++
+		p, ok := r.loads[m]
+		if !ok || !p.left.IsZero() || p.fresh(now, r.cfg.LoadInterval) || (!forever && now.Sub(p.at) > bound) {
+			continue
+		}
+		silent = append(silent, m)
+		if oldest.IsZero() || p.at.Before(oldest) {
+			oldest = p.at
+		}
+	}
+	var out []EvictionHold
+	if len(silent) > 0 {
+		slices.Sort(silent)
+		h := EvictionHold{Reason: HoldSilentMember, Members: silent, Since: oldest}
+		if !forever {
+			h.Until = oldest.Add(bound)
+		}
+		if len(silent) == others {
+			h.Reason = HoldDeaf
+			h.Detail = fmt.Sprintf("eviction held: no report from any other member for %v (this node may be cut off and missing the renewals they forward); "+
+				"held at most until %v after the last one, then the silent members count as failed",
+				now.Sub(oldest).Round(time.Millisecond), bound)
+		} else {
+			h.Detail = fmt.Sprintf("eviction held: no report from %s for %v (renewals it forwards may be lost on the way); "+
+				"held at most until %v after its last report, then it counts as failed and its applications get a live owner",
+				strings.Join(silent, ", "), now.Sub(oldest).Round(time.Millisecond), bound)
+		}
+		out = append(out, h)
+	}
+	if !sabotage.On(sabotage.NoGraceAfterMemberGap) {
+		var strangers []string
+		for m, p := range r.loads {
+			if _, s := r.silent[m]; p.left.IsZero() && !s && p.fresh(now, r.cfg.LoadInterval) && !slices.Contains(o.members, m) {
+				strangers = append(strangers, m)
+			}
+		}
+		if len(strangers) > 0 {
+			slices.Sort(strangers)
+			out = append(out, EvictionHold{Reason: HoldViewsDisagree, Members: strangers, Since: o.changedAt,
+				Detail: fmt.Sprintf("eviction held: %s still report(s) but are not alive in this node's view; held until membership agrees",
+					strings.Join(strangers, ", "))})
+		}
 	}
 	return out
 }

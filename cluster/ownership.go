@@ -8,6 +8,12 @@ package cluster
 // and a node that misses renewals does not evict what the owner sees
 // renewed. Renewals are forwarded to the owner (forward.go).
 //
+// Ownership is computed over the alive members less those silent for
+// longer than ReplicatorConfig.SilentMemberBound (load.go): a member that
+// answers memberlist's probes but whose reports stopped reaching this node
+// would otherwise keep its applications, and hold their eviction, for as
+// long as the fault lasts.
+//
 // When membership changes, ownership moves. A lease is evicted only after it
 // has been silent for its whole duration after the moment this node came to
 // own its application (its start, or the change that moved the application
@@ -169,8 +175,20 @@ func (r *Replicator) MembersChanged() {
 		defer r.membersMu.Unlock()
 	}
 	self := peers.LocalName()
-	members := append([]string(nil), peers.AliveMembers()...)
-	sort.Strings(members)
+	alive := append([]string(nil), peers.AliveMembers()...)
+	sort.Strings(alive)
+	// A member silent for longer than its bound owns nothing (load.go):
+	// its applications get a live owner. It keeps its link: it may still
+	// hear this node.
+	members := alive
+	if silent := r.silentMembers(); len(silent) > 0 {
+		members = make([]string, 0, len(alive))
+		for _, m := range alive {
+			if _, ok := silent[m]; !ok || m == self {
+				members = append(members, m)
+			}
+		}
+	}
 
 	r.ownMu.Lock()
 	old := r.own.Load()
@@ -200,5 +218,5 @@ func (r *Replicator) MembersChanged() {
 	if r.store != nil && old.self != "" {
 		r.store.OwnershipChanged()
 	}
-	r.updateLinks(self, members)
+	r.updateLinks(self, alive)
 }

@@ -70,6 +70,14 @@ type ReplicatorConfig struct {
 	// MaxQueue is the most records queued for one peer; beyond it the
 	// oldest are dropped and anti-entropy repairs the peer. Default 100000.
 	MaxQueue int
+	// SilentMemberBound bounds how long an alive member whose load reports
+	// stopped (cut off one way, wedged, too loaded to send) holds this
+	// node's eviction: past it, counted from the member's last report, the
+	// member counts as failed for ownership, so its applications get a live
+	// owner and eviction resumes. 0 means DefaultSilentMemberFactor
+	// LoadIntervals (2 minutes with the production 15s). When set it must
+	// exceed 3 LoadIntervals, the age at which a report goes stale.
+	SilentMemberBound time.Duration
 	// ReadyTimeout bounds the wait for the initial sync: a joining node
 	// reports ready once its sync is done, or once no sync progress came
 	// for ReadyTimeout (e.g. its seeds are down). 0 means do not wait:
@@ -110,6 +118,10 @@ func (c *ReplicatorConfig) Validate() error {
 		return bad("AntiEntropyInterval %v must be positive", c.AntiEntropyInterval)
 	case c.LoadInterval <= 0:
 		return bad("LoadInterval %v must be positive", c.LoadInterval)
+	case c.SilentMemberBound < 0:
+		return bad("SilentMemberBound %v must not be negative (0: %d LoadIntervals)", c.SilentMemberBound, DefaultSilentMemberFactor)
+	case c.SilentMemberBound > 0 && c.SilentMemberBound <= 3*c.LoadInterval:
+		return bad("SilentMemberBound %v must exceed 3 LoadIntervals (%v), when a report goes stale", c.SilentMemberBound, 3*c.LoadInterval)
 	case c.MaxBatch <= 0:
 		return bad("MaxBatch %d must be positive", c.MaxBatch)
 	case c.MaxQueue < c.MaxBatch:
@@ -196,6 +208,11 @@ type Replicator struct {
 	loadMu  sync.Mutex
 	loads   map[string]peerLoad // guarded by loadMu
 	resumed time.Time           // guarded by loadMu: when reports last resumed after a gap
+	// silent lists, with their last report's arrival, the alive members
+	// silent for longer than SilentMemberBound: they own nothing here.
+	// Guarded by loadMu.
+	silent   map[string]time.Time
+	loadKick chan struct{} // a silent member reported: recheck at once
 
 	stats struct {
 		messages, bytes, records, renewalMsgs, renewals, digests, syncs atomic.Uint64
@@ -241,6 +258,8 @@ func NewReplicator(cfg ReplicatorConfig) (*Replicator, error) {
 		controlQ: make(chan wire.Message, 64),
 		ready:    make(chan struct{}),
 		loads:    map[string]peerLoad{},
+		silent:   map[string]time.Time{},
+		loadKick: make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
 		rnd:      rand.New(rand.NewSource(cfg.Seed)),
 		ctx:      ctx,

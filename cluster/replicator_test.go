@@ -28,6 +28,7 @@ type fakeBus struct {
 	dead    map[string]bool
 	stalled map[string]bool
 	muted   map[string]bool // their sends are lost (they do not notice)
+	left    map[string]bool // dead members that left gracefully (leftTeller)
 	timeout time.Duration
 	sent    map[string]*atomic.Int64 // messages delivered, by receiver
 }
@@ -56,6 +57,13 @@ func (p fakePeers) AliveMembers() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Left implements leftTeller.
+func (p fakePeers) Left(name string) bool {
+	p.bus.mu.Lock()
+	defer p.bus.mu.Unlock()
+	return p.bus.dead[name] && p.bus.left[name]
 }
 
 var errNoMember = errors.New("fake: no such live member")

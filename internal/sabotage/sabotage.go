@@ -119,6 +119,12 @@ const (
 	// fix of what remained of BUG-7 (cluster holdRenewals, answerExchange,
 	// antiEntropyLoop).
 	ForwardedRenewalsDropped Switch = "forwarded-renewals-dropped"
+	// DialPerMessage sends every peer message on a stream of its own,
+	// dialled for it (memberlist's SendReliable), instead of on the peer's
+	// long-lived multiplexed connection, and serves a link's message
+	// classes one after another from one goroutine (cluster SendStream,
+	// peerLink.run).
+	DialPerMessage Switch = "dial-per-message"
 	// StaleRenewalsForwarded forwards a held renewal however long ago it
 	// came in, as when the hold's age restarted on every failed retry
 	// (long-partition seeds 1 and 5: a renewal held through the partition
@@ -195,13 +201,23 @@ const (
 	// restarted seed started without --join stays a cluster of its own
 	// (cluster Membership.reconnect).
 	NoRedialLeft Switch = "no-redial-left"
+	// SilentMemberHoldsForever lets an alive member whose load reports
+	// stopped hold every owner's eviction for as long as it stays silent,
+	// and keeps it an owner, as before the silent-member bound (cluster
+	// evictionGraceFrom, Replicator.silentMembers).
+	SilentMemberHoldsForever Switch = "silent-member-holds-forever"
+	// LeftReportDropped drops a member's load report the moment it leaves
+	// gracefully, as before leaves kept it for the window it covers: each
+	// stop of a rolling restart dips the cluster's renewal count by the
+	// member's share (cluster forgetLoad).
+	LeftReportDropped Switch = "left-report-dropped"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
 var All = []Switch{
 	ReplicaOverrulesEviction, TombstoneReceiptAge, TombstonesDropped, CopiedLeaseFresh,
 	StaleRecordsAccepted, EvictWithoutOwnership, NoTakeoverGrace, NoAntiEntropy,
-	SelfPreservationPerOwner,
+	SelfPreservationPerOwner, SilentMemberHoldsForever, LeftReportDropped,
 }
 
 // UnitOnly lists the switches that only unit tests built with the sabotage
@@ -238,7 +254,7 @@ var All = []Switch{
 var UnitOnly = []Switch{ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
 	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
-	StaleRenewalsForwarded, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
+	StaleRenewalsForwarded, DialPerMessage, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
 	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder,
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites, TombstoneOutlivedByLease,

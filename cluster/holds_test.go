@@ -1,0 +1,136 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/wire"
+)
+
+// holdsLease is the lease of the silent-member tests' clients.
+const holdsLease = time.Second
+
+// silentMemberCluster starts a, b and c on the bus, registers 10 clients
+// of an application a owns on b (b forwards their renewals to a), keeps
+// 9 renewing and lets one die, then mutes c: its reports stop reaching
+// anyone while it stays alive in every view. It returns a, the dead
+// client's id and the application, and stops the renewers at cleanup.
+func silentMemberCluster(t *testing.T) (a *testNode, app, dead string) {
+	t.Helper()
+	bus := newFakeBus()
+	a = bus.start(t, "a", false)
+	b := bus.start(t, "b", false)
+	bus.start(t, "c", false)
+	app = ownedBy(t, a, "a")
+	require.Eventually(t, func() bool { return len(a.repl.MemberLoads()) == 2 }, waitFor, tick, "b and c report")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	var ids []string
+	for i := range 10 {
+		in := inst(app, fmt.Sprintf("i-%d", i))
+		in.LeaseInfo.DurationSecs = int(holdsLease / time.Second)
+		require.NoError(t, b.reg.Register(ctx, in, false))
+		ids = append(ids, in.ID())
+	}
+	dead = ids[0]
+	go func() {
+		defer close(done)
+		tk := time.NewTicker(holdsLease / 5)
+		defer tk.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tk.C:
+				for _, id := range ids[1:] {
+					_, _ = b.reg.Renew(ctx, actors.RenewRequest{App: app, ID: id})
+				}
+			}
+		}
+	}()
+	require.Eventually(t, func() bool { return a.has(app, dead) }, waitFor, tick, "a holds every client")
+	bus.mu.Lock()
+	bus.muted["c"] = true
+	bus.mu.Unlock()
+	return a, app, dead
+}
+
+// A member whose reports stop (here: its sends are lost, it stays alive in
+// every view) holds eviction only for SilentMemberBound: then it counts as
+// failed for ownership and the owner evicts the dead client, while the
+// renewing ones stay (with silent-member-holds-forever on, the dead client
+// is never evicted: see the sabotage test).
+func TestSilentMemberHoldIsBounded(t *testing.T) {
+	a, app, dead := silentMemberCluster(t)
+	require.Eventually(t, func() bool {
+		for _, h := range a.repl.EvictionHolds() {
+			if h.Reason == HoldSilentMember {
+				return true
+			}
+		}
+		return false
+	}, waitFor, tick, "the silent member's hold shows")
+	bound := holdsLease + a.repl.silentBound()
+	require.Eventually(t, func() bool { return !a.has(app, dead) }, 4*bound, tick, "the dead client is evicted within its bound plus the silent-member bound")
+	require.Eventually(t, func() bool { return len(a.repl.silentMembers()) == 1 }, waitFor, tick, "c counts as failed")
+	assert.NotContains(t, a.repl.own.Load().members, "c", "c owns nothing")
+	for i := 1; i < 10; i++ {
+		assert.True(t, a.has(app, fmt.Sprintf("i-%d", i)), "renewing client i-%d is kept", i)
+	}
+	for _, h := range a.repl.EvictionHolds() {
+		assert.NotEqual(t, HoldSilentMember, h.Reason, "no silent-member hold once the bound passed")
+	}
+}
+
+// A member silent past its bound that reports again is an owner again.
+func TestSilentMemberBackWhenItReports(t *testing.T) {
+	a, _, _ := silentMemberCluster(t)
+	require.Eventually(t, func() bool { return len(a.repl.silentMembers()) == 1 }, waitFor, tick, "c counts as failed")
+	a.repl.onLoad(&wire.Load{Node: "c", WindowMillis: 1000, Renewals: 1})
+	require.Eventually(t, func() bool { return len(a.repl.silentMembers()) == 0 }, waitFor, tick, "c is back")
+	assert.Contains(t, a.repl.own.Load().members, "c")
+}
+
+// A member that left gracefully keeps its last report counting for a
+// window, less and less; one that failed is dropped at once.
+func TestLeftReportFades(t *testing.T) {
+	p := peerLoad{msg: &wire.Load{Node: "x", WindowMillis: 2000, Renewals: 100}, at: time.Now(), left: time.Now()}
+	every := 500 * time.Millisecond
+	assert.InDelta(t, 1, p.leftShare(p.left.Add(every), every), 1e-9, "all of it for one LoadInterval")
+	assert.InDelta(t, 0.5, p.leftShare(p.left.Add(every+time.Second), every), 1e-9, "half a window later, half")
+	assert.InDelta(t, 0, p.leftShare(p.left.Add(every+2*time.Second), every), 1e-9, "one window later, nothing")
+
+	bus := newFakeBus()
+	a := bus.start(t, "a", false)
+	bus.start(t, "b", false)
+	bus.start(t, "c", false)
+	require.Eventually(t, func() bool { return len(a.repl.MemberLoads()) == 2 }, waitFor, tick, "b and c report")
+	bus.mu.Lock()
+	bus.left = map[string]bool{"b": true}
+	bus.mu.Unlock()
+	bus.kill("b") // leaves gracefully: leftTeller says so
+	bus.kill("c") // fails
+	loads := a.repl.MemberLoads()
+	assert.Contains(t, loads, "b", "b's report stays after its graceful leave")
+	assert.NotContains(t, loads, "c", "c's report is dropped: it failed")
+	for _, h := range a.repl.EvictionHolds() {
+		assert.NotEqual(t, HoldSilentMember, h.Reason, "a departed member holds nothing")
+	}
+}
+
+func TestSilentMemberBoundValidated(t *testing.T) {
+	c := testReplicatorConfig()
+	c.SilentMemberBound = -time.Second
+	require.ErrorIs(t, c.Validate(), ErrInvalidReplicatorConfig)
+	c.SilentMemberBound = 3 * c.LoadInterval
+	require.ErrorIs(t, c.Validate(), ErrInvalidReplicatorConfig)
+	c.SilentMemberBound = 4 * c.LoadInterval
+	require.NoError(t, c.Validate())
+}
