@@ -142,6 +142,10 @@ type appOptions struct {
 	hlc                   *HLC
 	leaseDurationDoubling bool
 	tombstoneTTL          time.Duration
+	// tombstoneSlack is what a tombstone is kept beyond the longest lease
+	// of its application: a renewal window and an eviction interval (see
+	// tombstoneTTLFor).
+	tombstoneSlack time.Duration
 	// nodes numbers the node names of tombstones' versions.
 	nodes nodeTable
 }
@@ -174,6 +178,33 @@ type appState struct {
 	// shared is the canonical copies of the values the application's
 	// instances repeat, as last stored (see share).
 	shared sharedValues
+	// maxLease is the longest lease this application has held here, which
+	// keeps its tombstones (see tombstoneTTLFor).
+	maxLease time.Duration
+}
+
+// noteLease makes d count for how long the application's tombstones are
+// kept.
+func (a *appState) noteLease(d time.Duration) { a.maxLease = max(a.maxLease, d) }
+
+// tombstoneTTL is how long the application keeps a tombstone (ms): see
+// tombstoneTTLFor, for the longest lease it has held.
+func (a *appState) tombstoneTTL() int64 { return a.tombstoneTTLFor(a.maxLease) }
+
+// tombstoneTTLFor is how long a tombstone of a lease of duration d is
+// kept (ms): the configured TTL, or the lease plus a renewal window and an
+// eviction interval when that is longer. A client picks its lease; a
+// tombstone that went before the lease could run out, evicted, on a side
+// of a partition would let that side's copy back (its last renewal is then
+// younger than the lease, so the stale rule cannot refuse it). Tombstones
+// are kept by application, for its longest lease, since a tombstone
+// received without its lease does not say how long it was.
+func (a *appState) tombstoneTTLFor(d time.Duration) int64 {
+	ttl := a.opts.tombstoneTTL.Milliseconds()
+	if d <= 0 || sabotage.On(sabotage.TombstoneOutlivedByLease) {
+		return ttl // no lease held here: none known to outlive
+	}
+	return max(ttl, (d + a.opts.tombstoneSlack).Milliseconds())
 }
 
 // setLease installs l as id's lease.
@@ -310,6 +341,7 @@ func (a *appState) registerOwned(r *Instance, replicated bool) Event {
 	}
 	// A registration relayed by a Eureka peer is a client's all the same.
 	l.clientRenewed = mono
+	a.noteLease(l.duration)
 	a.setLease(r.ID(), l)
 	a.dropTombstone(r.ID())
 	return a.publish(l, r, ActionAdded, CauseRegister, existing == nil, now)
@@ -452,6 +484,23 @@ func (a *appState) touch(l *lease, now, mono int64) {
 	}
 }
 
+// operatorTouch renews l for an operator's write (a status change or an
+// override's removal): as Eureka does, the lease here counts from now
+// (mono, lease clock), but its last renewal, which goes on the wire as
+// client evidence (Record.LastRenewal, lastRenewalTimestamp), stays the
+// client's: an operator's write is no sign that the client lives (see
+// stale).
+func (a *appState) operatorTouch(l *lease, now, mono int64) {
+	if sabotage.On(sabotage.StaleJudgedByOperatorWrites) {
+		a.touch(l, now, mono)
+		return
+	}
+	l.renewed = max(l.renewed, mono)
+	if a.opts.leaseDurationDoubling {
+		l.renewed = max(l.renewed, mono+l.duration.Milliseconds())
+	}
+}
+
 // remove deletes the lease of id (cancel or eviction, spec §4.6).
 func (a *appState) remove(id string, cause Cause, replicated bool) (Event, bool) {
 	l := a.leases[id]
@@ -486,7 +535,7 @@ func (a *appState) setStatus(id string, s Status, lastDirty *int64, replicated b
 		return Event{}, false, false
 	}
 	now := a.now()
-	a.touch(l, now, a.leaseNow())
+	a.operatorTouch(l, now, a.leaseNow())
 	if l.inst.Status == s {
 		return Event{}, false, true // Eureka records nothing when already s.
 	}
@@ -511,7 +560,7 @@ func (a *appState) deleteOverride(id string, s Status, lastDirty *int64, replica
 		return Event{}, false, false
 	}
 	now := a.now()
-	a.touch(l, now, a.leaseNow())
+	a.operatorTouch(l, now, a.leaseNow())
 	if l.inst.OverriddenStatus == StatusUnknown {
 		return Event{}, false, true
 	}
@@ -540,6 +589,15 @@ func (a *appState) updateMetadata(id string, kv map[string]string, replicated bo
 	}
 	ev := a.register(inst, replicated)
 	ev.Cause = CauseMetadata
+	if !sabotage.On(sabotage.StaleJudgedByOperatorWrites) {
+		// An operator's write, not a client's registration: the lease
+		// keeps the client's times (see operatorTouch), its expiry here
+		// counts from now.
+		nl := a.leases[id]
+		nl.registered, nl.lastUpdate, nl.clientRenewed = l.registered, l.lastUpdate, l.clientRenewed
+		ev.Instance.LeaseInfo.RegistrationTimestamp = l.registered
+		ev.Instance.LeaseInfo.LastRenewalTimestamp = l.lastUpdate
+	}
 	return ev, true
 }
 
@@ -596,7 +654,7 @@ func (a *appState) evict(id string, extra time.Duration, since int64) (Event, bo
 // tombstoneExpired reports whether t's deletion is older than the
 // tombstone TTL at now; received is as for deletedAt.
 func (a *appState) tombstoneExpired(t tombstone, received, now int64) bool {
-	return t.deletedAt(received) < now-a.opts.tombstoneTTL.Milliseconds()
+	return t.deletedAt(received) < now-a.tombstoneTTL()
 }
 
 // tombstoneAgedFrom is the instant id's stored tombstone t ages from
@@ -612,7 +670,7 @@ func (a *appState) tombstoneAgedFrom(id string, t tombstone) int64 {
 
 // storedExpired reports whether id's stored tombstone t has expired at now.
 func (a *appState) storedExpired(id string, t tombstone, now int64) bool {
-	return a.tombstoneAgedFrom(id, t) < now-a.opts.tombstoneTTL.Milliseconds()
+	return a.tombstoneAgedFrom(id, t) < now-a.tombstoneTTL()
 }
 
 // collectTombstones forgets tombstones older than the configured TTL (a
@@ -620,7 +678,7 @@ func (a *appState) storedExpired(id string, t tombstone, now int64) bool {
 // then it reads as expired). It returns when the next one is due to go
 // (wall clock, epoch ms; math.MaxInt64 when it keeps none).
 func (a *appState) collectTombstones() int64 {
-	due, ok := a.tombstones.collect(a.now(), a.opts.tombstoneTTL.Milliseconds())
+	due, ok := a.tombstones.collect(a.now(), a.tombstoneTTL())
 	if sabotage.Enabled {
 		for id := range a.received {
 			if _, kept := a.tombstones.get(id); !kept {
@@ -765,6 +823,9 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 	}
 	now, mono := a.now(), a.leaseNow()
 	l := a.leases[r.ID]
+	if l != nil {
+		a.noteLease(l.duration)
+	}
 	if r.Deleted {
 		if r.Evicted && l != nil && a.overrulesEviction(r.ID, l, mono) {
 			// The owner gave up on this lease, but a client renewed it here
@@ -802,10 +863,10 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 	}
 	duration := time.Duration(inst.LeaseInfo.DurationSecs) * time.Second
 	if l == nil && cur.IsZero() && !initial && !sabotage.On(sabotage.StaleRecordsAccepted) &&
-		HLCMillis(r.Version.Clock)+off < now-a.opts.tombstoneTTL.Milliseconds() &&
-		now > lastRenewal+duration.Milliseconds() {
+		a.stale(r, inst, off, lastRenewal, duration, now) {
 		return a.refuseStale(r, inst, now), ApplyRefused
 	}
+	a.noteLease(duration)
 	if l == nil {
 		if t, ok := a.cancelOutranks(r.ID, inst.LastDirtyTimestamp, now); ok {
 			return a.refuseLate(r, inst, t, now), ApplyRefusedLate
@@ -846,6 +907,31 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 		action = ActionAdded
 	}
 	return Event{Action: action, Cause: CauseRegister, Instance: inst, Version: r.Version, Replicated: true, NewLease: l == nil}, ApplyInstalled
+}
+
+// stale reports whether a live record r (its instance inst, its times
+// on this node's clock off ms after the sender's, its lease's last renewal
+// lastRenewal on this node's clock, its lease duration) that this node
+// neither holds nor remembers is a copy that outlived its tombstone (see
+// applyRecord). It is judged on client evidence only, the record's
+// LastRenewal: a client's last registration or renewal, which operators'
+// writes (a status change, an override's removal, a metadata update) do
+// not move. Those make a new version and touch the lease where they are
+// made, but a copy that no client has renewed since longer than a
+// tombstone lives is stale however recently an operator wrote to it.
+func (a *appState) stale(r Record, inst *Instance, off, lastRenewal int64, duration time.Duration, now int64) bool {
+	ttl := max(a.tombstoneTTL(), a.tombstoneTTLFor(duration))
+	if sabotage.On(sabotage.StaleJudgedByOperatorWrites) {
+		return HLCMillis(r.Version.Clock)+off < now-ttl && now > lastRenewal+duration.Milliseconds()
+	}
+	evidence := lastRenewal
+	if r.LastRenewal > 0 {
+		evidence = r.LastRenewal + off
+	}
+	if now <= evidence+duration.Milliseconds() {
+		return false // a client renewed it within its lease
+	}
+	return HLCMillis(r.Version.Clock)+off < now-ttl || (r.LastRenewal > 0 && evidence < now-ttl)
 }
 
 // overrulesEviction reports whether the lease l, held here, survives a

@@ -238,7 +238,10 @@ func TestSetStatus(t *testing.T) {
 		assert.False(t, changed)
 		got, _ := mustGet(t, a, "i-1")
 		assert.Equal(t, StatusUnknown, got.OverriddenStatus, "no override recorded")
-		assert.Equal(t, ms(clock.Now()), got.LeaseInfo.LastRenewalTimestamp)
+		// The lease counts from now here, but its last renewal, the
+		// client evidence that goes on the wire, stays the client's.
+		assert.Equal(t, ms(clock.Now())-3000, got.LeaseInfo.LastRenewalTimestamp)
+		assert.Equal(t, ms(clock.Now()), a.leases["i-1"].renewed)
 	})
 	t.Run("older dirty timestamp keeps stored", func(t *testing.T) {
 		a, _ := newTestApp(t, false)
@@ -276,7 +279,8 @@ func TestDeleteOverride(t *testing.T) {
 		assert.Equal(t, StatusUnknown, ev.Instance.Status)
 		assert.Equal(t, StatusUnknown, ev.Instance.OverriddenStatus)
 		got, _ := mustGet(t, a, "i-1")
-		assert.Equal(t, ms(clock.Now()), got.LeaseInfo.LastRenewalTimestamp, "delete renews the lease")
+		assert.Equal(t, ms(clock.Now()), a.leases["i-1"].renewed, "delete renews the lease here")
+		assert.Equal(t, ms(clock.Now())-1000, got.LeaseInfo.LastRenewalTimestamp, "not the client's last renewal")
 
 		clock.Advance(time.Second)
 		res, evs, renewed := a.renew(RenewRequest{App: "APP", ID: "i-1"})

@@ -60,3 +60,27 @@ func TestSabotageLeaseDurationUnboundedRecord(t *testing.T) {
 		assert.NoError(t, ValidateRecord(Record{App: "APP", ID: "x-1", Instance: in}))
 	})
 }
+
+// With stale-judged-by-operator-writes on, TestOperatorWriteDoesNotUndoCancel
+// fails: the operator's write makes the stale copy look renewed, and the
+// cancelled instance is back.
+func TestSabotageStaleJudgedByOperatorWrites(t *testing.T) {
+	withSwitch(t, sabotage.StaleJudgedByOperatorWrites, func() {
+		for name, write := range operatorWrites {
+			res, kept := operatorWriteScenario(t, write)
+			assert.Equal(t, ApplyInstalled, res, name)
+			assert.True(t, kept, name)
+		}
+	})
+}
+
+// With tombstone-outlived-by-lease on, TestLongLeaseDoesNotUndoCancel
+// fails: the tombstone goes after the TTL, and the 180 s lease's copy is
+// installed at the heal.
+func TestSabotageTombstoneOutlivedByLease(t *testing.T) {
+	withSwitch(t, sabotage.TombstoneOutlivedByLease, func() {
+		res, kept := longLeaseScenario(t, nil)
+		assert.Equal(t, ApplyInstalled, res)
+		assert.True(t, kept)
+	})
+}

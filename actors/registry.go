@@ -232,7 +232,8 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	r.leaseClock = newLeaseClock(cfg.Clock, cfg.LeaseClock)
 	r.started = r.leaseClock.now()
 	r.opts = &appOptions{node: cfg.NodeName, clock: cfg.Clock, leaseClock: r.leaseClock, hlc: r.hlc,
-		leaseDurationDoubling: cfg.LeaseDurationDoubling, tombstoneTTL: cfg.TombstoneTTL}
+		leaseDurationDoubling: cfg.LeaseDurationDoubling, tombstoneTTL: cfg.TombstoneTTL,
+		tombstoneSlack: cfg.RenewalWindow + cfg.EvictionInterval}
 	newSP := func() selfPreservation {
 		return selfPreservation{enabled: cfg.SelfPreservation, percent: cfg.RenewalPercentThreshold,
 			expectedInterval: cfg.ExpectedClientRenewalInterval, window: cfg.RenewalWindow,

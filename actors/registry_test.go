@@ -357,14 +357,20 @@ func TestRegistryConcurrentRegistrations(t *testing.T) {
 func emptyingConfig(c *Config) {
 	c.SelfPreservation = false
 	c.EvictionInterval = 5 * time.Millisecond
+	c.RenewalWindow = 5 * time.Millisecond
 	c.TombstoneTTL = time.Millisecond
 }
+
+// emptyingLease is the lease (s) of emptyingConfig's instances: a
+// tombstone is kept for its lease plus a renewal window and an eviction
+// interval, so the shortest lease there is.
+const emptyingLease = 1
 
 func TestRegistryStopsEmptyAppActor(t *testing.T) {
 	r := newTestRegistry(t, emptyingConfig)
 	ctx := context.Background()
 
-	require.NoError(t, r.Register(ctx, regInstance("SHORT", "s-1", 30), false))
+	require.NoError(t, r.Register(ctx, regInstance("SHORT", "s-1", emptyingLease), false))
 	assert.Equal(t, []string{"registry/app-SHORT"}, appActorIDs(r))
 
 	ok, err := r.Cancel(ctx, "SHORT", "s-1", false)
@@ -375,7 +381,7 @@ func TestRegistryStopsEmptyAppActor(t *testing.T) {
 	assert.Empty(t, appActorIDs(r))
 
 	// The application comes back with a fresh actor.
-	require.NoError(t, r.Register(ctx, regInstance("SHORT", "s-1", 30), false))
+	require.NoError(t, r.Register(ctx, regInstance("SHORT", "s-1", emptyingLease), false))
 	_, _, ok, err = r.Get(ctx, "SHORT", "s-1")
 	require.NoError(t, err)
 	assert.True(t, ok)
@@ -431,7 +437,7 @@ func TestRegistryNoLostCommandsAcrossAppRestarts(t *testing.T) {
 
 	restarts := 0 // times the named actor was seen alive and then stopped
 	for i := 0; i < rounds; i++ {
-		require.NoError(t, r.Register(ctx, regInstance("FLAP", "f-1", 30), false))
+		require.NoError(t, r.Register(ctx, regInstance("FLAP", "f-1", emptyingLease), false))
 		ok, err := r.Cancel(ctx, "FLAP", "f-1", false)
 		require.NoError(t, err)
 		require.True(t, ok, "round %d: the registration must be there to cancel", i)
@@ -454,7 +460,7 @@ func TestRegistryNoLostCommandsAcrossAppRestarts(t *testing.T) {
 	require.Eventually(t, func() bool { return len(appActorIDs(r)) == 0 }, waitFor, 100*time.Millisecond,
 		"no application actor is left once the last tombstone is collected")
 
-	require.NoError(t, r.Register(ctx, regInstance("FLAP", "f-1", 30), false))
+	require.NoError(t, r.Register(ctx, regInstance("FLAP", "f-1", emptyingLease), false))
 	_, _, ok, err := r.Get(ctx, "FLAP", "f-1")
 	require.NoError(t, err)
 	assert.True(t, ok)
@@ -838,7 +844,7 @@ func TestRegistryCollectsTombstonesWithoutEviction(t *testing.T) {
 			})
 			ctx := context.Background()
 			for _, app := range tc.apps {
-				require.NoError(t, r.Register(ctx, regInstance(app, "x-1", 30), false))
+				require.NoError(t, r.Register(ctx, regInstance(app, "x-1", emptyingLease), false))
 				ok, err := r.Cancel(ctx, app, "x-1", false)
 				require.NoError(t, err)
 				require.True(t, ok)
