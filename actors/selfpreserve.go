@@ -128,6 +128,13 @@ type selfPreservation struct {
 	// was engaged and stays so until a second such close.
 	high     int
 	sticking bool
+	// held is how many leases the registry held at the last close (the
+	// actor sets it before each close); silent is how many of them the
+	// last release gave up on (held − the new expectation). Their
+	// evictions come out of silent, not out of the expectation, which
+	// counts the live fleet only: otherwise evicting the silent after a
+	// mass failure drove the expectation to 0 and stopped eviction.
+	held, silent int
 }
 
 // disengageCloses is how many closes in a row above the threshold release
@@ -201,6 +208,11 @@ func (s *selfPreservation) onEvent(ev *Event) {
 // below 0.
 func (s *selfPreservation) onCounts(added, removed int64) {
 	s.expected += int(added)
+	if !sabotage.On(sabotage.ReleaseEvictionsLowerExpectation) {
+		taken := min(int64(s.silent), removed)
+		s.silent -= int(taken)
+		removed -= taken
+	}
 	s.expected = max(0, s.expected-int(removed))
 	s.expectationChanged()
 }
@@ -238,7 +250,13 @@ func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, member
 		if !sabotage.On(sabotage.ReleaseWithoutHysteresis) {
 			measured = s.lowestRecent()
 		}
+		if s.collapsed(measured) && !sabotage.On(sabotage.ReleaseOnCollapse) {
+			// A total collapse is a network fault, never a scale-down:
+			// keep protecting until renewals come back (see collapsed).
+			return
+		}
 		s.expected = int(math.Ceil(float64(measured) / perClient))
+		s.silent = max(0, s.held-s.expected)
 		s.engagedSince = time.Time{}
 		s.released = now
 		s.lowSince = time.Time{}
@@ -247,6 +265,36 @@ func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, member
 			s.engagedSince = now
 		}
 	}
+}
+
+// collapseShare is the share of the expected clients below which a
+// measured renewal rate is a collapse: fewer than one expected client in
+// ten renewing. No fleet scales down by nine tenths at once; what makes
+// the renewals vanish is a fault between the clients and the registry.
+const collapseShare = 0.1
+
+// collapsed reports whether a window of renewals measured is a collapse:
+// fewer renewals than collapseShare of the expected clients send in a
+// window (zero included). The release rule never adopts such a rate: with
+// an expectation of 0 (or a handful) the threshold would keep expiration
+// off whatever the renewals that come back, or let every kept lease go
+// at once, while the fault is still on.
+func (s *selfPreservation) collapsed(measured int64) bool {
+	perClient := s.window.Seconds() / s.expectedInterval.Seconds()
+	return float64(measured) < math.Max(1, collapseShare*float64(s.expected))*perClient
+}
+
+// recountIfNone adopts count (the registry's instances) as the
+// expectation at once when nothing is expected but leases exist: an
+// expectation of 0 makes the threshold 0, which keeps expiration off
+// whatever the renewals (Eureka's rule) and reads "nothing to protect"
+// while there is. It does nothing while self-preservation is off.
+func (s *selfPreservation) recountIfNone(count int) {
+	if !s.enabled || s.expected > 0 || count <= 0 || sabotage.On(sabotage.ReleaseOnCollapse) {
+		return
+	}
+	s.expected = count
+	s.expectationChanged()
 }
 
 // remember adds the close at now to recent and forgets the closes older
@@ -301,6 +349,7 @@ func (s *selfPreservation) recount(count int, now time.Time) {
 	}
 	if !s.enabled || float64(count) > s.percent*float64(s.expected) {
 		s.expected = count
+		s.silent = 0
 	}
 	s.expectationChanged()
 }
@@ -317,6 +366,11 @@ func (s *selfPreservation) reason() string {
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), above the threshold of %d "+
 			"(%.0f%% of %d expected clients) for one close only; expired leases are kept until a second close above it",
 			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected)
+	case s.engaged() && s.collapsed(s.renewsLastWindow):
+		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), fewer than %.0f%% of the %d expected "+
+			"clients send: a collapse is a network fault, so expired leases are kept until renewals come back "+
+			"(the release after %v engaged does not adopt a collapsed rate)",
+			s.renewsLastWindow, s.window, max(1, s.members), collapseShare*100, s.expected, s.releaseAfter)
 	case s.engaged():
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network",
@@ -441,7 +495,9 @@ func (a *selfPreservationActor) Receive(ctx actor.Context) {
 		if a.r.cfg.Peers != nil && !sabotage.On(sabotage.SelfPreservationPerOwner) {
 			peers, members = a.r.cfg.Peers.PeerRenewals(a.r.cfg.RenewalWindow)
 		}
+		a.sp.held = a.r.expectedCount()
 		a.sp.closeWindow(a.r.cfg.Clock.Now(), local, peers, members)
+		a.sp.recountIfNone(a.sp.held)
 		a.publish()
 	case *spRecountTick:
 		if m.force {
@@ -472,6 +528,11 @@ func (a *selfPreservationActor) publish() {
 		a.r.log.Warn("self-preservation engaged: expired leases are kept", "reason", st.Reason)
 	case prev.Engaged && !st.Engaged:
 		a.r.log.Info("self-preservation released: expired leases are evicted again", "reason", st.Reason)
+		// The leases kept while engaged are evicted at once, not up to an
+		// eviction interval later (the run keeps Eureka's 15% cap).
+		if pid := a.r.evictNow.Load(); pid != nil && st.ExpirationEnabled && !sabotage.On(sabotage.ReleaseOnCollapse) {
+			a.r.root.Send(pid, &evictTick{})
+		}
 	}
 }
 

@@ -51,6 +51,17 @@ const (
 	// expectation and re-engages on the next low close, and one close
 	// above the threshold lets go (actors selfPreservation).
 	ReleaseWithoutHysteresis Switch = "release-without-hysteresis"
+	// ReleaseOnCollapse lets self-preservation's release rule adopt a
+	// zero or near-zero measured rate (a total renewal outage) as the
+	// expectation, and leaves an expectation of 0 while leases exist
+	// until the next recount, as before (actors selfPreservation).
+	ReleaseOnCollapse Switch = "release-on-collapse"
+	// ReleaseEvictionsLowerExpectation lets the evictions that follow a
+	// self-preservation release lower the expectation the release
+	// measured from the live fleet, as before: after a mass failure it
+	// falls to 0 and eviction stops with silent leases still listed
+	// (actors selfPreservation.onCounts).
+	ReleaseEvictionsLowerExpectation Switch = "release-evictions-lower-expectation"
 	// FastRenewNotApplied leaves the renewals answered by the renewal fast
 	// path unapplied: the application actor never moves those leases' last
 	// renewal (actors applyFastRenewals).
@@ -248,6 +259,11 @@ var All = []Switch{
 // tests skew the clocks directly, while clock-skew showed it in two CI
 // runs under load.
 //
+// ReleaseOnCollapse and ReleaseEvictionsLowerExpectation are unit-only:
+// their actors tests run a total renewal
+// outage longer than the recount interval on the plain core with
+// production timers and on a registry; no simulation scenario has one.
+//
 // MembersAppliedOutOfOrder is unit-only: its cluster test holds one call
 // back to show the interleaving directly, which CI met once in hundreds
 // of runs of the node's join test.
@@ -258,4 +274,5 @@ var UnitOnly = []Switch{ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutra
 	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder,
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites, TombstoneOutlivedByLease,
-	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded}
+	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
+	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation}
