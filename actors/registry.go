@@ -163,9 +163,11 @@ type Registry struct {
 	front  *actor.PID
 	evict  *actor.PID
 	spPID  *actor.PID
+
 	// evictNow is evict for the self-preservation actor, which starts
 	// first: on a release it asks for an eviction run at once.
 	evictNow atomic.Pointer[actor.PID]
+
 	opts   *appOptions
 	sinks  []Sink
 	hlc    *HLC
