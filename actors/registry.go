@@ -163,11 +163,9 @@ type Registry struct {
 	front  *actor.PID
 	evict  *actor.PID
 	spPID  *actor.PID
-
-	// evictNow is evict for the self-preservation actor, which starts
+	// evNow is evict for the self-preservation actor, which starts
 	// first: on a release it asks for an eviction run at once.
-	evictNow atomic.Pointer[actor.PID]
-
+	evNow  atomic.Pointer[actor.PID]
 	opts   *appOptions
 	sinks  []Sink
 	hlc    *HLC
@@ -272,7 +270,7 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	if r.evict, err = r.root.SpawnNamed(evProps, "evictor"); err != nil {
 		return nil, fmt.Errorf("actors: spawn evictor: %w", err)
 	}
-	r.evictNow.Store(r.evict)
+	r.evNow.Store(r.evict)
 	return r, nil
 }
 

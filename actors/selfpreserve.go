@@ -530,7 +530,7 @@ func (a *selfPreservationActor) publish() {
 		a.r.log.Info("self-preservation released: expired leases are evicted again", "reason", st.Reason)
 		// The leases kept while engaged are evicted at once, not up to an
 		// eviction interval later (the run keeps Eureka's 15% cap).
-		if pid := a.r.evictNow.Load(); pid != nil && st.ExpirationEnabled && !sabotage.On(sabotage.ReleaseOnCollapse) {
+		if pid := a.r.evNow.Load(); pid != nil && st.ExpirationEnabled && !sabotage.On(sabotage.ReleaseOnCollapse) {
 			a.r.root.Send(pid, &evictTick{})
 		}
 	}
