@@ -163,12 +163,12 @@ type Registry struct {
 	front  *actor.PID
 	evict  *actor.PID
 	spPID  *actor.PID
-	// evNow is evict for the self-preservation actor, which starts
-	// first: on a release it asks for an eviction run at once.
-	evNow  atomic.Pointer[actor.PID]
 	opts   *appOptions
 	sinks  []Sink
 	hlc    *HLC
+	// evNow is evict for the self-preservation actor, which starts
+	// first: on a release it asks for an eviction run at once.
+	evNow atomic.Pointer[actor.PID]
 	// disp runs the front's and the applications' mailboxes.
 	disp *workerDispatcher
 
