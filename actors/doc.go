@@ -53,6 +53,19 @@
 // Likewise, once engaged it lets go only after two closes in a row above
 // the threshold, so a falling count that crosses it twice does not flap it.
 //
+// How long protection lasts is one knob, RenewalThresholdUpdateInterval,
+// and a documented choice against Eureka's never letting go (Eureka
+// #1267): renewals low for longer than it are the new normal. Its price:
+// when 70% of the clients fall silent for longer than the interval, the
+// release evicts them (15% of the registry per run) while the 30% that
+// renew are kept; the evictions of the leases a release gave up on do not
+// lower the measured expectation. A collapse (fewer than one expected
+// client in ten renewing) is never adopted: it is a network fault, and
+// protection lasts until renewals come back, after which the release
+// needs two closes above the threshold and the evictor runs at once. An
+// expectation of 0 while leases exist is recounted at once (a threshold
+// of 0 would keep expiry off whatever the renewals).
+//
 // # Deletes
 //
 // A cancel or eviction leaves a tombstone aged by the deletion's HLC time;

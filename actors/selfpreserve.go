@@ -83,7 +83,13 @@ type RenewalPeers interface {
 // interval, 15 minutes by default), the measured rate becomes the
 // expectation: protection lasts at most one recount interval, the expected
 // transient (a network fault) is over by then, and what is still silent is
-// gone and may be evicted.
+// gone and may be evicted. The interval is the one knob for how long
+// protection lasts: a mass failure longer than it (70% of the clients
+// silent for three leases, say) is released at it and the silent are
+// evicted, a stated price (package doc). Two exceptions: a collapsed rate
+// (see collapsed) is never adopted, since no fleet shrinks by nine tenths
+// at once; and the evictions of the leases a release gave up on come out
+// of silent, not out of the expectation it measured.
 //
 // Why hysteresis after a release: the cluster-wide count is noisy (every
 // member's window closes out of step with the others', so a window's sum
