@@ -816,7 +816,11 @@ const (
 // still deletes an older lease): nodes cannot re-seed each other with
 // tombstones they have all collected.
 func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
-	a.opts.hlc.Observe(r.Version.Clock)
+	maker := r.Version.Node
+	if maker == a.opts.node {
+		maker = "" // this node's own record, come back
+	}
+	a.opts.hlc.ObserveFrom(maker, r.Version.Clock)
 	cur := a.currentVersion(r.ID)
 	if !cur.Less(r.Version) {
 		return Event{}, ApplyIgnored

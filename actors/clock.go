@@ -1,8 +1,11 @@
 package actors
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heureka/heureka/internal/sabotage"
@@ -55,6 +58,23 @@ type HLC struct {
 	last     uint64
 	maxAhead time.Duration
 	refused  uint64 // readings ignored by Observe
+	// leads is, by peer, how far its latest reading was ahead of this
+	// node's wall clock (see ObserveFrom).
+	leads map[string]peerLead
+	// skew is Skew's last result, reused for a second (writes ask for it).
+	skew atomic.Pointer[skewReading]
+}
+
+// skewReading is a Skew result computed at at (epoch ms, wall clock).
+type skewReading struct {
+	at int64
+	s  ClockSkew
+}
+
+// peerLead is a peer's latest fresh reading against this node's wall
+// clock: lead ms ahead of it, seen at (epoch ms, this node's clock).
+type peerLead struct {
+	lead, at int64
 }
 
 // DefaultHLCMaxAhead is how far ahead of the local wall clock an observed
@@ -98,6 +118,109 @@ func (h *HLC) Observe(remote uint64) bool {
 		h.last = remote
 	}
 	return true
+}
+
+// ObserveFrom is Observe for a reading made by node, a peer (a record's
+// version: the HLC of the node that made the change; "" for none). A
+// reading no older than a minute by this node's clock is also kept as that
+// peer's latest lead over this node's wall clock, which Skew weighs: a
+// record just made elsewhere shows how far the maker's clock is from this
+// one's (an older one shows less, never more).
+func (h *HLC) ObserveFrom(node string, remote uint64) bool {
+	now := h.clock.Now().UnixMilli()
+	if lead := HLCMillis(remote) - now; node != "" && lead > -skewFreshness.Milliseconds() {
+		h.mu.Lock()
+		if h.leads == nil {
+			h.leads = map[string]peerLead{}
+		}
+		h.leads[node] = peerLead{lead: lead, at: now}
+		h.mu.Unlock()
+	}
+	return h.Observe(remote)
+}
+
+// skewFreshness is how recent a peer's reading must be to count for Skew
+// (by this node's clock), and how long a peer's lead is remembered.
+const skewFreshness = time.Minute
+
+// ClockSkew is what Skew found.
+type ClockSkew struct {
+	// Behind reports that this node's wall clock is behind the clocks of
+	// most peers it heard from in the last minute by more than the HLC
+	// tolerance: it would stamp its changes in their past.
+	Behind bool
+	// Peers is how many peers were heard from with fresh readings; Ahead
+	// how many of them were ahead by more than the tolerance.
+	Peers, Ahead int
+	// Lead is the median lead of those peers' clocks over this one's.
+	Lead time.Duration
+	// Reason says it in plain words.
+	Reason string
+}
+
+// Skew reports whether this node's clock is behind its peers' by more
+// than the HLC tolerance, judged on the fresh readings of the last minute
+// (ObserveFrom): behind when more than half of the peers heard from are
+// that far ahead. A peer ahead of all the others is outvoted; a node alone
+// or only hearing old records never judges itself behind. Under the
+// sabotage switch SkewedNodeWrites it never reports Behind.
+func (h *HLC) Skew() ClockSkew {
+	s, _ := h.CheckSkew()
+	return s
+}
+
+// CheckSkew is Skew, computed at most once a second, and whether Behind
+// changed with this call's computation (so that exactly one caller logs
+// the change).
+func (h *HLC) CheckSkew() (ClockSkew, bool) {
+	now := h.clock.Now().UnixMilli()
+	last := h.skew.Load()
+	if last != nil && now >= last.at && now-last.at < 1000 {
+		return last.s, false
+	}
+	s := h.skewAt(now)
+	if !h.skew.CompareAndSwap(last, &skewReading{at: now, s: s}) {
+		return s, false
+	}
+	return s, last != nil && last.s.Behind != s.Behind || last == nil && s.Behind
+}
+
+// skewAt computes Skew at now (epoch ms).
+func (h *HLC) skewAt(now int64) ClockSkew {
+	tol := h.maxAhead.Milliseconds()
+	h.mu.Lock()
+	var leads []int64
+	for n, p := range h.leads {
+		if now-p.at > skewFreshness.Milliseconds() {
+			delete(h.leads, n)
+			continue
+		}
+		leads = append(leads, p.lead)
+	}
+	h.mu.Unlock()
+	var s ClockSkew
+	s.Peers = len(leads)
+	for _, l := range leads {
+		if l > tol {
+			s.Ahead++
+		}
+	}
+	if len(leads) > 0 {
+		slices.Sort(leads)
+		s.Lead = time.Duration(leads[len(leads)/2]) * time.Millisecond
+	}
+	s.Behind = s.Ahead*2 > s.Peers && !sabotage.On(sabotage.SkewedNodeWrites)
+	switch {
+	case s.Behind:
+		s.Reason = fmt.Sprintf("this node's clock is behind %d of the %d peers heard from in the last minute by more than %s (median lead %s): writes are refused until it is set right",
+			s.Ahead, s.Peers, h.maxAhead, s.Lead.Round(time.Second))
+	case s.Peers == 0:
+		s.Reason = "no fresh peer readings: nothing to compare this node's clock with"
+	default:
+		s.Reason = fmt.Sprintf("this node's clock agrees with %d of the %d peers heard from in the last minute within %s",
+			s.Peers-s.Ahead, s.Peers, h.maxAhead)
+	}
+	return s
 }
 
 // Refused returns how many observed readings were too far ahead to follow.

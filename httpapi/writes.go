@@ -138,7 +138,42 @@ func validateRegistration(inst *actors.Instance, pathApp string) error {
 	return nil
 }
 
+// skewSource is a registry that can tell whether this node's clock is
+// behind its peers' (actors.Registry).
+type skewSource interface{ HLC() *actors.HLC }
+
+// refusedForSkew answers 503 and reports true when this node's clock is
+// behind its peers' by more than the HLC tolerance (actors.HLC.Skew): a
+// write taken here would be stamped in the others' past (a cancel's
+// tombstone older than the TTL elsewhere, a registration that sorts below
+// the changes made before it), so clients are sent to another node, as
+// Eureka clients fail over on a 5xx. The change is logged once each way.
+func (s *Server) refusedForSkew(w http.ResponseWriter, r *http.Request) bool {
+	src, ok := s.cfg.Registry.(skewSource)
+	if !ok {
+		return false
+	}
+	st, changed := src.HLC().CheckSkew()
+	if changed {
+		if st.Behind {
+			s.log.Error("clock skew: refusing writes with 503 so that clients fail over", "reason", st.Reason,
+				"peers", st.Peers, "ahead", st.Ahead, "lead", st.Lead)
+		} else {
+			s.log.Info("clock skew cleared: taking writes again", "reason", st.Reason)
+		}
+	}
+	if !st.Behind {
+		return false
+	}
+	w.Header().Set("Retry-After", "10")
+	writeText(w, http.StatusServiceUnavailable, "clock skew: "+st.Reason)
+	return true
+}
+
 func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) {
+	if s.refusedForSkew(w, r) {
+		return
+	}
 	buf := bodyBuffers.Get().(*[]byte)
 	body, err := s.readBodyTo(w, r, (*buf)[:0])
 	if err != nil {
@@ -200,6 +235,9 @@ func parseTimestamp(name, v string) (*int64, error) {
 }
 
 func (s *Server) renew(w http.ResponseWriter, r *http.Request, p params) {
+	if s.refusedForSkew(w, r) {
+		return
+	}
 	req := actors.RenewRequest{App: p.appName(), ID: p.id, Replicated: replicated(r)}
 	if r.URL.RawQuery != "" {
 		dirty, overridden := renewQuery(r.URL.RawQuery)
@@ -254,6 +292,9 @@ func renewQuery(raw string) (lastDirty, overridden string) {
 }
 
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request, p params) {
+	if s.refusedForSkew(w, r) {
+		return
+	}
 	ok, err := s.cfg.Registry.Cancel(r.Context(), p.appName(), p.id, replicated(r))
 	s.answer(w, r, ok, err)
 }
@@ -297,6 +338,9 @@ func (s *Server) deleteStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) statusChange(w http.ResponseWriter, r *http.Request, remove bool) {
+	if s.refusedForSkew(w, r) {
+		return
+	}
 	q := r.URL.Query()
 	st, err := statusParam(q, !remove)
 	if err != nil {
@@ -318,6 +362,9 @@ func (s *Server) statusChange(w http.ResponseWriter, r *http.Request, remove boo
 }
 
 func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
+	if s.refusedForSkew(w, r) {
+		return
+	}
 	kv := map[string]string{}
 	for k, vs := range r.URL.Query() {
 		if k == "" || k == "@class" {
