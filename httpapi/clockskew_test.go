@@ -47,3 +47,11 @@ func TestClockBehindRefusesWrites(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, register.code, "%s", register)
 	assert.True(t, kept, "the cancel was not taken here")
 }
+
+// The skew shows on /metrics.
+func TestClockBehindMetric(t *testing.T) {
+	h, _ := startAPI(t, nil, nil)
+	m := h.get("/metrics", "")
+	require.Equal(t, http.StatusOK, m.code)
+	assert.Contains(t, string(m.body), "heureka_clock_behind_peers 0")
+}

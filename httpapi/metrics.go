@@ -64,7 +64,29 @@ func newMetrics(reg *prometheus.Registry, registry Registry, snaps Snapshots) *m
 	reg.MustRegister(m.requests, m.duration, m.inFlight,
 		newInstancesCollector(snaps),
 		selfPreservationCollector{registry})
+	registerClockSkewMetrics(reg, registry)
 	return m
+}
+
+// registerClockSkewMetrics registers the clock-skew gauges of a registry
+// that can tell (see refusedForSkew).
+func registerClockSkewMetrics(reg *prometheus.Registry, registry Registry) {
+	src, ok := registry.(skewSource)
+	if !ok {
+		return
+	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "heureka_clock_behind_peers",
+		Help: "1 while this node's wall clock is behind most peers' by more than the HLC tolerance: writes are refused with 503.",
+	}, func() float64 {
+		if src.HLC().Skew().Behind {
+			return 1
+		}
+		return 0
+	}), prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "heureka_clock_peer_lead_seconds",
+		Help: "The median lead of the peers' clocks over this node's, from their changes of the last minute.",
+	}, func() float64 { return src.HLC().Skew().Lead.Seconds() }))
 }
 
 // routeMetrics are one route's request instruments, resolved when the
