@@ -641,6 +641,7 @@ func (r *Replicator) pull(peer string, m wire.Message) bool {
 		r.log.Debug("pull failed", "peer", peer, "type", m.Type(), "err", err)
 		return false
 	}
+	r.pulled(peer)
 	return true
 }
 

@@ -15,7 +15,10 @@ package cluster
 // Holds. While an alive member's reports are stale, an owner may be missing
 // the renewals it forwards, so it evicts nothing (evictionGraceFrom). That
 // hold is bounded: a member silent for longer than SilentMemberBound since
-// its last report counts as failed for ownership (silentMembers): its
+// its last report and since it last answered a pull of this node's (one
+// that this node can dial and that answers is reachable one way, and its
+// forwards come with its answers) counts as failed for ownership
+// (silentMembers): its
 // applications get a live owner, which gives their leases a lease of
 // grace, and eviction resumes everywhere else. A dead client is therefore
 // gone within its own bound plus the silent-member bound, however long the
@@ -129,7 +132,8 @@ func (r *Replicator) checkSilent() {
 	next := map[string]time.Time{}
 	if !sabotage.On(sabotage.SilentMemberHoldsForever) {
 		for _, m := range alive {
-			if ld, ok := r.loads[m]; ok && m != self && ld.left.IsZero() && now.Sub(ld.at) > bound {
+			if ld, ok := r.loads[m]; ok && m != self && ld.left.IsZero() && now.Sub(ld.at) > bound &&
+				now.Sub(r.answered[m]) > bound {
 				next[m] = ld.at
 			}
 		}
@@ -152,6 +156,22 @@ func (r *Replicator) checkSilent() {
 	r.loadMu.Unlock()
 	if changed {
 		r.MembersChanged()
+	}
+}
+
+// pulled notes that peer answered a pull: its replicator works and this
+// node takes what it forwards on its own stream (an asymmetric
+// partition), so it is not silent, whatever its reports.
+func (r *Replicator) pulled(peer string) {
+	r.loadMu.Lock()
+	r.answered[peer] = time.Now()
+	_, silent := r.silent[peer]
+	r.loadMu.Unlock()
+	if silent {
+		select {
+		case r.loadKick <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -239,6 +259,7 @@ func (r *Replicator) forgetLoad(name string) {
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
 	delete(r.silent, name)
+	delete(r.answered, name)
 	if p, ok := r.loads[name]; ok && left {
 		if p.left.IsZero() {
 			p.left = time.Now()

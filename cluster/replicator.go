@@ -212,7 +212,8 @@ type Replicator struct {
 	// silent for longer than SilentMemberBound: they own nothing here.
 	// Guarded by loadMu.
 	silent   map[string]time.Time
-	loadKick chan struct{} // a silent member reported: recheck at once
+	loadKick chan struct{}        // a silent member reported: recheck at once
+	answered map[string]time.Time // guarded by loadMu: when each member last answered a pull
 
 	stats struct {
 		messages, bytes, records, renewalMsgs, renewals, digests, syncs atomic.Uint64
@@ -259,6 +260,7 @@ func NewReplicator(cfg ReplicatorConfig) (*Replicator, error) {
 		ready:    make(chan struct{}),
 		loads:    map[string]peerLoad{},
 		silent:   map[string]time.Time{},
+		answered: map[string]time.Time{},
 		loadKick: make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
 		rnd:      rand.New(rand.NewSource(cfg.Seed)),

@@ -71,6 +71,14 @@ func (p peers) AliveMembers() []string {
 
 func (p peers) SendReliable(name string, msg []byte) error { return p.m.SendReliable(name, msg) }
 
+// Left tells the replicator whether a member that is no longer alive left
+// gracefully (its last renewal report then fades over a window instead of
+// being dropped at once).
+func (p peers) Left(name string) bool {
+	mb, ok := p.m.Member(name)
+	return ok && mb.State == cluster.StateLeft
+}
+
 // clusterView adapts the membership to what the HTTP API reports.
 type clusterView struct{ n *Node }
 
