@@ -75,7 +75,17 @@
 // older than TombstoneTTL that this node does not know, whose lease has run
 // out by the sender's account, is refused and answered with an eviction
 // tombstone (applyRecord explains why this makes resurrection impossible
-// whatever the partition length).
+// whatever the partition length). Staleness is judged on client evidence
+// only (Record.LastRenewal, the last client registration or renewal):
+// operators' writes renew the lease where they are made but do not move
+// it. A tombstone is kept at least its application's longest lease plus a
+// renewal window and an eviction interval (tombstoneTTLFor), and one
+// stamped past the HLC tolerance ahead of this node's clock ages from its
+// receipt plus the tolerance. HLC.Skew tells a node whose clock is behind
+// most peers' by more than that tolerance, which refuses writes (httpapi).
+// A peer's record that ValidateRecord refuses (a live record without an
+// instance, a lease over MaxLeaseDurationSecs) is skipped, and the rest of
+// its batch applied.
 //
 // A cancel is the client's latest word: its tombstone outranks a
 // registration whose lastDirtyTimestamp is no newer than the cancelled
