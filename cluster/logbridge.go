@@ -131,6 +131,24 @@ var memberlistMessages = []struct {
 	{regexp.MustCompile(`^Got ping for unexpected node.*$`), slog.LevelDebug, ""},
 	// The join loop logs the failure of each attempt, with this error.
 	{regexp.MustCompile(`^failed to resolve .*$`), slog.LevelDebug, ""},
+	// A node with another gossip key, another wire protocol or another
+	// label talks to this one: memberlist repeats these at every attempt
+	// and never says what is wrong. The joiner's own join loop logs its
+	// refusal, with the cause, once per attempt.
+	{regexp.MustCompile(`^(?i:failed to receive|Failed to read remote state): (?i:no installed keys could decrypt the message) (.*)$`), slog.LevelError,
+		"cluster: gossip key mismatch: a node at $1 sends gossip sealed with a key this node does not hold (check --gossip-key / --gossip-keys on both)"},
+	{regexp.MustCompile(`^(?i:failed to receive|Failed to read remote state): (remote state is encrypted and encryption is not configured|encryption is configured but remote state is not encrypted) (.*)$`), slog.LevelError,
+		"cluster: gossip key mismatch: only one of this node and the node at $2 has a gossip key ($1)"},
+	{regexp.MustCompile(`^Decrypt packet failed: (.*?) (from=.*)$`), slog.LevelError,
+		"cluster: gossip key mismatch: a packet $2 could not be decrypted with this node's keys ($1)"},
+	{regexp.MustCompile(`^Failed push/pull merge: .*peer speaks another wire protocol: (.*?) (from=.*)$`), slog.LevelError,
+		"cluster: protocol mismatch: refused the node $2: $1"},
+	{regexp.MustCompile(`^Push/Pull with (.*) failed: .*peer speaks another wire protocol: (.*)$`), slog.LevelError,
+		"cluster: protocol mismatch with $1: $2"},
+	{regexp.MustCompile(`^Push/Pull with (.*) failed: (.*(?i:decrypt|encrypt).*)$`), slog.LevelError,
+		"cluster: gossip key mismatch with $1: $2"},
+	{regexp.MustCompile(`^discarding (stream|packet) with unacceptable label (.*?):? (from=.*)$`), slog.LevelError,
+		"cluster: label mismatch: discarded a $1 with label $2 $3 (this node's memberlist label differs)"},
 	{regexp.MustCompile(`^Push/Pull with (.*) failed: (.*)$`), slog.LevelInfo,
 		"cluster: state exchange with $1 failed: $2"},
 	{regexp.MustCompile(`^Binding to public address without encryption!$`), slog.LevelWarn,

@@ -7,7 +7,9 @@ import (
 	"log"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-multierror"
 	"github.com/stretchr/testify/assert"
@@ -121,4 +123,60 @@ func TestErrorText(t *testing.T) {
 		assert.Equal(t, tc.want, got)
 		assert.NotContains(t, got, "\n")
 	}
+}
+
+// memberlist's lines about a peer with another gossip key, protocol or
+// label say so in words.
+func TestTranslateMismatches(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"failed to receive: No installed keys could decrypt the message from=127.0.0.1:7001", "gossip key mismatch"},
+		{"failed to receive: encryption is configured but remote state is not encrypted from=127.0.0.1:7001", "gossip key mismatch"},
+		{"failed to receive: remote state is encrypted and encryption is not configured from=127.0.0.1:7001", "gossip key mismatch"},
+		{"Decrypt packet failed: no installed keys could decrypt the message from=127.0.0.1:7001", "gossip key mismatch"},
+		{"Failed push/pull merge: cluster: peer speaks another wire protocol: x speaks wire protocol 9, this node 3 from=127.0.0.1:7001", "protocol mismatch"},
+		{"Push/Pull with 127.0.0.1:7001 failed: cluster: peer speaks another wire protocol: b speaks wire protocol 9, this node 3", "protocol mismatch"},
+		{`discarding stream with unacceptable label "other": from=127.0.0.1:7001`, "label mismatch"},
+	} {
+		level, msg := translate(slog.LevelError, c.in)
+		assert.Contains(t, msg, c.want, c.in)
+		assert.Equal(t, slog.LevelError, level, c.in)
+		assert.Contains(t, msg, "127.0.0.1:7001", c.in)
+	}
+}
+
+// lockedBuf is a log destination safe for concurrent writers.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Contains(l.b.String(), s)
+}
+
+// A real node with another gossip key, joining: the seed's log says "key
+// mismatch" in words, the joiner's says its join was refused and why.
+func TestWrongKeyLoggedAsKeyMismatch(t *testing.T) {
+	var la, lb lockedBuf
+	ca := testConfig(t, "a")
+	ca.GossipKey = []byte("0123456789abcdef")
+	ca.Logger = slog.New(slog.NewTextHandler(&la, nil))
+	a := startNode(t, ca)
+	cb := testConfig(t, "b", a.LocalNode().Address)
+	cb.GossipKey = []byte("fedcba9876543210")
+	cb.Logger = slog.New(slog.NewTextHandler(&lb, nil))
+	b := startNode(t, cb)
+	waitJoinFailures(t, b, 2)
+	require.Eventually(t, func() bool { return la.has("gossip key mismatch") }, waitFor, 5*time.Millisecond,
+		"the seed says key mismatch")
+	assert.True(t, lb.has("join refused"), "the joiner says its join was refused")
+	assert.True(t, lb.has("cause=key"), "the joiner names the cause")
 }

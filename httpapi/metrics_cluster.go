@@ -58,7 +58,18 @@ type ReplicationStats struct {
 
 	// Peers has one entry per other alive member.
 	Peers []PeerStats
+
+	// JoinRefused is why the seeds refuse this node ("protocol", "key",
+	// "label", "other"), "" while they do not.
+	JoinRefused string
+	// ServingAlone is true when the node is ready without having joined
+	// anyone (no seeds, or none reachable within the ready timeout).
+	ServingAlone bool
 }
+
+// joinRefusedReasons are the values of heureka_join_refused's reason
+// label, all always reported.
+var joinRefusedReasons = [...]string{"protocol", "key", "label", "other"}
 
 // PeerStats is the link to one peer.
 type PeerStats struct {
@@ -108,6 +119,10 @@ var (
 		"Applications the initial sync still waits for (0 once ready).", nil, nil)
 	queueDesc = prometheus.NewDesc("heureka_replication_queue_depth",
 		"Items waiting to be sent to a peer, by peer and class (control: digests, sync requests, load reports; renewals: coalesced renewals; records: registry changes; transfers: anti-entropy answers).", []string{"peer", "class"}, nil)
+	joinRefusedDesc = prometheus.NewDesc("heureka_join_refused",
+		"1 while the seeds answer but refuse this node, by reason (protocol: another wire protocol; key: another gossip key; label: another memberlist label; other); the node stays unready meanwhile.", []string{"reason"}, nil)
+	aloneDesc = prometheus.NewDesc("heureka_cluster_serving_alone",
+		"1 while the node is ready without having joined anyone (no seeds, or none reachable within the ready timeout) and sees no other member.", nil, nil)
 	lagDesc = prometheus.NewDesc("heureka_replication_lag_seconds",
 		"Age of the oldest registry change queued for a peer and not sent yet; 0 when its queue is empty.", []string{"peer"}, nil)
 )
@@ -125,7 +140,7 @@ func NewClusterCollector(stats ClusterStats) *ClusterCollector {
 func (c *ClusterCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{membersDesc, readyDesc, ownedDesc, peersDesc, msgsDesc, bytesDesc,
 		batchesDesc, renewMsgsDesc, renewalsDesc, errorsDesc, droppedDesc, digestsDesc, syncsDesc, transferDesc,
-		inflightDesc, pendingDesc, queueDesc, lagDesc} {
+		inflightDesc, pendingDesc, queueDesc, lagDesc, joinRefusedDesc, aloneDesc} {
 		ch <- d
 	}
 }
@@ -158,6 +173,10 @@ func (c *ClusterCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(transferDesc, r.TransferRecords)
 	gauge(inflightDesc, float64(r.SyncsInFlight))
 	gauge(pendingDesc, float64(r.InitialSyncPending))
+	for _, reason := range joinRefusedReasons {
+		gauge(joinRefusedDesc, boolValue(r.JoinRefused == reason), reason)
+	}
+	gauge(aloneDesc, boolValue(r.ServingAlone))
 	for _, p := range r.Peers {
 		gauge(queueDesc, float64(p.Control), p.Name, "control")
 		gauge(queueDesc, float64(p.Renewals), p.Name, "renewals")

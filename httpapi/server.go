@@ -80,6 +80,10 @@ type Config struct {
 	// answers 403 (see gate), so that clients fetch from another server;
 	// writes are accepted. Nil: always ready.
 	Ready func() bool
+	// ReadyReason, if set, says in plain words why the node is not ready
+	// (syncing, its seeds refuse it and why, no seed reachable) or that it
+	// serves alone; /readyz, /eureka/status and the dashboard show it.
+	ReadyReason func() string
 	// NodeName and Version describe this node in /eureka/status.
 	NodeName, Version string
 	// MaxBodyBytes limits request bodies (after gzip decoding). Default 1 MiB.
@@ -298,7 +302,13 @@ func (p params) appName() string { return strings.ToUpper(p.app) }
 
 func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	if s.cfg.Ready != nil && !s.cfg.Ready() {
-		writeText(w, http.StatusServiceUnavailable, "not ready: initial cluster sync in progress")
+		msg := "not ready: initial cluster sync in progress"
+		if s.cfg.ReadyReason != nil {
+			if why := s.cfg.ReadyReason(); why != "" {
+				msg = why
+			}
+		}
+		writeText(w, http.StatusServiceUnavailable, msg)
 		return
 	}
 	writeText(w, http.StatusOK, "ready")

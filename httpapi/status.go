@@ -28,6 +28,14 @@ type statusInfo struct {
 	self     *actors.Instance
 	healthy  bool
 	sp       selfPreservationJSON
+	// readiness says why the node is (not) ready, or that it serves alone.
+	readiness readinessJSON
+}
+
+// readinessJSON is /eureka/status's readiness element.
+type readinessJSON struct {
+	Ready  bool   `json:"ready"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // defaultStatusPort is reported when the request carries no local address
@@ -125,6 +133,10 @@ func (s *Server) statusInfo(r *http.Request) statusInfo {
 		IsCoordinatingDiscoveryServer: true, Metadata: map[string]string{"version": s.cfg.Version},
 		LastUpdatedTimestamp: since, LastDirtyTimestamp: since}
 	st.healthy = s.cfg.Ready == nil || s.cfg.Ready()
+	st.readiness.Ready = st.healthy
+	if s.cfg.ReadyReason != nil {
+		st.readiness.Reason = s.cfg.ReadyReason()
+	}
 	st.sp = selfPreservationView(s.cfg.Registry.SelfPreservation())
 	return st
 }
@@ -146,7 +158,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		inst := AppendInstanceDocument(nil, f, st.self)
 		// Unwrap {"instance":…} to embed the object.
 		b.Write(inst[len(`{"instance":`) : len(inst)-1])
-		fmt.Fprintf(&b, `,"isHeathly":%t,"selfPreservation":%s}`, st.healthy, marshalJSON(st.sp))
+		fmt.Fprintf(&b, `,"isHeathly":%t,"selfPreservation":%s,"readiness":%s}`, st.healthy, marshalJSON(st.sp), marshalJSON(st.readiness))
 	} else {
 		// The root and instanceInfo are named as the reference server
 		// names them (XStream's class alias; found by clients/reference).
@@ -165,6 +177,8 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		b.WriteString("</instanceInfo>")
 		fmt.Fprintf(&b, "\n  <isHeathly>%t</isHeathly>\n", st.healthy)
 		appendSelfPreservationXML(&b, st.sp)
+		fmt.Fprintf(&b, "  <readiness>\n    <ready>%t</ready>\n    <reason>%s</reason>\n  </readiness>\n",
+			st.readiness.Ready, escapeXMLText(st.readiness.Reason))
 		b.WriteString("</com.netflix.eureka.util.StatusInfo>")
 	}
 	writeEntity(w, http.StatusOK, f, []byte(b.String()))

@@ -45,6 +45,9 @@ type Config struct {
 	// (httpapi.Config.Ready); while it is false the page says that the
 	// registry it shows may still be partial. Nil: always ready.
 	Ready func() bool
+	// ReadyReason, if set, says why the node is not ready or that it
+	// serves alone (httpapi.Config.ReadyReason); the page shows it.
+	ReadyReason func() string
 	// NodeName and Version describe this node in the page's header.
 	NodeName, Version string
 	// Started is when the node started; the page shows the uptime since.

@@ -50,6 +50,9 @@ type NodeInfo struct {
 	// Ready is false while the initial cluster sync runs: the registry
 	// shown may be partial, and Eureka reads on this node answer 403.
 	Ready bool `json:"ready"`
+	// ReadyReason says why the node is not ready (its seeds refuse it,
+	// none is reachable, it is syncing) or that it serves alone.
+	ReadyReason string `json:"readyReason,omitempty"`
 }
 
 // MemberInfo is one cluster member as httpapi.Cluster reports it, plus
@@ -177,6 +180,9 @@ func (h *Handler) State(known string) *State {
 		Members:          h.members(sp),
 		SelfPreservation: selfPreservationInfo(sp),
 		Registry:         RegistryInfo{Token: h.epoch + "." + strconv.FormatUint(snap.Version(), 10), Statuses: map[string]int{}},
+	}
+	if h.cfg.ReadyReason != nil {
+		st.Node.ReadyReason = h.cfg.ReadyReason()
 	}
 	apps := make([]AppInfo, 0)
 	snap.Apps(func(a *view.App) bool {

@@ -59,6 +59,11 @@ func (c clusterStats) Replication() httpapi.ReplicationStats {
 		Dropped: w.Dropped, SendErrors: w.SendErrors,
 		SyncsInFlight: ss.InFlight, InitialSyncPending: ss.InitialPending,
 	}
+	rd := r.Readiness()
+	out.ServingAlone = rd.Ready && rd.Alone
+	if !rd.Ready && rd.Join.State == cluster.JoinRefused {
+		out.JoinRefused = string(rd.Join.Cause)
+	}
 	now := time.Now()
 	if clk := c.n.cfg.Registry.Clock; clk != nil {
 		now = clk.Now() // the clock the records' HLC times come from

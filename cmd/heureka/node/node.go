@@ -233,10 +233,11 @@ func Start(cfg Config) (*Node, error) {
 		}
 		apiCfg.Cluster = clusterView{n}
 		apiCfg.Ready = n.replicator.Ready
+		apiCfg.ReadyReason = func() string { return n.replicator.Readiness().Reason }
 	}
 	// The dashboard reads what the API reads: the same view, registry and members.
 	apiCfg.Dashboard = dashboard.New(dashboard.Config{View: v, Registry: reg, Cluster: apiCfg.Cluster,
-		Ready: apiCfg.Ready, NodeName: cfg.Name, Version: cfg.Version})
+		Ready: apiCfg.Ready, ReadyReason: apiCfg.ReadyReason, NodeName: cfg.Name, Version: cfg.Version})
 	n.api = httpapi.New(apiCfg)
 	n.metrics.MustRegister(httpapi.NewClusterCollector(clusterStats{n}))
 	n.server = &http.Server{

@@ -163,8 +163,16 @@
     $('node-version').textContent = s.node.version || '—';
     $('node-uptime').textContent = duration(s.node.uptimeSeconds * 1000);
     $('refreshed').textContent = 'Updated ' + clock(s.now) + ', every ' + duration(s.refreshMillis);
-    notice(s.node.ready ? '' : 'This node is still syncing with its cluster: the registry below may be ' +
-      'incomplete, and Eureka clients that ask this node are sent to another server until it is done.', 'info');
+    const why = s.node.readyReason || '';
+    if (!s.node.ready && why.indexOf('join refused') >= 0) {
+      notice('This node cannot join its cluster (' + why + '). Eureka clients that ask it are sent to ' +
+        'another server until it joins.', 'error');
+    } else if (!s.node.ready) {
+      notice('This node is still syncing with its cluster: the registry below may be incomplete, and ' +
+        'Eureka clients that ask this node are sent to another server until it is done.' + (why ? ' (' + why + ')' : ''), 'info');
+    } else {
+      notice(why.indexOf('serving alone') === 0 ? 'This node ' + why + '.' : '', 'info');
+    }
     renderMembers(s.members);
     renderSelfPreservation(s.selfPreservation);
     renderSummary(s.registry);
