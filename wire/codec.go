@@ -12,8 +12,9 @@ import (
 // Errors returned by Encode and Decode. Decode wraps them with details, so
 // test with errors.Is.
 var (
-	// ErrVersion means the frame was written by a peer speaking another
-	// ProtocolVersion; the error text carries the version seen.
+	// ErrVersion means the frame was written in a version this build does
+	// not speak (outside MinProtocolVersion..ProtocolVersion), or Encode
+	// was asked for one; the error text carries the version seen.
 	ErrVersion = errors.New("wire: unsupported protocol version")
 	// ErrUnknownType means the frame's type tag is not one this build knows.
 	ErrUnknownType = errors.New("wire: unknown message type")
@@ -59,19 +60,29 @@ var (
 // must not pin its buffer for good.
 const maxPooledBuf = 1 << 20
 
-// Encode returns the frame of m: version byte, type tag, msgpack body.
-func Encode(m Message) ([]byte, error) {
+// Encode returns the frame of m in ProtocolVersion: version byte, type tag,
+// msgpack body.
+func Encode(m Message) ([]byte, error) { return EncodeVersion(m, ProtocolVersion) }
+
+// EncodeVersion returns the frame of m in version v, which must be one this
+// build speaks (Supported): a peer that speaks only an older version gets
+// the message as that version framed it (a version-2 Records has no
+// SentAt). It returns ErrVersion for another v.
+func EncodeVersion(m Message, v uint8) ([]byte, error) {
 	if err := checkMessage(m); err != nil {
 		return nil, err
+	}
+	if !Supported(v) {
+		return nil, fmt.Errorf("%w: encode in %d, this build speaks %d to %d", ErrVersion, v, MinProtocolVersion, ProtocolVersion)
 	}
 	t := m.Type()
 	buf := bufPool.Get().(*bytes.Buffer)
 	buf.Reset()
-	buf.WriteByte(ProtocolVersion)
+	buf.WriteByte(v)
 	buf.WriteByte(byte(t))
 	enc := encPool.Get().(*msgpack.Encoder)
 	enc.ResetWriter(buf) // not Reset: it would clear the options set in encPool
-	err := enc.Encode(m)
+	err := enc.Encode(bodyAt(m, v))
 	enc.ResetWriter(nil)
 	encPool.Put(enc)
 	var frame []byte
@@ -87,16 +98,18 @@ func Encode(m Message) ([]byte, error) {
 	return frame, nil
 }
 
-// Decode parses one frame produced by Encode. It returns ErrVersion for a
-// frame of another protocol version, ErrUnknownType for an unknown tag and
+// Decode parses one frame produced by Encode or EncodeVersion, of any version
+// this build speaks (a field a version lacks is left zero: a version-2
+// Records has SentAt 0, "unknown"). It returns ErrVersion for a frame of
+// another protocol version, ErrUnknownType for an unknown tag and
 // ErrTruncated or ErrMalformed for input that is not a whole, well-formed
 // message; it never panics and never returns a partially decoded message.
 func Decode(b []byte) (Message, error) {
 	if len(b) < headerLen {
 		return nil, fmt.Errorf("%w: %d bytes, want at least %d", ErrTruncated, len(b), headerLen)
 	}
-	if b[0] != ProtocolVersion {
-		return nil, fmt.Errorf("%w: got %d, want %d", ErrVersion, b[0], ProtocolVersion)
+	if !Supported(b[0]) {
+		return nil, fmt.Errorf("%w: got %d, want %d to %d", ErrVersion, b[0], MinProtocolVersion, ProtocolVersion)
 	}
 	t := Type(b[1])
 	m := newMessage(t)
@@ -109,13 +122,31 @@ func Decode(b []byte) (Message, error) {
 	}
 	dec := decPool.Get().(*msgpack.Decoder)
 	dec.Reset(bytes.NewReader(body))
-	err := dec.Decode(m)
+	err := dec.Decode(bodyAt(m, b[0]))
 	dec.Reset(nil)
 	decPool.Put(dec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, t, err)
 	}
 	return m, nil
+}
+
+// FrameVersion returns the version byte of a frame (false for an empty one),
+// so that an answer can go back in the version its question came in.
+func FrameVersion(b []byte) (uint8, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	return b[0], true
+}
+
+// bodyAt returns what encodes or decodes m's body as version v framed it:
+// m itself, or a view of it with the fields of an older version.
+func bodyAt(m Message, v uint8) any {
+	if r, ok := m.(*Records); ok && v < 3 {
+		return (*recordsV2)(r)
+	}
+	return m
 }
 
 // newMessage returns a zero message of type t, or nil if t is unknown.

@@ -7,14 +7,36 @@
 //
 // Every encoded message is one frame:
 //
-//	byte 0     ProtocolVersion of the sender
+//	byte 0     the protocol version the frame is written in
 //	byte 1     message Type tag
 //	bytes 2..  msgpack body of the message struct
 //
-// Decode refuses a frame whose version byte is not ProtocolVersion (ErrVersion)
-// or whose tag it does not know (ErrUnknownType) before it looks at the body,
-// so a node never misreads a peer that speaks another protocol: it drops the
-// message and logs, and the cluster layer refuses such peers at join time.
+// Decode refuses a frame whose version byte is not one this build speaks
+// (ErrVersion) or whose tag it does not know (ErrUnknownType) before it
+// looks at the body, so a node never misreads a peer: it drops the message
+// and logs, and the cluster layer refuses peers that share no version with
+// it at join time.
+//
+// # Compatibility
+//
+// Each release talks to the previous one. A build speaks every version from
+// MinProtocolVersion (the previous release's ProtocolVersion) to
+// ProtocolVersion: it decodes frames of either, and writes each peer's frames
+// in the highest version both know (Common, EncodeVersion), so a cluster can
+// be upgraded, or rolled back, one node at a time. A field that a version
+// lacks decodes as its zero value, which receivers must read as "unknown"
+// (a version-2 Records has no SentAt: the receiver does not shift the
+// records' times by the clock difference, as with a sender that did not
+// say). Two releases apart share no version and refuse each other: upgrade
+// through every release in turn.
+//
+// A protocol bump therefore means: raise ProtocolVersion, set
+// MinProtocolVersion to the old one, keep a view of each changed struct as
+// the old version framed it (recordsV2, chosen by bodyAt), drop the views of
+// the version that falls out of range, and keep the old version's frames,
+// written by the old commit's encoder, in testdata/v<old> (the golden-frame
+// test decodes them and re-encodes them byte for byte). The upgrade test
+// (`make upgrade-test`) then runs the old and new binaries together.
 //
 // # Body encoding
 //
@@ -25,7 +47,9 @@
 // the decoder requires the exact field count: adding, removing or reordering a
 // field of any struct in this package is a wire change and must bump
 // ProtocolVersion. That strictness is deliberate: a frame either decodes
-// exactly or is refused, never read with fields shifted.
+// exactly as its version byte says or is refused, never read with fields
+// shifted; version negotiation (see Compatibility) is what lets nodes of
+// two releases read each other, not leniency in the decoder.
 //
 // The structs do not go through msgpack's reflection: each implements
 // msgpack.CustomEncoder and CustomDecoder by hand (msgpack_methods.go, rules

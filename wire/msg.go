@@ -1,14 +1,32 @@
 package wire
 
-// ProtocolVersion is the version of the wire format this build speaks: the
-// first byte of every frame. Bump it on any change to a message struct (see
-// the package doc); peers on different versions refuse each other's frames and
-// the cluster layer refuses them as members.
+// ProtocolVersion is the highest version of the wire format this build
+// speaks: the version byte of the frames it sends to a peer that speaks it
+// too. Bump it on any change to a message struct (see the package doc).
 //
 // Version 2: records carry the lease's last renewal, sync requests carry the
 // asker's record versions, and members report their renewal counts (Load).
 // Version 3: a record batch carries the sender's wall clock (Records.SentAt).
 const ProtocolVersion uint8 = 3
+
+// MinProtocolVersion is the oldest version this build reads and writes: the
+// previous release's ProtocolVersion (see "Compatibility" in the package
+// doc). When ProtocolVersion is bumped, this becomes the old
+// ProtocolVersion, and the version before it is dropped.
+const MinProtocolVersion uint8 = 2
+
+// Common returns the highest version that this build and a peer speaking
+// peerMin to peerMax both speak, and false when they share none.
+func Common(peerMin, peerMax uint8) (uint8, bool) {
+	v := min(peerMax, ProtocolVersion)
+	if peerMin > peerMax || v < max(peerMin, MinProtocolVersion) {
+		return 0, false
+	}
+	return v, true
+}
+
+// Supported reports whether this build reads and writes version v.
+func Supported(v uint8) bool { return v >= MinProtocolVersion && v <= ProtocolVersion }
 
 // Type is the tag that says which message a frame carries (its second byte).
 type Type uint8

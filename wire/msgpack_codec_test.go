@@ -199,13 +199,21 @@ func decodeMirror(b []byte, v any) (any, error) {
 	return out.Interface(), err
 }
 
+// recordsV2Reference is Records as version 2 declared it, for reflection.
+type recordsV2Reference struct {
+	_msgpack struct{} `msgpack:",as_array"`
+
+	Records []InstanceRecord
+	Done    []string
+}
+
 // decodeFrameMirror is Decode with reflection on the mirror types in place
 // of the hand-written decoder: the reference for what Decode must accept.
 func decodeFrameMirror(b []byte) (Message, error) {
 	switch {
 	case len(b) < headerLen:
 		return nil, ErrTruncated
-	case b[0] != ProtocolVersion:
+	case !Supported(b[0]):
 		return nil, ErrVersion
 	}
 	m := newMessage(Type(b[1]))
@@ -214,6 +222,14 @@ func decodeFrameMirror(b []byte) (Message, error) {
 	}
 	if err := checkBody(b[headerLen:]); err != nil {
 		return nil, err
+	}
+	if _, ok := m.(*Records); ok && b[0] < 3 {
+		old, err := decodeMirror(b[headerLen:], new(recordsV2Reference))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+		r := old.(*recordsV2Reference)
+		return &Records{Records: r.Records, Done: r.Done}, nil
 	}
 	got, err := decodeMirror(b[headerLen:], m)
 	if err != nil {

@@ -103,6 +103,33 @@ func (r *Records) decodeField(d *msgpack.Decoder, i int) (err error) {
 	return nil
 }
 
+// recordsV2 is Records as version 2 framed it: Records and Done, no SentAt
+// (a field added in version 3). Decode and EncodeVersion use it for
+// version-2 frames (bodyAt).
+type recordsV2 Records
+
+// recordsV2Fields is how many of recordsFields version 2 has.
+const recordsV2Fields = 2
+
+// EncodeMsgpack implements msgpack.CustomEncoder.
+func (r recordsV2) EncodeMsgpack(e *msgpack.Encoder) error {
+	w := writer{e: e}
+	w.arrayLen(recordsV2Fields)
+	writeStructs(&w, r.Records)
+	w.strs(r.Done)
+	return w.err
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (r *recordsV2) DecodeMsgpack(d *msgpack.Decoder) error {
+	return decodeStruct(d, r, recordsFields[:recordsV2Fields])
+}
+
+// decodeField decodes field i of r (readable).
+func (r *recordsV2) decodeField(d *msgpack.Decoder, i int) error {
+	return (*Records)(r).decodeField(d, i)
+}
+
 // instanceRecordFields names the fields of InstanceRecord, in wire order.
 var instanceRecordFields = [...]string{"App", "ID", "Clock", "Node", "Deleted", "Instance", "Evicted", "LastRenewal"}
 
