@@ -54,6 +54,11 @@ type peerLoad struct {
 	// left is when the member was seen leaving gracefully (zero while it
 	// is a member): the report then counts less and less (leftShare).
 	left time.Time
+	// gone is the report of the member's previous process, if it left
+	// gracefully and came back (a restart) before that report faded out:
+	// it keeps fading, for the renewals its clients moved elsewhere are
+	// not yet in the others' windows, and the new process has none of them.
+	gone *peerLoad
 }
 
 // leftShare is how much of a departed member's report still counts at now:
@@ -225,7 +230,16 @@ func (r *Replicator) onLoad(m *wire.Load) {
 		(!sabotage.On(sabotage.NoGraceAfterMemberGap) || r.deafLocked(m.Node, now)) {
 		r.resumed = r.cfg.Clock.Now()
 	}
-	r.loads[m.Node] = peerLoad{msg: m, at: now}
+	next := peerLoad{msg: m, at: now}
+	if prev, ok := r.loads[m.Node]; ok {
+		if !prev.left.IsZero() {
+			prev.gone = nil
+			next.gone = &prev
+		} else {
+			next.gone = prev.gone
+		}
+	}
+	r.loads[m.Node] = next
 	if _, ok := r.silent[m.Node]; ok {
 		select {
 		case r.loadKick <- struct{}{}:
@@ -326,6 +340,14 @@ func (r *Replicator) PeerRenewals(window time.Duration) (int64, int) {
 		n++
 	}
 	for name, p := range r.loads {
+		if g := p.gone; g != nil {
+			if share := g.leftShare(now, r.cfg.LoadInterval); share > 0 {
+				sum += share * float64(g.msg.Renewals) * float64(window.Milliseconds()) / float64(g.msg.WindowMillis)
+			} else {
+				p.gone = nil
+				r.loads[name] = p
+			}
+		}
 		if p.left.IsZero() {
 			continue
 		}

@@ -22,6 +22,7 @@ package cluster
 
 import (
 	"hash/fnv"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -219,4 +220,16 @@ func (r *Replicator) MembersChanged() {
 		r.store.OwnershipChanged()
 	}
 	r.updateLinks(self, alive)
+	if old.self != "" {
+		for _, m := range alive {
+			if m != self && !slices.Contains(old.members, m) {
+				// A member joined: it hears this node's renewal count now,
+				// not up to a LoadInterval later, so that a fresh node's
+				// first windows do not count the cluster's renewals as its
+				// own alone (a collapse, to its self-preservation).
+				r.sendLoad()
+				break
+			}
+		}
+	}
 }
