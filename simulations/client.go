@@ -60,11 +60,17 @@ type Client struct {
 	done      chan struct{}
 	life      int
 	graceful  bool // stop cancels the instance
+	// leaseSecs, when positive, is the lease the client asks for instead
+	// of the timers' (set before the client starts; see newClientWithLease).
+	leaseSecs int
 }
 
 // registerBody is a Eureka JSON registration of the client's instance.
 func (c *Client) registerBody() string {
 	lease := int(c.sim.cfg.Timers.LeaseDuration / time.Second)
+	if c.leaseSecs > 0 {
+		lease = c.leaseSecs
+	}
 	renew := max(1, int(c.sim.cfg.Timers.RenewInterval/time.Second))
 	host := strings.ToLower(c.ID) + ".sim"
 	return fmt.Sprintf(`{"instance":{"instanceId":%q,"hostName":%q,"app":%q,"ipAddr":"10.9.0.1",`+

@@ -56,6 +56,10 @@ var SabotagePlan = map[sabotage.Switch][]string{
 	// instances engages it (sp-quiet, eviction-latency), and it does not
 	// release after a scale-down (sp-recount-release).
 	sabotage.SelfPreservationPerOwner: {"steady-churn", "scale-down", "mass-client-failure"},
+	// Tombstones kept for the TTL alone: the long-lease clients cancelled
+	// on one side come back from the other side's copies, whose leases
+	// still run at the heal (no-resurrection).
+	sabotage.TombstoneOutlivedByLease: {"long-lease"},
 }
 
 // SabotageRun is one switch's runs (Switch "" for the control runs

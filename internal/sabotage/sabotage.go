@@ -228,7 +228,7 @@ const (
 var All = []Switch{
 	ReplicaOverrulesEviction, TombstoneReceiptAge, TombstonesDropped, CopiedLeaseFresh,
 	StaleRecordsAccepted, EvictWithoutOwnership, NoTakeoverGrace, NoAntiEntropy,
-	SelfPreservationPerOwner, SilentMemberHoldsForever, LeftReportDropped,
+	SelfPreservationPerOwner, SilentMemberHoldsForever, LeftReportDropped, TombstoneOutlivedByLease,
 }
 
 // UnitOnly lists the switches that only unit tests built with the sabotage
@@ -273,6 +273,6 @@ var UnitOnly = []Switch{ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutra
 	StaleRenewalsForwarded, DialPerMessage, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
 	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder,
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
-	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites, TombstoneOutlivedByLease,
+	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
 	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation}
