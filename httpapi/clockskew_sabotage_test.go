@@ -17,7 +17,7 @@ import (
 func TestSabotageSkewedNodeWrites(t *testing.T) {
 	require.NoError(t, sabotage.Set(sabotage.SkewedNodeWrites))
 	defer func() { require.NoError(t, sabotage.Set()) }()
-	cancel, _, kept := clockBehindCodes(t)
+	_, cancel, _, kept := clockBehindCodes(t)
 	assert.Equal(t, http.StatusOK, cancel.code)
 	assert.False(t, kept)
 }

@@ -13,9 +13,9 @@ import (
 
 // clockBehindCodes starts a node whose clock is behind its two peers' by
 // 10 minutes (their fresh changes arrive stamped 10 minutes ahead of it:
-// more than a 10-minute TTL less a 90 s lease) and returns its answers to
-// a cancel and a registration, and whether the instance is still there.
-func clockBehindCodes(t *testing.T) (cancel, register response, kept bool) {
+// more than a 10-minute TTL less a 90 s lease) and returns its status, its answers
+// to a cancel and a registration, and whether the instance is still there.
+func clockBehindCodes(t *testing.T) (status, cancel, register response, kept bool) {
 	h, reg := startAPI(t, nil, nil)
 	in := javaInstance("ORDER-SERVICE", 31)
 	inst := &actors.Instance{InstanceID: in.id(), HostName: "10.0.0.31", App: "ORDER-SERVICE", IPAddr: "10.0.0.31",
@@ -31,17 +31,19 @@ func clockBehindCodes(t *testing.T) (cancel, register response, kept bool) {
 			Version: actors.Version{Clock: uint64(ahead.UnixMilli()) << 16, Node: peer}, LastRenewal: ahead.UnixMilli()}}, false)
 		require.NoError(t, err)
 	}
+	status = h.get("/eureka/status", ctJSON)
 	cancel = h.do(http.MethodDelete, "/eureka/apps/ORDER-SERVICE/"+in.id(), nil)
 	register = h.do(http.MethodPost, "/eureka/apps/ORDER-SERVICE", javaInstance("ORDER-SERVICE", 32).json(), "Content-Type", ctJSON)
 	code, _ := h.instance("ORDER-SERVICE", in.id())
-	return cancel, register, code == http.StatusOK
+	return status, cancel, register, code == http.StatusOK
 }
 
 // A node whose clock is behind its peers' by more than the HLC tolerance
 // refuses writes with a 503 that says why, so that clients fail over to a
 // node that stamps their changes right; reads are still served.
 func TestClockBehindRefusesWrites(t *testing.T) {
-	cancel, register, kept := clockBehindCodes(t)
+	status, cancel, register, kept := clockBehindCodes(t)
+	assert.Contains(t, string(status.body), "writes refused with 503: this node's clock is behind", "the status says so")
 	assert.Equal(t, http.StatusServiceUnavailable, cancel.code, "%s", cancel)
 	assert.Contains(t, string(cancel.body), "clock")
 	assert.Equal(t, http.StatusServiceUnavailable, register.code, "%s", register)

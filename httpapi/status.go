@@ -137,6 +137,13 @@ func (s *Server) statusInfo(r *http.Request) statusInfo {
 	if s.cfg.ReadyReason != nil {
 		st.readiness.Reason = s.cfg.ReadyReason()
 	}
+	if src, ok := s.cfg.Registry.(skewSource); ok {
+		// Ready for reads, but writes are refused (refusedForSkew): the
+		// status says so next to why it is ready.
+		if sk := src.HLC().Skew(); sk.Behind {
+			st.readiness.Reason = strings.TrimPrefix(st.readiness.Reason+"; writes refused with 503: "+sk.Reason, "; ")
+		}
+	}
 	st.sp = selfPreservationView(s.cfg.Registry.SelfPreservation())
 	return st
 }
