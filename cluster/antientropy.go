@@ -352,7 +352,7 @@ func (r *Replicator) syncDone(apps []string) {
 // the applications completed so far. It reports whether the transfer is
 // over (finished, or abandoned after a failed send).
 func (r *Replicator) transferStep(l *peerLink, tr *transfer) bool {
-	return r.transferStepTo(l.ctx, l.name, tr, func(m wire.Message) error { return r.send(l.name, m) })
+	return r.transferStepTo(l.ctx, l.name, tr, func(m wire.Message) error { return r.sendOn(l.name, classTransfers, m) })
 }
 
 // transferStepTo is transferStep for any way of sending to peer: a link,
@@ -611,7 +611,9 @@ func (r *Replicator) LocalState(join bool) []byte {
 	if r.getPeers() == nil || sabotage.On(sabotage.NoAntiEntropy) {
 		return nil
 	}
-	b, err := wire.Encode(r.localDigest(false))
+	// The reader is not known here: the lowest version, which every
+	// member reads.
+	b, err := wire.EncodeVersion(r.localDigest(false), r.lowestProtocol())
 	if err != nil {
 		return nil
 	}
@@ -632,7 +634,7 @@ func (r *Replicator) pull(peer string, m wire.Message) bool {
 	if x == nil || sabotage.On(sabotage.SyncAnswerDialled) {
 		return false
 	}
-	b, err := wire.Encode(m)
+	b, err := r.encodeTo(peer, m)
 	if err != nil {
 		r.log.Warn("encoding a pull failed", "type", m.Type(), "err", err)
 		return true
@@ -658,8 +660,9 @@ func (r *Replicator) answerExchange(req []byte, reply func([]byte) error) {
 	if sabotage.On(sabotage.NoAntiEntropy) {
 		return
 	}
+	v, _ := wire.FrameVersion(req) // answer in the version asked in
 	send := func(m wire.Message) error {
-		b, err := r.encode(m)
+		b, err := r.encodeIn(v, m)
 		if err != nil {
 			return err
 		}

@@ -172,6 +172,9 @@ type Config struct {
 	// advertised node meta. TEST ONLY: it lets a test play a peer from
 	// another release without a second build.
 	protocolVersion uint8
+	// noStreams, for tests, makes the node behave as one of the release
+	// before peer streams: it neither advertises nor accepts them.
+	noStreams bool
 }
 
 // DefaultConfig returns a complete production configuration: memberlist's

@@ -150,8 +150,21 @@ func (m *Membership) keys() [][]byte {
 	return m.cfg.GossipKeys
 }
 
-// writeFrame writes b as one frame, sealed under the primary key if any.
+// writeFrame writes b as one exchange frame, sealed under the primary key
+// if any.
 func (m *Membership) writeFrame(w *bufio.Writer, b []byte) error {
+	return m.writeFrameAD(w, b, exchangeMagic)
+}
+
+// readFrame reads one exchange frame (see readFrameAD).
+func (m *Membership) readFrame(r *bufio.Reader) ([]byte, error) {
+	return m.readFrameAD(r, exchangeMagic)
+}
+
+// writeFrameAD writes b as one frame, sealed under the primary key if any
+// with kind (the magic byte of the connection) as additional data, so a
+// frame of one kind of connection does not open on another.
+func (m *Membership) writeFrameAD(w *bufio.Writer, b []byte, kind byte) error {
 	if ks := m.keys(); len(ks) > 0 {
 		aead, err := newAEAD(ks[0])
 		if err != nil {
@@ -161,7 +174,7 @@ func (m *Membership) writeFrame(w *bufio.Writer, b []byte) error {
 		if _, err := rand.Read(nonce); err != nil {
 			return err
 		}
-		b = aead.Seal(nonce, nonce, b, []byte{exchangeMagic})
+		b = aead.Seal(nonce, nonce, b, []byte{kind})
 	}
 	if len(b) > maxExchangeFrame {
 		return fmt.Errorf("exchange frame of %d bytes over the limit", len(b))
@@ -174,9 +187,9 @@ func (m *Membership) writeFrame(w *bufio.Writer, b []byte) error {
 	return err
 }
 
-// readFrame reads one frame and opens it with any key of the keyring. A
-// clean end of stream before a frame is io.EOF.
-func (m *Membership) readFrame(r *bufio.Reader) ([]byte, error) {
+// readFrameAD reads one frame and opens it with any key of the keyring,
+// kind as additional data. A clean end of stream before a frame is io.EOF.
+func (m *Membership) readFrameAD(r *bufio.Reader, kind byte) ([]byte, error) {
 	n, err := binary.ReadUvarint(r)
 	if err != nil {
 		return nil, err
@@ -197,7 +210,7 @@ func (m *Membership) readFrame(r *bufio.Reader) ([]byte, error) {
 		if err != nil || len(b) < aead.NonceSize() {
 			continue
 		}
-		if out, err := aead.Open(nil, b[:aead.NonceSize()], b[aead.NonceSize():], []byte{exchangeMagic}); err == nil {
+		if out, err := aead.Open(nil, b[:aead.NonceSize()], b[aead.NonceSize():], []byte{kind}); err == nil {
 			return out, nil
 		}
 	}
@@ -214,8 +227,9 @@ func newAEAD(key []byte) (cipher.AEAD, error) {
 }
 
 // exchangeTransport hands the exchange streams other nodes dial to this
-// node to the Membership, and every other stream to memberlist, unchanged
-// but for the first byte, which it reads to tell them apart.
+// node to the Membership, their peer stream sessions to its streamPeers
+// (stream.go), and every other stream to memberlist, unchanged but for
+// the first byte, which it reads to tell them apart.
 type exchangeTransport struct {
 	memberlist.NodeAwareTransport
 	m       *Membership
@@ -226,12 +240,14 @@ type exchangeTransport struct {
 	startOnce sync.Once
 	stopOnce  sync.Once
 	sem       chan struct{} // bounds the exchanges answered at once
+	peers     *streamPeers  // peer streams (stream.go), both ways
 }
 
 func newExchangeTransport(t memberlist.NodeAwareTransport, m *Membership, timeout time.Duration) *exchangeTransport {
 	return &exchangeTransport{
 		NodeAwareTransport: t, m: m, timeout: timeout,
 		streams: make(chan net.Conn), stop: make(chan struct{}), sem: make(chan struct{}, maxExchanges),
+		peers: newStreamPeers(m, timeout),
 	}
 }
 
@@ -250,6 +266,7 @@ func (t *exchangeTransport) StreamCh() <-chan net.Conn {
 // returns, streams that still arrive are closed here.
 func (t *exchangeTransport) Shutdown() error {
 	t.stopSorting()
+	t.peers.close()
 	if sabotage.On(sabotage.ShutdownLeavesStreamHandOver) {
 		return t.NodeAwareTransport.Shutdown()
 	}
@@ -298,6 +315,14 @@ func (t *exchangeTransport) sort(c net.Conn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
+	if first[0] == streamMagic {
+		if t.m.cfg.noStreams {
+			_ = c.Close() // as a node of the previous release
+			return
+		}
+		t.peers.serve(c)
+		return
+	}
 	if first[0] == exchangeMagic {
 		select {
 		case t.sem <- struct{}{}:

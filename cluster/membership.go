@@ -165,7 +165,25 @@ const (
 	// metaLeaving is the flag a node sets just before it leaves, so that
 	// peers record it as "left" rather than "dead".
 	metaLeaving = 1 << 0
+	// metaStreams: the node takes peer streams (stream.go). Older nodes
+	// ignore flag bits they do not know.
+	metaStreams = 1 << 1
+	// metaSpanShift: the top four bits of the flags byte say how many
+	// versions above the version byte the node speaks. The version byte
+	// is the lowest wire protocol the node speaks, so that the previous
+	// release, which requires it to equal its own, accepts the node;
+	// that release ignores these bits (it reads metaLeaving only). Bits 2
+	// and 3 are free for flags.
+	metaSpanShift = 4
 )
+
+// Membership's push/pull part (see hooks.LocalState) has a version of its
+// own, independent of the wire protocol: statePartVersion, in the part's
+// header entry (a failed-member entry with an empty name, which the
+// previous release skips). Parts other than stateFailed are
+// controlPrefix, tag, uvarint length, body: a node skips a part it does
+// not know instead of dropping the whole state.
+const statePartVersion = 1
 
 // Control messages: a user message whose first byte is controlPrefix is
 // Membership's own and is not passed to Config.Delegate. Wire frames start
@@ -189,12 +207,84 @@ const (
 
 const _ = uint8(wire.ProtocolVersion - 1) // wire.ProtocolVersion must be > controlPrefix
 
-// parseMeta splits a node meta into its header fields and user part.
+// parseMeta splits a node meta into its header fields and user part:
+// version is the highest wire protocol the node speaks (see metaRange).
 func parseMeta(b []byte) (version, flags uint8, user []byte, ok bool) {
-	if len(b) < metaHeaderLen || b[0] != metaMagic {
+	_, hi, ok := metaRange(b)
+	if !ok {
 		return 0, 0, nil, false
 	}
-	return b[1], b[2], b[metaHeaderLen:], true
+	return hi, b[2], b[metaHeaderLen:], true
+}
+
+// metaRange returns the lowest and highest wire protocol versions a node
+// meta advertises: the version byte, and that plus the span in the flags
+// byte's top bits (0 for the previous release, which speaks one version).
+func metaRange(b []byte) (lo, hi uint8, ok bool) {
+	if len(b) < metaHeaderLen || b[0] != metaMagic {
+		return 0, 0, false
+	}
+	lo = b[1]
+	span := b[2] >> metaSpanShift
+	if int(lo)+int(span) > 255 {
+		return 0, 0, false
+	}
+	return lo, lo + span, true
+}
+
+// protocolRange is the range of wire protocol versions this node speaks:
+// wire.MinProtocolVersion to wire.ProtocolVersion, or the one version of
+// the test-only Config.protocolVersion.
+func (m *Membership) protocolRange() (lo, hi uint8) {
+	if m.cfg.protocolVersion != 0 {
+		return m.cfg.protocolVersion, m.cfg.protocolVersion
+	}
+	return wire.MinProtocolVersion, wire.ProtocolVersion
+}
+
+// commonVersion is the highest version two ranges share (false: none).
+func commonVersion(aLo, aHi, bLo, bHi uint8) (uint8, bool) {
+	v := min(aHi, bHi)
+	if aLo > aHi || bLo > bHi || v < max(aLo, bLo) {
+		return 0, false
+	}
+	return v, true
+}
+
+// formatRange writes a version range as "3" or "2-3".
+func formatRange(lo, hi uint8) string {
+	if lo == hi {
+		return strconv.Itoa(int(lo))
+	}
+	return strconv.Itoa(int(lo)) + "-" + strconv.Itoa(int(hi))
+}
+
+// PeerProtocol is the wire protocol version to write the named member's
+// frames in: the highest both sides speak. For a member not known (yet),
+// or one that shares no version, it is this node's lowest, which every
+// member it accepted reads.
+func (m *Membership) PeerProtocol(name string) uint8 {
+	lo, hi := m.protocolRange()
+	m.mu.Lock()
+	mem := m.members[name]
+	var meta []byte
+	if mem != nil {
+		meta = mem.node.Meta
+	}
+	m.mu.Unlock()
+	if pLo, pHi, ok := metaRange(meta); ok {
+		if v, ok := commonVersion(lo, hi, pLo, pHi); ok {
+			return v
+		}
+	}
+	return lo
+}
+
+// LowestProtocol is the lowest wire protocol version this node speaks:
+// what it writes when it cannot know the reader (a push/pull state).
+func (m *Membership) LowestProtocol() uint8 {
+	lo, _ := m.protocolRange()
+	return lo
 }
 
 // Lifecycle states of a Membership.
@@ -271,6 +361,7 @@ type Membership struct {
 	reconnectAfter string
 
 	transport *deadlineTransport // what memberlist uses; set by Start
+	streams   *streamPeers       // peer streams (stream.go); set by Start
 
 	joinFailures atomic.Int64 // failed join attempts, for tests
 	join         joinTracker  // JoinStatus
@@ -374,6 +465,7 @@ func (m *Membership) Start(ctx context.Context) error {
 	m.mu.Lock()
 	m.state = stateRunning
 	m.transport = tr
+	m.streams = xt.peers
 	m.mu.Unlock()
 	m.log.Info("cluster: started", "addr", m.LocalNode().Address, "protocol", m.version, "seeds", m.cfg.Join)
 
@@ -1215,14 +1307,17 @@ func (m *Membership) noteRefused(peer string, err error) {
 	}
 }
 
-// checkPeer returns an error if n does not advertise our protocol version.
+// checkPeer returns an error if n shares no wire protocol version with
+// this node (its advertised range and ours do not overlap).
 func (m *Membership) checkPeer(n *memberlist.Node) error {
-	v, _, _, ok := parseMeta(n.Meta)
-	switch {
-	case !ok:
+	pLo, pHi, ok := metaRange(n.Meta)
+	lo, hi := m.protocolRange()
+	if !ok {
 		return fmt.Errorf("%w: %s advertises no heureka node meta", ErrProtocolMismatch, n.Name)
-	case v != m.version:
-		return fmt.Errorf("%w: %s speaks wire protocol %d, this node %d", ErrProtocolMismatch, n.Name, v, m.version)
+	}
+	if _, ok := commonVersion(lo, hi, pLo, pHi); !ok {
+		return fmt.Errorf("%w: %s speaks wire protocol %s, this node %s", ErrProtocolMismatch, n.Name,
+			formatRange(pLo, pHi), formatRange(lo, hi))
 	}
 	return nil
 }
@@ -1246,7 +1341,15 @@ func (h *hooks) NodeMeta(limit int) []byte {
 	if h.m.leaving.Load() {
 		flags |= metaLeaving
 	}
-	meta := []byte{metaMagic, h.m.version, flags}
+	if !h.m.cfg.noStreams {
+		flags |= metaStreams
+	}
+	lo, hi := h.m.protocolRange()
+	if sabotage.On(sabotage.ProtocolRangeNotAdvertised) {
+		lo = hi // advertise the highest version only, as before the range
+	}
+	flags |= (hi - lo) << metaSpanShift
+	meta := []byte{metaMagic, lo, flags}
 	if d := h.m.cfg.Delegate; d != nil {
 		user := d.NodeMeta(limit - metaHeaderLen)
 		if len(user) > limit-metaHeaderLen {
@@ -1294,8 +1397,12 @@ func (h *hooks) GetBroadcasts(overhead, limit int) [][]byte {
 //
 // Membership's part is controlPrefix, stateFailed, a uvarint count, then
 // for each member its name and address as uvarint-length-prefixed
-// strings. The user's state is a wire frame, which never starts with
-// controlPrefix; without failed members the state is the user's alone.
+// strings. The first entry is the part's header: an empty name (which the
+// previous release skips as it skips any entry without a name) and, in
+// the address's place, statePartVersion as a uvarint followed by optional
+// fields a reader ignores when it does not know them. The user's state is
+// a wire frame, which never starts with controlPrefix; without failed
+// members the state is the user's alone.
 func (h *hooks) LocalState(join bool) []byte {
 	var user []byte
 	if d := h.m.cfg.Delegate; d != nil {
@@ -1305,8 +1412,15 @@ func (h *hooks) LocalState(join bool) []byte {
 	if len(failed) == 0 {
 		return user
 	}
+	if len(failed) > maxFailedInState-1 {
+		failed = failed[:maxFailedInState-1] // the header counts as one
+	}
 	out := []byte{controlPrefix, stateFailed}
-	out = binary.AppendUvarint(out, uint64(len(failed)))
+	out = binary.AppendUvarint(out, uint64(len(failed)+1))
+	header := binary.AppendUvarint(nil, statePartVersion)
+	out = append(out, 0) // the header's empty name
+	out = binary.AppendUvarint(out, uint64(len(header)))
+	out = append(out, header...)
 	for _, f := range failed {
 		out = binary.AppendUvarint(out, uint64(len(f.name)))
 		out = append(out, f.name...)
@@ -1319,7 +1433,17 @@ func (h *hooks) LocalState(join bool) []byte {
 // MergeRemoteState takes Membership's part of a peer's push/pull state
 // (see LocalState) and gives the rest to the user delegate.
 func (h *hooks) MergeRemoteState(buf []byte, join bool) {
-	if len(buf) > 0 && buf[0] == controlPrefix {
+	for len(buf) > 0 && buf[0] == controlPrefix {
+		if len(buf) > 1 && buf[1] != stateFailed {
+			// A part of a later release: skip it, keep the rest.
+			rest, err := skipStatePart(buf)
+			if err != nil {
+				h.m.log.Warn("cluster: bad push/pull state from a peer, ignored", "err", err)
+				return
+			}
+			buf = rest
+			continue
+		}
 		failed, rest, err := parseFailedState(buf)
 		if err != nil {
 			h.m.log.Warn("cluster: bad push/pull state from a peer, ignored", "err", err)
@@ -1391,9 +1515,28 @@ func parseFailedState(buf []byte) ([]failedPeer, []byte, error) {
 		if !ok1 || !ok2 {
 			return nil, nil, errors.New("truncated failed-member list")
 		}
+		if name == "" {
+			// The part's header (statePartVersion, then fields this
+			// node may not know): nothing in it is needed yet. The
+			// previous release writes none.
+			continue
+		}
 		out = append(out, failedPeer{name: name, addr: addr})
 	}
 	return out, b, nil
+}
+
+// skipStatePart returns what follows a push/pull part other than
+// stateFailed: controlPrefix, tag, uvarint length, body.
+func skipStatePart(buf []byte) ([]byte, error) {
+	if len(buf) < 2 {
+		return nil, errors.New("truncated membership state part")
+	}
+	l, n := binary.Uvarint(buf[2:])
+	if n <= 0 || l > uint64(len(buf)-2-n) {
+		return nil, fmt.Errorf("bad membership state part %q", buf[1])
+	}
+	return buf[2+n+int(l):], nil
 }
 
 // noteHeardFailed remembers the failed members of a peer's push/pull state

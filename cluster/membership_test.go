@@ -518,7 +518,13 @@ func TestAliveDelegateChecksVersion(t *testing.T) {
 	}), ErrProtocolMismatch)
 
 	// Our own meta carries the header, the leaving flag and the user's meta.
-	assert.Equal(t, []byte{metaMagic, wire.ProtocolVersion, 0}, h.NodeMeta(512))
+	// The version byte is the lowest version this node speaks, the
+	// flags' top bits the span up to its highest.
+	own := h.NodeMeta(512)
+	require.Len(t, own, metaHeaderLen)
+	assert.Equal(t, []byte{metaMagic, wire.MinProtocolVersion}, own[:2])
+	assert.Equal(t, wire.ProtocolVersion-wire.MinProtocolVersion, own[2]>>metaSpanShift)
+	assert.Zero(t, own[2]&metaLeaving)
 	require.NoError(t, m.Shutdown())
 }
 

@@ -60,8 +60,9 @@ type peerLink struct {
 	dropped   bool
 	transfers []*transfer
 
-	wake   chan struct{}
-	ctx    context.Context // cancelled when the link closes
+	wake   chan struct{}                   // the control sender's (with dial-per-message, the one sender's)
+	wakes  [numStreamClasses]chan struct{} // each class's sender's; wakes[classControl] is wake
+	ctx    context.Context                 // cancelled when the link closes
 	cancel context.CancelFunc
 	done   chan struct{} // closed when run returns
 	drain  time.Time     // guarded by mu: when set, run exits once idle or past it
@@ -91,14 +92,40 @@ const orphanTTL = 5 * time.Second
 
 func newPeerLink(r *Replicator, name string) *peerLink {
 	ctx, cancel := context.WithCancel(r.ctx)
-	return &peerLink{r: r, name: name, renewals: renewalSet{}, wake: make(chan struct{}, 1),
-		ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	l := &peerLink{r: r, name: name, renewals: renewalSet{}, wake: make(chan struct{}, 1), ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	for c := range l.wakes {
+		l.wakes[c] = make(chan struct{}, 1)
+	}
+	l.wakes[classControl] = l.wake
+	return l
 }
 
+// poke wakes every class's sender.
 func (l *peerLink) poke() {
+	for c := range numStreamClasses {
+		l.pokeClass(c)
+	}
+}
+
+// pokeClass wakes the sender of class c (with the dial-per-message
+// sabotage switch, the one sender of every class).
+func (l *peerLink) pokeClass(c streamClass) {
+	w := l.wakes[c]
+	if sabotage.On(sabotage.DialPerMessage) || w == nil {
+		w = l.wake
+	}
 	select {
-	case l.wake <- struct{}{}:
+	case w <- struct{}{}:
 	default:
+	}
+}
+
+// reachedLocked notes that a send to the peer worked: renewals held after
+// a failed send may go now. l.mu must be held.
+func (l *peerLink) reachedLocked() {
+	if l.renewHeld && len(l.renewals) > 0 {
+		l.renewHeld = false
+		l.pokeClass(classRenewals)
 	}
 }
 
@@ -112,7 +139,7 @@ func (l *peerLink) pushRecord(rec wire.InstanceRecord) {
 	}
 	l.records = append(l.records, rec)
 	l.mu.Unlock()
-	l.poke()
+	l.pokeClass(classRecords)
 }
 
 // pushControl queues a control message. A digest or load report replaces
@@ -144,14 +171,14 @@ func (l *peerLink) pushControl(m wire.Message) bool {
 		l.control = slices.DeleteFunc(l.control, func(q wire.Message) bool { return q.Type() == wire.TypeDigest })
 		l.control = append(l.control, m)
 		l.mu.Unlock()
-		l.poke()
+		l.pokeClass(classControl)
 		return true
 	default:
 		l.control = slices.DeleteFunc(l.control, func(q wire.Message) bool { return q.Type() == m.Type() })
 	}
 	l.control = append(l.control, m)
 	l.mu.Unlock()
-	l.poke()
+	l.pokeClass(classControl)
 	return true
 }
 
@@ -163,7 +190,7 @@ func (l *peerLink) addRenewals(set renewalSet) {
 	l.renewals.merge(set)
 	l.renewHeld = false
 	l.mu.Unlock()
-	l.poke()
+	l.pokeClass(classRenewals)
 }
 
 // holdRenewals puts back renewals whose send failed: they wait, merged
@@ -219,7 +246,7 @@ func (l *peerLink) pushTransfer(req *wire.SyncRequest) {
 		l.transfers = append(l.transfers, &transfer{req: req})
 	}
 	l.mu.Unlock()
-	l.poke()
+	l.pokeClass(classTransfers)
 }
 
 // mergeSyncRequests returns a request for the applications of both, b's
@@ -260,11 +287,34 @@ func (l *peerLink) drainAndClose(deadline time.Time) {
 	<-l.done
 }
 
-// run is the link's goroutine: it sends until the link closes.
+// run sends until the link closes: one sender per message class, each on
+// its own stream to the peer (stream.go), so a class whose sends are slow
+// or failing (a transfer the peer reads slowly, a dial that waits for a
+// lost SYN's retransmit) never holds another's. With the dial-per-message
+// sabotage switch one sender serves every class in turn, as before.
 func (l *peerLink) run() {
 	defer close(l.done)
+	if sabotage.On(sabotage.DialPerMessage) {
+		l.loop(l.wake, l.sendSome)
+		return
+	}
+	var wg sync.WaitGroup
+	for c := range numStreamClasses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.loop(l.wakes[c], func() bool { return l.sendClass(c) })
+		}()
+	}
+	wg.Wait()
+}
+
+// loop calls send until the link closes, waiting on wake while there is
+// nothing to send; while draining it returns once idle or past the drain
+// deadline.
+func (l *peerLink) loop(wake <-chan struct{}, send func() bool) {
 	for {
-		if !l.sendSome() {
+		if !send() {
 			l.mu.Lock()
 			draining := !l.drain.IsZero()
 			l.mu.Unlock()
@@ -274,7 +324,7 @@ func (l *peerLink) run() {
 			select {
 			case <-l.ctx.Done():
 				return
-			case <-l.wake:
+			case <-wake:
 			}
 		}
 		if l.ctx.Err() != nil {
@@ -292,12 +342,85 @@ func (l *peerLink) run() {
 // sendSome sends at most one message of each class, in class order, and
 // reports whether it sent (or tried to send) anything.
 func (l *peerLink) sendSome() bool {
-	l.mu.Lock()
-	var ctrl wire.Message
-	if len(l.control) > 0 {
-		ctrl = l.control[0]
-		l.control = l.control[1:]
+	sent := false
+	for c := range numStreamClasses {
+		if l.sendClass(c) {
+			sent = true
+		}
 	}
+	return sent
+}
+
+// sendClass sends at most one message of class c and reports whether it
+// sent (or tried to send) anything.
+func (l *peerLink) sendClass(c streamClass) bool {
+	switch c {
+	case classControl:
+		return l.sendControl()
+	case classRenewals:
+		return l.sendRenewals()
+	case classRecords:
+		return l.sendRecords()
+	case classTransfers:
+		return l.sendTransfer()
+	}
+	return false
+}
+
+// sendControl sends the first queued control message: a pull on an
+// exchange (antientropy.go), or else on the control stream.
+func (l *peerLink) sendControl() bool {
+	l.mu.Lock()
+	if len(l.control) == 0 {
+		l.mu.Unlock()
+		return false
+	}
+	ctrl := l.control[0]
+	l.control = l.control[1:]
+	l.mu.Unlock()
+	ok := false
+	if l.pulls(ctrl) && l.r.pull(l.name, ctrl) {
+		ok = true
+	} else if err := l.r.sendOn(l.name, classControl, ctrl); err != nil {
+		l.r.log.Debug("control send failed", "peer", l.name, "type", ctrl.Type(), "err", err)
+	} else {
+		ok = true
+	}
+	if ok {
+		l.r.countControl(ctrl)
+		l.mu.Lock()
+		l.reachedLocked()
+		l.mu.Unlock()
+	}
+	return true
+}
+
+// sendRenewals forwards the coalesced renewals, unless they are held
+// after a failed send (until a flush, or a send to the peer that works).
+func (l *peerLink) sendRenewals() bool {
+	l.mu.Lock()
+	var ren renewalSet
+	if len(l.renewals) > 0 && !l.renewHeld {
+		ren = l.takeRenewalsLocked(time.Now())
+	}
+	l.mu.Unlock()
+	if ren == nil {
+		return false
+	}
+	if err := l.r.sendOn(l.name, classRenewals, renewalsMessage(ren)); err != nil {
+		l.r.log.Debug("renewal forwarding failed; held for the next try", "owner", l.name, "err", err)
+		l.holdRenewals(ren)
+	} else {
+		l.r.stats.renewalMsgs.Add(1)
+		l.r.stats.renewals.Add(uint64(len(ren)))
+	}
+	return true
+}
+
+// sendRecords sends one batch of queued records (after an overflow, it
+// asks for a digest exchange first).
+func (l *peerLink) sendRecords() bool {
+	l.mu.Lock()
 	n := min(len(l.records), l.r.cfg.MaxBatch)
 	var batch []wire.InstanceRecord
 	if n > 0 {
@@ -309,10 +432,6 @@ func (l *peerLink) sendSome() bool {
 	}
 	dropped := l.dropped
 	l.dropped = false
-	var tr *transfer
-	if len(l.transfers) > 0 {
-		tr = l.transfers[0]
-	}
 	l.mu.Unlock()
 
 	sent := false
@@ -321,52 +440,37 @@ func (l *peerLink) sendSome() bool {
 		l.pushControl(l.r.localDigest(true))
 		sent = true
 	}
-	reached := false // a send to the peer worked: held renewals may go too
-	if ctrl != nil {
-		sent = true
-		if l.pulls(ctrl) && l.r.pull(l.name, ctrl) {
-			l.r.countControl(ctrl)
-			reached = true
-		} else if err := l.r.send(l.name, ctrl); err != nil {
-			l.r.log.Debug("control send failed", "peer", l.name, "type", ctrl.Type(), "err", err)
-		} else {
-			l.r.countControl(ctrl)
-			reached = true
-		}
-	}
-	l.mu.Lock()
-	var ren renewalSet
-	if len(l.renewals) > 0 && (!l.renewHeld || reached) {
-		ren = l.takeRenewalsLocked(time.Now())
-	}
-	l.mu.Unlock()
-	if ren != nil {
-		sent = true
-		if err := l.r.send(l.name, renewalsMessage(ren)); err != nil {
-			l.r.log.Debug("renewal forwarding failed; held for the next try", "owner", l.name, "err", err)
-			l.holdRenewals(ren)
-		} else {
-			l.r.stats.renewalMsgs.Add(1)
-			l.r.stats.renewals.Add(uint64(len(ren)))
-		}
-	}
 	if batch != nil {
 		sent = true
-		if err := l.r.send(l.name, &wire.Records{Records: batch}); err != nil {
+		if err := l.r.sendOn(l.name, classRecords, &wire.Records{Records: batch}); err != nil {
 			l.r.log.Debug("replication send failed; anti-entropy will repair", "peer", l.name, "err", err)
 		} else {
 			l.r.stats.records.Add(1)
-		}
-	}
-	if tr != nil {
-		sent = true
-		if finished := l.r.transferStep(l, tr); finished {
 			l.mu.Lock()
-			l.transfers = slices.DeleteFunc(l.transfers, func(t *transfer) bool { return t == tr })
+			l.reachedLocked()
 			l.mu.Unlock()
 		}
 	}
 	return sent
+}
+
+// sendTransfer sends the next batch of the first transfer.
+func (l *peerLink) sendTransfer() bool {
+	l.mu.Lock()
+	var tr *transfer
+	if len(l.transfers) > 0 {
+		tr = l.transfers[0]
+	}
+	l.mu.Unlock()
+	if tr == nil {
+		return false
+	}
+	if finished := l.r.transferStep(l, tr); finished {
+		l.mu.Lock()
+		l.transfers = slices.DeleteFunc(l.transfers, func(t *transfer) bool { return t == tr })
+		l.mu.Unlock()
+	}
+	return true
 }
 
 // pulls reports whether m expects an answer (a digest asking for a reply,

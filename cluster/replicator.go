@@ -386,7 +386,7 @@ func (r *Replicator) localName() string {
 // send encodes m and sends it to one member. Only peer links call it, each
 // for its own peer, so a member that does not read delays no one else.
 func (r *Replicator) send(to string, m wire.Message) error {
-	b, err := r.encode(m)
+	b, err := r.encodeTo(to, m)
 	if err != nil {
 		return err
 	}
@@ -405,13 +405,59 @@ func (r *Replicator) countSent(msgs, bytes *atomic.Uint64, b []byte, err error) 
 	return nil
 }
 
-// encode encodes m, a record batch stamped with this node's wall clock
-// (wire.Records.SentAt).
-func (r *Replicator) encode(m wire.Message) ([]byte, error) {
+// encodeIn encodes m, a record batch stamped with this node's wall clock
+// (wire.Records.SentAt), in wire protocol version v.
+func (r *Replicator) encodeIn(v uint8, m wire.Message) ([]byte, error) {
 	if recs, ok := m.(*wire.Records); ok {
 		recs.SentAt = r.cfg.Clock.Now().UnixMilli()
 	}
-	return wire.Encode(m)
+	return wire.EncodeVersion(m, v)
+}
+
+// encodeTo encodes m for the named member, in the highest wire protocol
+// both speak (a member of the previous release reads its own version
+// only).
+func (r *Replicator) encodeTo(to string, m wire.Message) ([]byte, error) {
+	return r.encodeIn(r.peerProtocol(to), m)
+}
+
+// protocolPeers is what the membership says about the members' wire
+// protocols (Membership implements it; a Peers that does not is taken to
+// speak this build's highest version).
+type protocolPeers interface {
+	PeerProtocol(name string) uint8
+	LowestProtocol() uint8
+}
+
+// protocols returns the membership's protocolPeers, or nil.
+func (r *Replicator) protocols() protocolPeers {
+	if p, ok := r.getPeers().(protocolPeers); ok {
+		return p
+	}
+	if x := r.ae.exch.Load(); x != nil {
+		if p, ok := (*x).(protocolPeers); ok {
+			return p
+		}
+	}
+	return nil
+}
+
+// peerProtocol is the version to write the named member's frames in.
+func (r *Replicator) peerProtocol(to string) uint8 {
+	if p := r.protocols(); p != nil {
+		return p.PeerProtocol(to)
+	}
+	return wire.ProtocolVersion
+}
+
+// lowestProtocol is the version to write a frame in whose reader is not
+// known (the push/pull state): the lowest this node speaks, which every
+// member it accepted reads.
+func (r *Replicator) lowestProtocol() uint8 {
+	if p := r.protocols(); p != nil {
+		return p.LowestProtocol()
+	}
+	return wire.ProtocolVersion
 }
 
 // NodeMeta implements memberlist.Delegate.

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -33,6 +34,7 @@ import (
 type deadlineTransport struct {
 	memberlist.NodeAwareTransport
 	timeout time.Duration
+	dials   atomic.Uint64 // every dial attempt (Membership.Dials)
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -59,6 +61,7 @@ func (t *deadlineTransport) DialTimeout(addr string, timeout time.Duration) (net
 // bound sets the write deadline of a freshly dialled stream. A stream whose
 // deadline cannot be set is closed rather than returned unbounded.
 func (t *deadlineTransport) bound(c net.Conn, err error) (net.Conn, error) {
+	t.dials.Add(1)
 	if err != nil {
 		return c, err
 	}

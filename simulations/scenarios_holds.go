@@ -24,7 +24,7 @@ func init() {
 			Name: "silent-member",
 			Summary: "One node's outbound traffic is blocked for long (its packets dropped, its dials refused; the others still dial it) " +
 				"while clients die: its silence may hold every owner's eviction only for the silent-member bound, and the hold must show on every node's status meanwhile.",
-			Invariants:      []string{InvSilentMemberBound, InvConvergence, InvNoResurrection, InvMembership, InvTombstoneGC},
+			Invariants:      []string{InvSPQuiet, InvSilentMemberBound, InvConvergence, InvNoResurrection, InvMembership, InvTombstoneGC},
 			DefaultDuration: 24 * time.Second,
 			ShortDuration:   12 * time.Second,
 			Drive:           driveSilentMember,
@@ -254,4 +254,3 @@ func driveRollingRestartQuiet(s *Sim) error {
 	}
 	return s.Sleep(max(time.Second, time.Until(begin.Add(s.Duration()))))
 }
-

@@ -70,6 +70,11 @@ const (
 	// /eureka/apps/delta for the application named "delta", unlike the mux
 	// (httpapi router.match).
 	FastRouteDeltaAsApp Switch = "fast-route-delta-as-app"
+	// ProtocolRangeNotAdvertised makes a node advertise only its highest
+	// wire protocol in its node meta, as before nodes spoke a range: the
+	// previous release refuses it, and a rolling upgrade splits the
+	// cluster (cluster hooks.NodeMeta).
+	ProtocolRangeNotAdvertised Switch = "protocol-range-not-advertised"
 	// NoFailedMembersInState leaves the failed members out of the
 	// membership's push/pull state, as before the BUG-4 fix (cluster
 	// hooks.LocalState).
@@ -275,4 +280,4 @@ var UnitOnly = []Switch{ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutra
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
-	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation}
+	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, ProtocolRangeNotAdvertised}

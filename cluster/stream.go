@@ -1,0 +1,450 @@
+package cluster
+
+// Peer streams: one long-lived, multiplexed connection per peer.
+//
+// memberlist's SendReliable dials a stream per message. At one forwarded
+// renewal set per owner per flush and one load report per member per
+// window, every node dialled N−1 streams per second, and a lost SYN (a
+// second's retransmit, then three) held the message, and everything the
+// link sent after it, for seconds. Instead, a node dials each peer once,
+// through the memberlist transport (so MemNetwork and TCP alike, with the
+// StreamTimeout of deadlineTransport on the dial), and keeps the
+// connection: it starts with streamMagic, which exchangeTransport sorts to
+// serveStreams, and then carries a hashicorp/yamux session. Each message
+// class (streamClass) has a yamux stream of its own, with its own flow
+// control window, so a record transfer the peer reads slowly never holds
+// renewals or control messages, and a class's write that times out closes
+// only its own stream.
+//
+// Framing: each message is one frame, a uvarint length and that many
+// bytes (writeFrame); with a gossip key each frame is sealed with AES-GCM
+// under the primary key and opened with any key of the keyring, as
+// memberlist seals its own streams (its SendReliable encrypts the whole
+// message when a key is set) — registry data never travels in the clear
+// when a key is configured. yamux's own headers (stream ids, windows,
+// pings) are plain; a forged one can disturb a session, as a forged TCP
+// reset can, but it cannot deliver or read a message.
+//
+// The receiver hands each frame to the same place as a reliable memberlist
+// message (hooks.NotifyMsg). A session that fails (peer restarted, reset,
+// keepalive timeout, write error) is dropped and dialled again on the next
+// send, after a backoff that doubles from streamBackoffMin to
+// streamBackoffMax (StreamTimeout at most) while dials keep failing.
+//
+// Compatibility: a node advertises the capability with metaStreams in its
+// node meta; a peer without it (an older release, which ignores the bit)
+// is sent messages the old way, by SendReliable. The dial-per-message
+// sabotage switch sends everything the old way.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/hashicorp/yamux"
+
+	"github.com/heureka/heureka/internal/sabotage"
+)
+
+const (
+	// streamMagic starts a peer stream connection: like exchangeMagic,
+	// none of the bytes memberlist starts a stream with.
+	streamMagic byte = 0xE8
+	// maxInboundSessions bounds the peer sessions this node serves.
+	maxInboundSessions = 1024
+	// maxStreamsPerSession bounds the yamux streams one peer may open.
+	maxStreamsPerSession = 2 * int(numStreamClasses)
+	streamBackoffMin     = 50 * time.Millisecond
+	streamBackoffMax     = 2 * time.Second
+)
+
+// streamClass is a class of messages with a yamux stream of its own.
+type streamClass uint8
+
+// The classes, as the peer link sends them (peerlink.go).
+const (
+	classControl streamClass = iota
+	classRenewals
+	classRecords
+	classTransfers
+	numStreamClasses
+)
+
+// errNoStream: the peer does not speak peer streams (or they are off);
+// send the old way.
+var errNoStream = errors.New("cluster: peer has no stream support")
+
+// errStreamBackoff: the last dials to the peer failed; the next is not due.
+var errStreamBackoff = errors.New("cluster: peer stream down, redial not due yet")
+
+// streamSender is what a Peers implementation offers to send on peer
+// streams (Membership does).
+type streamSender interface {
+	SendStream(name string, class streamClass, msg []byte) error
+}
+
+// streamPeers holds the sessions a node dialled and the ones it serves.
+type streamPeers struct {
+	m       *Membership
+	timeout time.Duration
+
+	mu     sync.Mutex
+	closed bool
+	out    map[string]*outSession
+	in     map[*yamux.Session]struct{}
+	inWG   sync.WaitGroup
+}
+
+func newStreamPeers(m *Membership, timeout time.Duration) *streamPeers {
+	return &streamPeers{m: m, timeout: timeout, out: map[string]*outSession{}, in: map[*yamux.Session]struct{}{}}
+}
+
+// yamuxConfig returns the sessions' configuration: keepalives and writes
+// bounded by the stream timeout, yamux's own logging off (failures are
+// logged here, at debug: a peer restart is not an error).
+func (p *streamPeers) yamuxConfig() *yamux.Config {
+	c := yamux.DefaultConfig()
+	c.LogOutput = io.Discard
+	c.EnableKeepAlive = true
+	c.KeepAliveInterval = p.timeout
+	c.ConnectionWriteTimeout = p.timeout
+	c.StreamOpenTimeout = p.timeout
+	c.StreamCloseTimeout = p.timeout
+	c.AcceptBacklog = maxStreamsPerSession
+	return c
+}
+
+// outSession is the connection this node dialled to one peer.
+type outSession struct {
+	mu       sync.Mutex // held while dialling
+	addr     string
+	sess     *yamux.Session
+	streams  [numStreamClasses]*classStream
+	failures int
+	retryAt  time.Time
+}
+
+// classStream is one class's yamux stream; its mutex orders the frames.
+type classStream struct {
+	mu sync.Mutex
+	s  *yamux.Stream
+	bw *bufio.Writer
+}
+
+// streamsCapable reports whether a node's meta advertises peer streams.
+func streamsCapable(meta []byte) bool {
+	_, flags, _, ok := parseMeta(meta)
+	return ok && flags&metaStreams != 0
+}
+
+// SendStream sends msg to the live member called node on this node's
+// stream of class to it, dialling it if there is none. It fails with
+// errNoStream when the member does not speak peer streams (send it with
+// SendReliable instead), and returns within about two StreamTimeouts
+// (a dial, a write).
+func (m *Membership) SendStream(node string, class streamClass, msg []byte) error {
+	if sabotage.On(sabotage.DialPerMessage) || m.cfg.noStreams || class >= numStreamClasses {
+		return errNoStream
+	}
+	_, n, err := m.target(node)
+	if err != nil {
+		return err
+	}
+	if !streamsCapable(n.Meta) {
+		return errNoStream
+	}
+	m.mu.Lock()
+	sp := m.streams
+	m.mu.Unlock()
+	if sp == nil {
+		return errNoStream
+	}
+	addr := net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
+	return sp.send(memberlist.Address{Addr: addr, Name: n.Name}, class, msg)
+}
+
+// StreamSessions returns how many peer sessions this node has dialled and
+// how many it serves, for tests and status.
+func (m *Membership) StreamSessions() (out, in int) {
+	m.mu.Lock()
+	sp := m.streams
+	m.mu.Unlock()
+	if sp == nil {
+		return 0, 0
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	for _, o := range sp.out {
+		o.mu.Lock()
+		if o.sess != nil && !o.sess.IsClosed() {
+			out++
+		}
+		o.mu.Unlock()
+	}
+	return out, len(sp.in)
+}
+
+// Dials returns how many streams this node has dialled (every dial of its
+// transport: memberlist's messages, push/pulls and probes, exchanges and
+// peer sessions).
+func (m *Membership) Dials() uint64 {
+	m.mu.Lock()
+	tr := m.transport
+	m.mu.Unlock()
+	if tr == nil {
+		return 0
+	}
+	return tr.dials.Load()
+}
+
+// session returns the class stream to a, dialling the session or opening
+// the stream if needed.
+func (p *streamPeers) stream(a memberlist.Address, class streamClass) (*classStream, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrShutdown
+	}
+	o := p.out[a.Name]
+	fresh := o == nil
+	if fresh {
+		o = &outSession{}
+		p.out[a.Name] = o
+	}
+	p.mu.Unlock()
+	if fresh { // a new peer: close the sessions to members gone since
+		p.prune(func(name string) bool { _, _, err := p.m.target(name); return err == nil || name == a.Name })
+	}
+
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.sess != nil && (o.sess.IsClosed() || o.addr != a.Addr) {
+		_ = o.sess.Close() // dead, or the peer came back elsewhere
+		o.sess, o.streams = nil, [numStreamClasses]*classStream{}
+	}
+	if o.sess == nil {
+		if time.Now().Before(o.retryAt) {
+			return nil, errStreamBackoff
+		}
+		sess, err := p.dial(a)
+		if err != nil {
+			o.failures++
+			o.retryAt = time.Now().Add(streamBackoff(o.failures, p.timeout))
+			return nil, err
+		}
+		p.mu.Lock()
+		closed := p.closed
+		p.mu.Unlock()
+		if closed {
+			_ = sess.Close()
+			return nil, ErrShutdown
+		}
+		o.sess, o.addr, o.failures, o.retryAt = sess, a.Addr, 0, time.Time{}
+	}
+	cs := o.streams[class]
+	if cs == nil {
+		s, err := o.sess.OpenStream()
+		if err != nil {
+			_ = o.sess.Close()
+			o.sess, o.streams = nil, [numStreamClasses]*classStream{}
+			return nil, fmt.Errorf("cluster: open stream to %s: %w", a.Name, err)
+		}
+		cs = &classStream{s: s, bw: bufio.NewWriter(s)}
+		o.streams[class] = cs
+	}
+	return cs, nil
+}
+
+// dropStream forgets cs (its write failed) so the next send opens another.
+func (p *streamPeers) dropStream(name string, class streamClass, cs *classStream) {
+	_ = cs.s.Close()
+	p.mu.Lock()
+	o := p.out[name]
+	p.mu.Unlock()
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	if o.streams[class] == cs {
+		o.streams[class] = nil
+	}
+	o.mu.Unlock()
+}
+
+// streamBackoff is the wait before the next dial after n failed ones.
+func streamBackoff(n int, timeout time.Duration) time.Duration {
+	d := streamBackoffMin
+	for i := 1; i < n && d < streamBackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, streamBackoffMax, timeout)
+}
+
+// dial opens a session to a through the node's transport.
+func (p *streamPeers) dial(a memberlist.Address) (*yamux.Session, error) {
+	p.m.mu.Lock()
+	tr := p.m.transport
+	p.m.mu.Unlock()
+	if tr == nil {
+		return nil, ErrNotStarted
+	}
+	c, err := tr.DialAddressTimeout(a, p.timeout)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: dial stream to %s: %w", a.Name, err)
+	}
+	if _, err := c.Write([]byte{streamMagic}); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("cluster: dial stream to %s: %w", a.Name, err)
+	}
+	// Long-lived: yamux bounds its writes itself (ConnectionWriteTimeout).
+	_ = c.SetDeadline(time.Time{})
+	sess, err := yamux.Client(c, p.yamuxConfig())
+	if err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("cluster: stream session to %s: %w", a.Name, err)
+	}
+	p.m.log.Debug("cluster: peer stream connected", "peer", a.Name)
+	return sess, nil
+}
+
+// send writes msg as one frame on a's class stream within the timeout.
+func (p *streamPeers) send(a memberlist.Address, class streamClass, msg []byte) error {
+	cs, err := p.stream(a, class)
+	if err != nil {
+		return err
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	_ = cs.s.SetWriteDeadline(time.Now().Add(p.timeout))
+	err = p.m.writeFrameAD(cs.bw, msg, streamMagic)
+	if err == nil {
+		err = cs.bw.Flush()
+	}
+	if err != nil {
+		// A frame may be half written: this stream is done for.
+		p.dropStream(a.Name, class, cs)
+		return fmt.Errorf("cluster: stream send to %s: %w", a.Name, err)
+	}
+	return nil
+}
+
+// forget closes the session to a member that is gone.
+func (p *streamPeers) forget(name string) {
+	p.mu.Lock()
+	o := p.out[name]
+	delete(p.out, name)
+	p.mu.Unlock()
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	if o.sess != nil {
+		_ = o.sess.Close()
+	}
+	o.mu.Unlock()
+}
+
+// prune closes the sessions to nodes that are no longer live members.
+func (p *streamPeers) prune(live func(string) bool) {
+	p.mu.Lock()
+	var gone []string
+	for name := range p.out {
+		if !live(name) {
+			gone = append(gone, name)
+		}
+	}
+	p.mu.Unlock()
+	for _, name := range gone {
+		p.forget(name)
+	}
+}
+
+// serve runs a session another node dialled (its magic byte already read)
+// until it fails or the node shuts down.
+func (p *streamPeers) serve(c net.Conn) {
+	_ = c.SetDeadline(time.Time{})
+	sess, err := yamux.Server(c, p.yamuxConfig())
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	p.mu.Lock()
+	if p.closed || len(p.in) >= maxInboundSessions {
+		p.mu.Unlock()
+		_ = sess.Close()
+		return
+	}
+	p.in[sess] = struct{}{}
+	p.inWG.Add(1)
+	p.mu.Unlock()
+	defer func() {
+		_ = sess.Close()
+		p.mu.Lock()
+		delete(p.in, sess)
+		p.mu.Unlock()
+		p.inWG.Done()
+	}()
+	h := &hooks{p.m}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	open := make(chan struct{}, maxStreamsPerSession)
+	for {
+		s, err := sess.AcceptStream()
+		if err != nil {
+			return
+		}
+		select {
+		case open <- struct{}{}:
+		default:
+			_ = s.Close() // more than a peer ever opens
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-open }()
+			defer s.Close()
+			br := bufio.NewReader(s)
+			for {
+				b, err := p.m.readFrameAD(br, streamMagic)
+				if err != nil {
+					if !errors.Is(err, io.EOF) && !sess.IsClosed() {
+						p.m.log.Debug("cluster: peer stream read failed", "from", c.RemoteAddr(), "err", err)
+					}
+					return
+				}
+				h.NotifyMsg(b)
+			}
+		}()
+	}
+}
+
+// close closes every session and waits for the served ones to end.
+func (p *streamPeers) close() {
+	p.mu.Lock()
+	p.closed = true
+	out := p.out
+	p.out = map[string]*outSession{}
+	in := make([]*yamux.Session, 0, len(p.in))
+	for s := range p.in {
+		in = append(in, s)
+	}
+	p.mu.Unlock()
+	for _, o := range out {
+		o.mu.Lock()
+		if o.sess != nil {
+			_ = o.sess.Close()
+		}
+		o.mu.Unlock()
+	}
+	for _, s := range in {
+		_ = s.Close()
+	}
+	p.inWG.Wait()
+}

@@ -1,0 +1,263 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/actors/view"
+)
+
+// streamNode is a registry, its view, its replicator and its membership,
+// as startMemReplNode makes them, with a stop that can be called early
+// (a restart) and again at the end of the test.
+type streamNode struct {
+	*testNode
+	m    *Membership
+	stop func()
+}
+
+// startStreamNode starts a node on n (real loopback if nil); old plays a
+// node of the release before peer streams.
+func startStreamNode(t *testing.T, n *MemNetwork, key []byte, name string, old bool, join ...string) *streamNode {
+	t.Helper()
+	repl, err := NewReplicator(testReplicatorConfig())
+	require.NoError(t, err)
+	ac := actors.DefaultConfig(name)
+	ac.EvictionInterval = 50 * time.Millisecond
+	ac.SelfPreservation = false
+	v := view.New(view.DefaultConfig([view.NumFormats]view.Encoder{}))
+	ac.Sinks = []actors.Sink{v, repl}
+	ac.Ownership = repl
+	ac.Peers = repl
+	ac.OnRenew = repl.OnRenew
+	reg, err := actors.NewRegistry(ac)
+	require.NoError(t, err)
+	repl.Attach(reg, v)
+	var c Config
+	if n != nil {
+		c = memConfig(t, n, name, join...)
+	} else {
+		c = testConfig(t, name, join...)
+	}
+	c.Delegate = repl
+	c.GossipKey = key
+	c.noStreams = old
+	c.MemberlistConfig = func(mc *memberlist.Config) {
+		fastTimings(mc)
+		mc.PushPullInterval = time.Hour
+	}
+	m, err := New(c)
+	require.NoError(t, err)
+	_, unsub := m.Subscribe(func(MemberEvent) { repl.MembersChanged() })
+	require.NoError(t, m.Start(context.Background()))
+	repl.Start(memPeers{m, name}, len(join) > 0)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			unsub()
+			repl.Stop()
+			assert.NoError(t, m.Shutdown())
+			reg.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return &streamNode{testNode: &testNode{name: name, reg: reg, view: v, repl: repl}, m: m, stop: stop}
+}
+
+// streamCluster starts nodes a, b, c… joined to a and waits until every
+// node sees every other alive.
+func streamCluster(t *testing.T, n *MemNetwork, key []byte, old map[string]bool, names ...string) []*streamNode {
+	t.Helper()
+	var out []*streamNode
+	for i, name := range names {
+		var join []string
+		if i > 0 {
+			join = []string{out[0].m.LocalNode().Address}
+			if n != nil {
+				join = []string{names[0]}
+			}
+		}
+		out = append(out, startStreamNode(t, n, key, name, old[name], join...))
+	}
+	for _, s := range out {
+		waitView(t, s.m, allAre(StateAlive, names...))
+	}
+	return out
+}
+
+// registerAll registers count instances of app on node and waits until
+// every node holds them.
+func registerAll(t *testing.T, on *streamNode, all []*streamNode, app string, from, count int) {
+	t.Helper()
+	for i := from; i < from+count; i++ {
+		require.NoError(t, on.reg.Register(context.Background(), inst(app, fmt.Sprintf("i-%d", i)), false))
+	}
+	for _, s := range all {
+		require.Eventually(t, func() bool {
+			for i := from; i < from+count; i++ {
+				if !s.has(app, fmt.Sprintf("i-%d", i)) {
+					return false
+				}
+			}
+			return true
+		}, waitFor, tick, "%s holds %s's registrations", s.name, on.name)
+	}
+}
+
+// dials sums the nodes' dials.
+func dials(nodes []*streamNode) uint64 {
+	var d uint64
+	for _, s := range nodes {
+		d += s.m.Dials()
+	}
+	return d
+}
+
+// streamsFlat: every node keeps one session to each peer, and the
+// registrations fanned out after that cost no dial at all, however many
+// messages they are.
+func streamsFlat(t *testing.T, n *MemNetwork, key []byte) {
+	nodes := streamCluster(t, n, key, nil, "a", "b", "c")
+	registerAll(t, nodes[0], nodes, "WARM", 0, 1)
+	require.Eventually(t, func() bool { out, _ := nodes[0].m.StreamSessions(); return out == 2 }, waitFor, tick,
+		"a has a session to each peer")
+	d0, msgs0 := dials(nodes), nodes[0].repl.Stats().Messages
+	for i := range 30 {
+		registerAll(t, nodes[i%3], nodes, "ORDERS", i, 1) // one record message to each peer, each time
+	}
+	sent := nodes[0].repl.Stats().Messages - msgs0
+	assert.GreaterOrEqual(t, sent, uint64(20), "a sent its records to its peers")
+	// What dials remain are anti-entropy's pulls (one peer per round,
+	// whatever the cluster size) and the first sessions of b and c.
+	assert.Less(t, dials(nodes)-d0, sent/2, "no dial per message: %d messages from a alone", sent)
+}
+
+func TestPeerStreamsFlatDialsMemNetwork(t *testing.T) {
+	n := NewMemNetwork(1)
+	t.Cleanup(n.Shutdown)
+	streamsFlat(t, n, nil)
+}
+
+func TestPeerStreamsFlatDialsLoopbackEncrypted(t *testing.T) {
+	streamsFlat(t, nil, []byte("0123456789abcdef"))
+}
+
+// A node of the previous release (no streams bit) gets everything the
+// old way, by SendReliable, and sends the old way; replication works
+// both ways, and no session is ever made to it.
+func TestPeerStreamsFallBackForOldPeers(t *testing.T) {
+	n := NewMemNetwork(1)
+	t.Cleanup(n.Shutdown)
+	nodes := streamCluster(t, n, nil, map[string]bool{"old": true}, "a", "old")
+	registerAll(t, nodes[0], nodes, "ORDERS", 0, 5)
+	registerAll(t, nodes[1], nodes, "PAYMENTS", 0, 5)
+	out, in := nodes[0].m.StreamSessions()
+	assert.Zero(t, out, "no session to the old node")
+	assert.Zero(t, in, "the old node dials none")
+	assert.GreaterOrEqual(t, nodes[0].m.Dials(), nodes[0].repl.Stats().Messages, "a dials per message to the old node")
+}
+
+// A peer that restarts (same name and address) gets the records made
+// after it came back: the sender's session to its previous process
+// failed and is dialled again.
+func TestPeerStreamSurvivesRestart(t *testing.T) {
+	n := NewMemNetwork(1)
+	t.Cleanup(n.Shutdown)
+	nodes := streamCluster(t, n, nil, nil, "a", "b")
+	registerAll(t, nodes[0], nodes, "ORDERS", 0, 1)
+	nodes[1].stop()
+	b := startStreamNode(t, n, nil, "b", false, "a")
+	waitView(t, b.m, allAre(StateAlive, "a", "b"))
+	waitView(t, nodes[0].m, allAre(StateAlive, "a", "b"))
+	registerAll(t, nodes[0], []*streamNode{nodes[0], b}, "ORDERS", 1, 5)
+	require.Eventually(t, func() bool { out, _ := nodes[0].m.StreamSessions(); return out == 1 }, waitFor, tick,
+		"a has a session to the new b")
+}
+
+// blockingDelegate is a Config.Delegate whose NotifyMsg blocks on
+// messages that start with 'S' (stuck) until released, and records the
+// others.
+type blockingDelegate struct {
+	release chan struct{}
+	mu      sync.Mutex
+	got     [][]byte
+}
+
+func (d *blockingDelegate) NodeMeta(int) []byte { return nil }
+func (d *blockingDelegate) NotifyMsg(b []byte) {
+	if len(b) > 0 && b[0] == 'S' {
+		<-d.release
+		return
+	}
+	d.mu.Lock()
+	d.got = append(d.got, bytes.Clone(b))
+	d.mu.Unlock()
+}
+func (d *blockingDelegate) GetBroadcasts(int, int) [][]byte { return nil }
+func (d *blockingDelegate) LocalState(bool) []byte          { return nil }
+func (d *blockingDelegate) MergeRemoteState([]byte, bool)   {}
+func (d *blockingDelegate) has(b []byte) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, g := range d.got {
+		if bytes.Equal(g, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// A class whose receiver is stuck (its frames fill the stream's window
+// and its sends block) does not hold another class's messages: they have
+// a stream, and a flow-control window, of their own.
+func TestPeerStreamStuckClassHoldsNoOther(t *testing.T) {
+	n := NewMemNetwork(1)
+	t.Cleanup(n.Shutdown)
+	d := &blockingDelegate{release: make(chan struct{})}
+	ca := memConfig(t, n, "a")
+	ca.StreamTimeout = time.Minute
+	a := startNode(t, ca)
+	cb := memConfig(t, n, "b", "a")
+	cb.Delegate = d
+	b := startNode(t, cb)
+	waitView(t, a, allAre(StateAlive, "a", "b"))
+
+	stuck := bytes.Repeat([]byte{'S'}, 64<<10)
+	var blocked atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The receiver takes the first and sticks; the window (256 KiB)
+		// fills; then a send blocks.
+		for range 16 {
+			if err := a.SendStream("b", classTransfers, stuck); err != nil {
+				return
+			}
+			blocked.Store(true)
+		}
+	}()
+	require.Eventually(t, blocked.Load, waitFor, tick, "the transfer stream is in use")
+	for i := range 5 {
+		msg := []byte(fmt.Sprintf("renewal %d", i))
+		require.NoError(t, a.SendStream("b", classRenewals, msg))
+		require.Eventually(t, func() bool { return d.has(msg) }, waitFor, tick, "the renewal arrives past the stuck transfer")
+	}
+	select {
+	case <-done:
+		t.Fatal("the stuck class's sender finished: the test did not hold it")
+	default:
+	}
+	close(d.release)
+	<-done
+	_ = b
+}
