@@ -81,6 +81,8 @@ type heurekaProc struct {
 	httpAddr   string
 	gossipAddr string
 	join       string
+	extra      []string // more flags, after procShortTimers
+	env        []string // more environment, after PATH and HOME
 
 	cmd    *exec.Cmd
 	done   chan struct{} // closed when cmd.Wait returns
@@ -103,9 +105,10 @@ func (p *heurekaProc) start() {
 		args = append(args, "--join", p.join)
 	}
 	args = append(args, procShortTimers...)
+	args = append(args, p.extra...)
 	cmd := exec.Command(p.bin, args...)
 	// Only the command line configures the node.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.t.TempDir()}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.t.TempDir()}, p.env...)
 	buf := &syncBuffer{}
 	cmd.Stdout = buf
 	cmd.Stderr = buf
@@ -410,4 +413,156 @@ func TestClusterOfThreeProcesses(t *testing.T) {
 	for _, p := range procs {
 		assert.Equal(t, 0, p.wait(procExitWithin), "%s did not exit cleanly on SIGTERM", p.name)
 	}
+}
+
+// readmeCluster starts the README's cluster: a without --join, b and c
+// joining a, each with extra flags; it waits until all three are ready and
+// see each other.
+func readmeCluster(t *testing.T, bin string, extra ...string) []*heurekaProc {
+	t.Helper()
+	procs := make([]*heurekaProc, 3)
+	for i, name := range []string{"a", "b", "c"} {
+		procs[i] = &heurekaProc{
+			t:          t,
+			bin:        bin,
+			name:       name,
+			httpAddr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t, false))),
+			gossipAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t, true))),
+			extra:      extra,
+		}
+		if i > 0 {
+			procs[i].join = procs[0].gossipAddr
+		}
+	}
+	stopAtCleanup(t, &procs)
+	for _, p := range procs {
+		p.start()
+	}
+	require.Eventually(t, everyoneSees(procs), procClusterWithin, procPoll, "the cluster did not form")
+	return procs
+}
+
+// stopAtCleanup kills what still runs when the test ends, and logs every
+// run's output if it failed.
+func stopAtCleanup(t *testing.T, procs *[]*heurekaProc) {
+	t.Cleanup(func() {
+		for _, p := range *procs {
+			if p.running() {
+				_ = p.cmd.Process.Kill()
+				<-p.done
+			}
+		}
+		if t.Failed() {
+			for _, p := range *procs {
+				t.Log(p.logs())
+			}
+		}
+		procClient.CloseIdleConnections()
+	})
+}
+
+// everyoneSees: every process is ready and lists every process alive.
+func everyoneSees(procs []*heurekaProc) func() bool {
+	return func() bool {
+		for _, p := range procs {
+			if code, _ := procDo("GET", p.base()+"/readyz", ""); code != http.StatusOK {
+				return false
+			}
+			ms := procMembers(p)
+			for _, w := range procs {
+				if ms[w.name] != "alive" {
+					return false
+				}
+			}
+		}
+		return true
+	}
+}
+
+// TestReadmeClusterSeedRestart: the README's cluster, its seed a (started
+// without --join) restarted exactly as it was started, first after SIGTERM,
+// then after SIGKILL: within a generous deadline every node lists every
+// member alive and serves the whole registry, registered on b and c before
+// the restart. (How long it took is logged; the goal is 10 s.)
+func TestReadmeClusterSeedRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs three processes; skipped in -short mode")
+	}
+	procs := readmeCluster(t, buildHeureka(t))
+	a, b, c := procs[0], procs[1], procs[2]
+	for _, reg := range []struct {
+		p       *heurekaProc
+		app, id string
+	}{{b, "ORDERS", "o-1"}, {b, "ORDERS", "o-2"}, {c, "PAYMENTS", "p-1"}} {
+		code, body := procDo("POST", reg.p.base()+"/eureka/apps/"+reg.app, procRegisterBody(reg.app, reg.id))
+		require.Equal(t, http.StatusNoContent, code, body)
+	}
+	whole := func() bool {
+		if !everyoneSees(procs)() {
+			return false
+		}
+		for _, p := range procs {
+			if !serves(p, "ORDERS", "o-1", "o-2") || !serves(p, "PAYMENTS", "p-1") {
+				return false
+			}
+		}
+		return true
+	}
+	require.Eventually(t, whole, procReplicate, procPoll, "the registry did not reach every node")
+
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		a.signal(sig)
+		a.wait(procExitWithin)
+		a.start()
+		start := time.Now()
+		require.Eventually(t, whole, 3*procReplicate, procPoll,
+			"after %v and a restart of %s, not every node lists every member and holds the whole registry", sig, a.name)
+		t.Logf("after %v: whole again in %v", sig, time.Since(start).Round(10*time.Millisecond))
+	}
+}
+
+// TestWrongKeyProcessNeverServes: a node with another gossip key, joining
+// the README's cluster, never answers a registry read with 200, far past
+// its ready timeout; its log, metrics and /eureka/status say why.
+func TestWrongKeyProcessNeverServes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs four processes; skipped in -short mode")
+	}
+	bin := buildHeureka(t)
+	key := "--gossip-key=MDEyMzQ1Njc4OWFiY2RlZg==" // "0123456789abcdef"
+	procs := readmeCluster(t, bin, key, "--ready-timeout", "1s")
+	code, body := procDo("POST", procs[1].base()+"/eureka/apps/ORDERS", procRegisterBody("ORDERS", "o-1"))
+	require.Equal(t, http.StatusNoContent, code, body)
+
+	x := &heurekaProc{t: t, bin: bin, name: "x",
+		httpAddr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t, false))),
+		gossipAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t, true))),
+		join:       procs[0].gossipAddr,
+		extra:      []string{"--gossip-key=ZmVkY2JhOTg3NjU0MzIxMA==", "--ready-timeout", "1s"}, // "fedcba9876543210"
+	}
+	all := append(procs, x)
+	stopAtCleanup(t, &all)
+	x.start()
+	require.Eventually(t, func() bool {
+		code, _ := procDo("GET", x.base()+"/readyz", "")
+		return code == http.StatusServiceUnavailable
+	}, procReadyWithin, procPoll, "x never answered /readyz")
+	// Ten ready timeouts: every read is refused.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		code, body := procDo("GET", x.base()+"/eureka/apps", "")
+		require.NotEqual(t, http.StatusOK, code, "the refused node served a registry read: %s", body)
+		time.Sleep(200 * time.Millisecond)
+	}
+	code, body = procDo("GET", x.base()+"/readyz", "")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Contains(t, body, "gossip key mismatch")
+	code, body = procDo("GET", x.base()+"/eureka/status", "")
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "join refused (key)")
+	code, body = procDo("GET", x.base()+"/metrics", "")
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, `heureka_join_refused{reason="key"} 1`)
+	assert.Contains(t, x.logs(), "join refused")
+	assert.Contains(t, procs[0].logs(), "gossip key mismatch", "the seed says what is wrong in words")
 }
