@@ -24,10 +24,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/heureka/heureka/internal/buildinfo"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
+// version is this build's release, commit and wire protocol range (set the
+// release and commit when linking: see internal/buildinfo and make build).
+var version = buildinfo.Get().String()
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/heureka/heureka/cmd/heureka/node"
+	"github.com/heureka/heureka/internal/buildinfo"
 )
 
 // serve runs a node configured by the serve flags fs (already parsed), the
@@ -29,7 +30,9 @@ func serve(ctx context.Context, fs *pflag.FlagSet, getenv func(string) string, l
 		return usageError(err)
 	}
 	log := base.With("node", cfg.NodeName)
-	log.Info("heureka starting", "version", version, "go", runtime.Version(), "pid", os.Getpid())
+	bi := buildinfo.Get()
+	log.Info("heureka starting", "version", bi.Release, "commit", bi.ShortCommit(), "wireProtocols", bi.Protocols(),
+		"go", runtime.Version(), "pid", os.Getpid())
 	log.Info("effective configuration", configAttr(cfg))
 	for _, w := range warnings {
 		log.Warn("configuration", "warning", w)
