@@ -22,7 +22,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/cmd/heureka/node"
-	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/eureka"
 )
 
 // Sizes are the registry sizes every scenario runs at.
@@ -208,7 +208,7 @@ func NewFixtureWith(size int, edit func(*node.Config)) (*Fixture, error) {
 
 // Load registers instances 0…size-1 through the registry facade, the way
 // the register handler does after reading the body: each body is decoded by
-// httpapi.DecodeInstance and normalized, so the registry holds exactly what
+// eureka.DecodeInstance and normalized, so the registry holds exactly what
 // an HTTP registration would have stored. Several workers register in
 // parallel. Afterwards the loading is aged out of the delta window (as it
 // would be three minutes later), leaving the registry in its steady state.
@@ -254,7 +254,7 @@ func (f *Fixture) Load(size int) error {
 }
 
 func registerDirect(reg *actors.Registry, body []byte) error {
-	inst, err := httpapi.DecodeInstance("application/json", body)
+	inst, err := eureka.DecodeInstance("application/json", body)
 	if err != nil {
 		return err
 	}

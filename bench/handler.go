@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"github.com/heureka/heureka/actors"
-	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/eureka"
 )
 
 // The in-process parts of a request, without HTTP or the load generator:
@@ -108,7 +108,7 @@ var Parts = []Part{
 	{Name: "decode", New: func(f *Fixture, worker int) func() error {
 		body := AppendRegisterBody(nil, InstanceAt(worker%f.Size))
 		return func() error {
-			inst, err := httpapi.DecodeInstance("application/json", body)
+			inst, err := eureka.DecodeInstance("application/json", body)
 			if err == nil {
 				inst.Normalize()
 			}
@@ -118,7 +118,7 @@ var Parts = []Part{
 	{Name: "registry-register", New: func(f *Fixture, worker int) func() error {
 		var decoded []*actors.Instance
 		for _, in := range sample(f, 1000) {
-			inst, err := httpapi.DecodeInstance("application/json", AppendRegisterBody(nil, in))
+			inst, err := eureka.DecodeInstance("application/json", AppendRegisterBody(nil, in))
 			if err != nil {
 				panic(err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/eureka"
 	"github.com/heureka/heureka/httpapi"
 )
 
@@ -26,7 +27,7 @@ func startAPI(t *testing.T, wrap func(*actors.Registry) httpapi.Registry, mutate
 	t.Helper()
 	logs := &logBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	v := view.New(view.DefaultConfig(httpapi.Encoders()))
+	v := view.New(view.DefaultConfig(eureka.Encoders()))
 	rc := actors.DefaultConfig(apiNodeName)
 	rc.Logger = log
 	rc.Sinks = []actors.Sink{v}

@@ -1,6 +1,7 @@
 // Package httpapi is heureka's Eureka-compatible REST adapter: it decodes
 // Eureka JSON and XML requests, calls the registry, and serves the encoded
-// documents the view prepares with this package's encoders (see Encoders).
+// documents the view prepares. The document formats themselves (encoders,
+// decoders, the replication batch) are package eureka's.
 //
 // Besides the Eureka API (under every BasePaths prefix) it serves
 // /healthz, /readyz, /metrics, /cluster/members and the operator endpoint

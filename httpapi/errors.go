@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/eureka"
 )
 
 // httpError is an error with the status code and plain-text message the
@@ -31,14 +32,14 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &he):
 		writeText(w, he.code, he.msg)
-	case errors.Is(err, ErrBadBody):
+	case errors.Is(err, eureka.ErrBadBody):
 		// Plain text like every other 400, saying what is wrong (for
 		// invalid UTF-8, the byte and its offset). Eureka's provider
 		// answers {"error": …} or <error>…</error> in the request's format,
 		// but only when the Content-Type is exactly application/json, and
 		// no client reads it.
 		writeText(w, http.StatusBadRequest, clientMessage(err))
-	case errors.Is(err, ErrUnsupportedMediaType):
+	case errors.Is(err, eureka.ErrUnsupportedMediaType):
 		writeText(w, http.StatusUnsupportedMediaType, clientMessage(err)+"; send application/json or application/xml")
 	case errors.Is(err, actors.ErrClosed), errors.Is(err, context.DeadlineExceeded):
 		s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
@@ -53,8 +54,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // clientMessage is err's message for a client: without the package prefix
-// of the sentinel it wraps ("httpapi: "), which names our code, not the
+// of the sentinel it wraps ("eureka: "), which names our code, not the
 // client's mistake.
 func clientMessage(err error) string {
-	return strings.TrimPrefix(err.Error(), "httpapi: ")
+	return strings.TrimPrefix(err.Error(), "eureka: ")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/eureka"
 )
 
 func TestEventCausesInNumericOrder(t *testing.T) {
@@ -52,7 +53,7 @@ func TestEventMetricsCountsBySource(t *testing.T) {
 }
 
 func TestInstancesCollectorFollowsTheSnapshot(t *testing.T) {
-	v := view.New(view.DefaultConfig(Encoders()))
+	v := view.New(view.DefaultConfig(eureka.Encoders()))
 	c := newInstancesCollector(v)
 	put := func(app, id string, st actors.Status, action actors.ActionType) {
 		v.Apply(&actors.Event{Action: action, Cause: actors.CauseRegister,

@@ -25,6 +25,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/eureka"
 	"github.com/heureka/heureka/httpapi"
 )
 
@@ -170,7 +171,7 @@ func newBenchServer(b *testing.B) *benchServer {
 	if s := benchServers[b.Name()]; s != nil {
 		return s
 	}
-	v := view.New(view.DefaultConfig(httpapi.Encoders()))
+	v := view.New(view.DefaultConfig(eureka.Encoders()))
 	rc := actors.DefaultConfig("bench")
 	rc.Sinks = []actors.Sink{v}
 	reg, err := actors.NewRegistry(rc)
@@ -187,7 +188,7 @@ func newBenchServer(b *testing.B) *benchServer {
 		reg.Close()
 	})
 	for i := 0; i < *benchInstances; i++ {
-		inst, err := httpapi.DecodeInstance("application/json", benchBody(benchApp(i / *benchPerApp), i))
+		inst, err := eureka.DecodeInstance("application/json", benchBody(benchApp(i / *benchPerApp), i))
 		require.NoError(b, err)
 		inst.Normalize()
 		require.NoError(b, reg.Register(context.Background(), inst, false))

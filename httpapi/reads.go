@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/eureka"
 )
 
 // negotiate picks the format of a cached read the way Eureka does: JSON iff
@@ -166,7 +167,7 @@ func (s *Server) writeLiveInstance(w http.ResponseWriter, r *http.Request, app, 
 		return
 	}
 	f := entityFormat(r)
-	writeEntity(w, http.StatusOK, f, AppendInstanceDocument(nil, f, inst))
+	writeEntity(w, http.StatusOK, f, eureka.AppendInstanceDocument(nil, f, inst))
 }
 
 func writeEntity(w http.ResponseWriter, code int, f view.Format, body []byte) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/eureka"
 )
 
 // statusInfo is Eureka's StatusInfo (GET status): general statistics, the
@@ -162,7 +163,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		}
 		fmt.Fprintf(&b, `},"applicationStats":{"registered-replicas":%s,"available-replicas":%s,"unavailable-replicas":%s},"instanceInfo":`,
 			jsonString(st.replicas[0]), jsonString(st.replicas[1]), jsonString(st.replicas[2]))
-		inst := AppendInstanceDocument(nil, f, st.self)
+		inst := eureka.AppendInstanceDocument(nil, f, st.self)
 		// Unwrap {"instance":…} to embed the object.
 		b.Write(inst[len(`{"instance":`) : len(inst)-1])
 		fmt.Fprintf(&b, `,"isHeathly":%t,"selfPreservation":%s,"readiness":%s}`, st.healthy, marshalJSON(st.sp), marshalJSON(st.readiness))
@@ -176,7 +177,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(&b, "  </generalStats>\n  <applicationStats>\n    <registered-replicas>%s</registered-replicas>\n"+
 			"    <available-replicas>%s</available-replicas>\n    <unavailable-replicas>%s</unavailable-replicas>\n  </applicationStats>\n",
 			escapeXMLText(st.replicas[0]), escapeXMLText(st.replicas[1]), escapeXMLText(st.replicas[2]))
-		inst := AppendInstanceDocument(nil, f, st.self)
+		inst := eureka.AppendInstanceDocument(nil, f, st.self)
 		// Rename the <instance> document's root to instanceInfo.
 		inst = bytes.TrimSuffix(bytes.TrimRight(inst, "\n"), []byte("</instance>"))
 		b.WriteString("<instanceInfo")
@@ -193,8 +194,8 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 
 // jsonString quotes s as a JSON string (Go's %q is not JSON: it writes
 // \x01 or \xff escapes for control bytes and invalid UTF-8).
-func jsonString(s string) string { return string(appendJSONString(nil, s)) }
+func jsonString(s string) string { return string(eureka.AppendJSONString(nil, s)) }
 
 // escapeXMLText escapes s as XML character data, replacing characters XML
 // cannot hold, so that the document stays well-formed.
-func escapeXMLText(s string) string { return string(appendXMLText(nil, s, false)) }
+func escapeXMLText(s string) string { return string(eureka.AppendXMLText(nil, s, false)) }

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/eureka"
 	"github.com/heureka/heureka/internal/sabotage"
 )
 
@@ -180,7 +181,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) {
 		s.fail(w, r, err)
 		return
 	}
-	inst, err := DecodeInstance(headerValue(r.Header, "Content-Type"), body)
+	inst, err := eureka.DecodeInstance(headerValue(r.Header, "Content-Type"), body)
 	if cap(body) <= maxPooledBody {
 		*buf = body[:0]
 		bodyBuffers.Put(buf)
@@ -262,7 +263,7 @@ func (s *Server) renew(w http.ResponseWriter, r *http.Request, p params) {
 		w.WriteHeader(http.StatusNotFound)
 	case actors.RenewConflict:
 		f := entityFormat(r)
-		writeEntity(w, http.StatusConflict, f, AppendInstanceDocument(nil, f, res.Instance))
+		writeEntity(w, http.StatusConflict, f, eureka.AppendInstanceDocument(nil, f, res.Instance))
 	}
 }
 
@@ -370,7 +371,7 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		if k == "" || k == "@class" {
 			continue
 		}
-		// Bodies must be UTF-8 (ErrInvalidUTF8); so must metadata sent
+		// Bodies must be UTF-8 (eureka.ErrInvalidUTF8); so must metadata sent
 		// in the query (%FF), or the encoders would store U+FFFD.
 		if !utf8.ValidString(k) || !utf8.ValidString(vs[0]) {
 			s.fail(w, r, badRequest(fmt.Sprintf("metadata %s=%s is not valid UTF-8", jsonString(k), jsonString(vs[0]))))
@@ -395,32 +396,32 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	items, err := DecodeReplicationList(body)
+	items, err := eureka.DecodeReplicationList(body)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	out := make([]ReplicationResponse, len(items))
+	out := make([]eureka.ReplicationResponse, len(items))
 	for i, it := range items {
 		out[i] = s.batchItem(r, it)
 	}
-	writeEntity(w, http.StatusOK, 0, AppendReplicationResponses(nil, out))
+	writeEntity(w, http.StatusOK, 0, eureka.AppendReplicationResponses(nil, out))
 }
 
-func (s *Server) batchItem(r *http.Request, it ReplicationItem) ReplicationResponse {
+func (s *Server) batchItem(r *http.Request, it eureka.ReplicationItem) eureka.ReplicationResponse {
 	ctx := r.Context()
 	app := strings.ToUpper(it.AppName)
-	code := func(ok bool, err error) ReplicationResponse {
+	code := func(ok bool, err error) eureka.ReplicationResponse {
 		switch {
 		case err != nil:
-			return ReplicationResponse{StatusCode: http.StatusInternalServerError}
+			return eureka.ReplicationResponse{StatusCode: http.StatusInternalServerError}
 		case ok:
-			return ReplicationResponse{StatusCode: http.StatusOK}
+			return eureka.ReplicationResponse{StatusCode: http.StatusOK}
 		}
-		return ReplicationResponse{StatusCode: http.StatusNotFound}
+		return eureka.ReplicationResponse{StatusCode: http.StatusNotFound}
 	}
 	switch it.Action {
-	case ReplicationRegister:
+	case eureka.ReplicationRegister:
 		if it.Instance != nil {
 			it.Instance.Normalize()
 			if validateRegistration(it.Instance, app) == nil {
@@ -429,8 +430,8 @@ func (s *Server) batchItem(r *http.Request, it ReplicationItem) ReplicationRespo
 				}
 			}
 		}
-		return ReplicationResponse{StatusCode: http.StatusOK} // Eureka always says 200
-	case ReplicationHeartbeat:
+		return eureka.ReplicationResponse{StatusCode: http.StatusOK} // Eureka always says 200
+	case eureka.ReplicationHeartbeat:
 		res, err := s.cfg.Registry.Renew(ctx, actors.RenewRequest{App: app, ID: it.ID,
 			LastDirtyTimestamp: it.LastDirtyTimestamp, OverriddenStatus: actors.LenientStatus(it.OverriddenStatus), Replicated: true})
 		if err != nil {
@@ -438,22 +439,22 @@ func (s *Server) batchItem(r *http.Request, it ReplicationItem) ReplicationRespo
 		}
 		switch res.Outcome {
 		case actors.RenewOK:
-			return ReplicationResponse{StatusCode: http.StatusOK}
+			return eureka.ReplicationResponse{StatusCode: http.StatusOK}
 		case actors.RenewConflict:
-			return ReplicationResponse{StatusCode: http.StatusConflict, Entity: res.Instance}
+			return eureka.ReplicationResponse{StatusCode: http.StatusConflict, Entity: res.Instance}
 		}
-		return ReplicationResponse{StatusCode: http.StatusNotFound}
-	case ReplicationCancel:
+		return eureka.ReplicationResponse{StatusCode: http.StatusNotFound}
+	case eureka.ReplicationCancel:
 		return code(s.cfg.Registry.Cancel(ctx, app, it.ID, true))
-	case ReplicationStatusUpdate, ReplicationDeleteStatusOverride:
+	case eureka.ReplicationStatusUpdate, eureka.ReplicationDeleteStatusOverride:
 		st, ok := actors.ParseStatus(it.Status)
-		if !ok && (it.Action == ReplicationStatusUpdate || it.Status != "") {
-			return ReplicationResponse{StatusCode: http.StatusBadRequest}
+		if !ok && (it.Action == eureka.ReplicationStatusUpdate || it.Status != "") {
+			return eureka.ReplicationResponse{StatusCode: http.StatusBadRequest}
 		}
-		if it.Action == ReplicationStatusUpdate {
+		if it.Action == eureka.ReplicationStatusUpdate {
 			return code(s.cfg.Registry.SetStatus(ctx, app, it.ID, st, it.LastDirtyTimestamp, true))
 		}
 		return code(s.cfg.Registry.DeleteOverride(ctx, app, it.ID, st, it.LastDirtyTimestamp, true))
 	}
-	return ReplicationResponse{StatusCode: http.StatusBadRequest}
+	return eureka.ReplicationResponse{StatusCode: http.StatusBadRequest}
 }

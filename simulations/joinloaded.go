@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/heureka/heureka/cmd/heureka/node"
-	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/eureka"
 )
 
 // joinLoadedScenario is the scenario RunJoinLoaded runs with size bulk
@@ -136,7 +136,7 @@ func (s *Sim) loadBulk(name string, size int) error {
 					`"status":"UP","port":{"$":8080,"@enabled":"true"},"dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"},`+
 					`"leaseInfo":{"durationInSecs":3600,"renewalIntervalInSecs":30},"lastDirtyTimestamp":"%d"}}`,
 					id, id, app, (i/250)%250, i%250+1, time.Now().UnixMilli())
-				inst, err := httpapi.DecodeInstance("application/json", []byte(body))
+				inst, err := eureka.DecodeInstance("application/json", []byte(body))
 				if err != nil {
 					errs <- err
 					return

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/heureka/heureka/actors"
-	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/eureka"
 	"github.com/heureka/heureka/internal/sabotage"
 )
 
@@ -145,7 +145,7 @@ func TestLiveResurrectionIsCaught(t *testing.T) {
 			// put back behind the clients' back, not that refusal.
 			body := strings.Replace(cl.registerBody(), fmt.Sprintf(`"lastDirtyTimestamp":"%d"`, cl.lastDirty),
 				fmt.Sprintf(`"lastDirtyTimestamp":"%d"`, time.Now().UnixMilli()), 1)
-			inst, err := httpapi.DecodeInstance("application/json", []byte(body))
+			inst, err := eureka.DecodeInstance("application/json", []byte(body))
 			if err != nil {
 				return err
 			}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
-	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/eureka"
 )
 
 // churnRetainedBound is the heap the view may retain per churned
@@ -130,7 +130,7 @@ func manualView() (*view.View, *actors.ManualClock, func(actors.ActionType, *act
 // manualViewWith is manualView with the configuration changed by edit.
 func manualViewWith(edit func(*view.Config)) (*view.View, *actors.ManualClock, func(actors.ActionType, *actors.Instance)) {
 	clock := actors.NewManualClock(time.Unix(1754500000, 0))
-	cfg := view.DefaultConfig(httpapi.Encoders())
+	cfg := view.DefaultConfig(eureka.Encoders())
 	cfg.Clock = clock
 	edit(&cfg)
 	v := view.New(cfg)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/heureka/heureka/actors"
-	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/eureka"
 )
 
 // registerBody is the register request body a Java (Spring Cloud) client
@@ -36,7 +36,7 @@ func registerBody(app string, i int) []byte {
 // does before it registers it, with its repeated values shared as the
 // registry stores them.
 func decodedInstance(app string, i int) *actors.Instance {
-	in, err := httpapi.DecodeInstance("application/json", registerBody(app, i))
+	in, err := eureka.DecodeInstance("application/json", registerBody(app, i))
 	if err != nil {
 		panic(err)
 	}

@@ -32,7 +32,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
-	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/eureka"
 )
 
 var (
@@ -76,7 +76,7 @@ func TestMemory(t *testing.T) {
 
 func measure(t *testing.T, size, perApp int) {
 	base := heapAfterGC()
-	v := view.New(view.DefaultConfig(httpapi.Encoders()))
+	v := view.New(view.DefaultConfig(eureka.Encoders()))
 	cfg := actors.DefaultConfig("n1")
 	cfg.Sinks = []actors.Sink{v}
 	cfg.SelfPreservation = false
@@ -167,7 +167,7 @@ var (
 func TestChurnMemory(t *testing.T) {
 	base := heapAfterGC()
 	clock := actors.NewManualClock(time.Unix(1754500000, 0))
-	cfg := view.DefaultConfig(httpapi.Encoders())
+	cfg := view.DefaultConfig(eureka.Encoders())
 	cfg.Clock = clock
 	v := view.New(cfg)
 	size, rate := *churnSize, *churnRate

@@ -12,7 +12,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
-	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/eureka"
 )
 
 // The delta shows a cancelled instance, held packed, with the bytes the
@@ -20,7 +20,7 @@ import (
 // gzipped: Eureka's delta shows a DELETED instance whole.
 func TestDeltaShowsPackedStatesWhole(t *testing.T) {
 	v, clock, apply := manualView()
-	enc := httpapi.Encoders()
+	enc := eureka.Encoders()
 	var gone []*actors.Instance
 	for i := range 100 {
 		in := decodedInstance(appName(i%3), i)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
-	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/eureka"
 )
 
 // loadedView returns a view holding size instances in applications of
@@ -40,7 +40,7 @@ func loadedView(b *testing.B, size, perApp, window int) (*view.View, []*actors.I
 // the version counter.
 func registeredView(size, perApp int) (*view.View, *actors.ManualClock, []*actors.Instance, *atomic.Uint64) {
 	clock := actors.NewManualClock(time.Unix(1754500000, 0))
-	cfg := view.DefaultConfig(httpapi.Encoders())
+	cfg := view.DefaultConfig(eureka.Encoders())
 	cfg.Clock = clock
 	v := view.New(cfg)
 	insts := make([]*actors.Instance, size)

@@ -26,7 +26,7 @@ import (
 	"github.com/heureka/heureka/bench"
 	"github.com/heureka/heureka/cluster"
 	"github.com/heureka/heureka/cmd/heureka/node"
-	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/eureka"
 )
 
 // ---- logging -------------------------------------------------------------------
@@ -207,7 +207,7 @@ func registerBody(in inst) []byte {
 // registerDirect registers in through the registry facade exactly as the
 // register handler stores it (decoded by httpapi, normalized), skipping HTTP.
 func registerDirect(reg *actors.Registry, in inst) error {
-	i, err := httpapi.DecodeInstance("application/json", registerBody(in))
+	i, err := eureka.DecodeInstance("application/json", registerBody(in))
 	if err != nil {
 		return err
 	}

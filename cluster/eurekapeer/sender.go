@@ -17,7 +17,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
-	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/eureka"
 )
 
 // The Eureka replication actions, as Java's ReplicationInstance spells them.
@@ -361,7 +361,7 @@ func (s *Sender) build(ctx context.Context, p *peer, entries map[actors.Key]pend
 
 // instanceJSON is the instance as Java's InstanceInfo JSON, unwrapped.
 func instanceJSON(inst *actors.Instance) json.RawMessage {
-	doc := httpapi.AppendInstanceDocument(nil, view.FormatJSON, inst) // {"instance":{…}}
+	doc := eureka.AppendInstanceDocument(nil, view.FormatJSON, inst) // {"instance":{…}}
 	return json.RawMessage(doc[len(`{"instance":`) : len(doc)-1])
 }
 
@@ -413,7 +413,7 @@ func (s *Sender) reply(ctx context.Context, p *peer, it sent, r wireReply) {
 		if len(r.ResponseEntity) == 0 || string(r.ResponseEntity) == "null" {
 			return
 		}
-		theirs, err := httpapi.DecodeInstance("application/json", r.ResponseEntity)
+		theirs, err := eureka.DecodeInstance("application/json", r.ResponseEntity)
 		if err != nil {
 			s.log.Warn("unreadable instance in a Eureka peer's 409", "peer", p.name, "err", err)
 			return

@@ -13,6 +13,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/eureka"
 	"github.com/heureka/heureka/httpapi"
 	"github.com/heureka/heureka/httpapi/dashboard"
 )
@@ -222,7 +223,7 @@ func (c stubCluster) Members() []httpapi.Member { return c }
 // Members come in name order; this node's row gets its own reading when the
 // cluster layer has none, and the other rows keep what they reported.
 func TestStateMembers(t *testing.T) {
-	v := view.New(view.DefaultConfig(httpapi.Encoders()))
+	v := view.New(view.DefaultConfig(eureka.Encoders()))
 	started := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	sp := &actors.SelfPreservationStatus{Enabled: true, Engaged: true, EngagedSince: started.Add(time.Minute),
 		Reason: "engaged: 3 renewals …", LocalRenewals: 3, Members: 2, Window: time.Minute}
@@ -258,7 +259,7 @@ func TestStateMembers(t *testing.T) {
 }
 
 func TestNewRejectsMissingDependencies(t *testing.T) {
-	v := view.New(view.DefaultConfig(httpapi.Encoders()))
+	v := view.New(view.DefaultConfig(eureka.Encoders()))
 	reg := stubRegistry{&actors.SelfPreservationStatus{}}
 	assert.PanicsWithValue(t, "dashboard: Config.View is required", func() { dashboard.New(dashboard.Config{Registry: reg}) })
 	assert.PanicsWithValue(t, "dashboard: Config.Registry is required", func() { dashboard.New(dashboard.Config{View: v}) })

@@ -20,6 +20,7 @@ import (
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/cluster"
 	"github.com/heureka/heureka/cluster/eurekapeer"
+	"github.com/heureka/heureka/eureka"
 	"github.com/heureka/heureka/httpapi"
 	"github.com/heureka/heureka/httpapi/dashboard"
 )
@@ -87,7 +88,7 @@ func DefaultConfig(name string) Config {
 		Name:           name,
 		HTTPAddr:       ":8761",
 		Registry:       actors.DefaultConfig(name),
-		View:           view.DefaultConfig(httpapi.Encoders()),
+		View:           view.DefaultConfig(eureka.Encoders()),
 		MaxBodyBytes:   1 << 20,
 		MaxHeaderBytes: defaultMaxHeaderBytes,
 		WriteTimeout:   2 * time.Minute,
@@ -137,7 +138,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("node", cfg.Name)
-	cfg.View.Encoders = httpapi.Encoders()
+	cfg.View.Encoders = eureka.Encoders()
 	v := view.New(cfg.View)
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)

@@ -1,4 +1,4 @@
-package httpapi
+package eureka
 
 // The fast JSON register decoder
 //
@@ -18,7 +18,7 @@ package httpapi
 //     (lone surrogates included) is decoded by encoding/json;
 //   - a body fastjson refuses (nesting deeper than it allows).
 // A differential test and fuzz target hold the two decoders equal. Before
-// either, the direct decoder (codec_json_direct.go) reads the usual shape of
+// either, the direct decoder (json_decode_direct.go) reads the usual shape of
 // a body in one pass, and leaves every other body to them.
 
 import (

@@ -1,35 +1,17 @@
-package httpapi
+package eureka
 
-// Wire codecs: the Eureka JSON and XML documents (full and compact) that the
-// view caches, the single-instance document, and the lenient decoding of
-// registration bodies.
-//
-// Encoding is the hot path: every registry change re-encodes the changed
-// application in four formats. The encoders are therefore hand-written
-// appenders that write straight into the caller's buffer, with no reflection
-// and, for maps of up to 16 keys, no allocation. They reproduce Eureka's
-// exact shapes (key order, JSON strings where Jackson writes strings, XStream
-// element names) because real clients insist on them: fargo, for example,
-// rejects a JSON boolean "@enabled" and panics on a whitespace-only
-// <metadata> element.
-//
-// Decoding runs once per registration and favours leniency over speed: it
-// goes through encoding/json (numbers kept as text) and the encoding/xml
-// token stream, and accepts every shape real clients are known to send (see
-// DecodeInstance). JSON bodies, the common case, are read by fastjson's
-// pooled parser under the same rules (codec_json_fast.go), falling back to
-// encoding/json wherever the two could differ.
+// Request decoding: which codec a Content-Type names, the charsets a body
+// may come in, and the errors an undecodable body gives. The decoders
+// themselves are in json_decode*.go and xml_decode.go.
 
 import (
 	"errors"
 	"fmt"
 	"mime"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/heureka/heureka/actors"
-	"github.com/heureka/heureka/actors/view"
 )
 
 // Errors returned by the request decoders. Wrapped errors carry the detail;
@@ -37,10 +19,10 @@ import (
 var (
 	// ErrUnsupportedMediaType means the request's Content-Type (or its
 	// charset) names no codec; Eureka answers 415.
-	ErrUnsupportedMediaType = errors.New("httpapi: unsupported media type")
+	ErrUnsupportedMediaType = errors.New("eureka: unsupported media type")
 	// ErrBadBody means the request body could not be decoded; Eureka
 	// answers 400 "cannot parse request body".
-	ErrBadBody = errors.New("httpapi: cannot parse request body")
+	ErrBadBody = errors.New("eureka: cannot parse request body")
 	// ErrInvalidUTF8 means a request body that is read as UTF-8 (JSON, or
 	// XML that declares no other encoding) holds a byte sequence that is not
 	// UTF-8. It wraps ErrBadBody, so errors.Is(err, ErrBadBody) holds too;
@@ -50,57 +32,6 @@ var (
 	// the client would never learn that its data was changed.
 	ErrInvalidUTF8 = fmt.Errorf("%w: not valid UTF-8", ErrBadBody)
 )
-
-// Content types of the documents the encoders produce. Eureka sends them
-// without a charset.
-const (
-	contentTypeJSON = "application/json"
-	contentTypeXML  = "application/xml"
-)
-
-// defaultPort is what Eureka's InstanceInfo holds when a client sends no
-// port (7001, enabled) or no securePort (7002, disabled).
-func defaultPort(plain bool) actors.Port {
-	if plain {
-		return actors.Port{Number: 7001, Enabled: true}
-	}
-	return actors.Port{Number: 7002}
-}
-
-// Encoders returns the view encoders indexed by view.Format (FormatJSON,
-// FormatXML, FormatCompactJSON, FormatCompactXML). The encoders are
-// stateless and safe for concurrent use.
-func Encoders() [view.NumFormats]view.Encoder {
-	var e [view.NumFormats]view.Encoder
-	e[view.FormatJSON] = jsonEncoder{}
-	e[view.FormatXML] = xmlEncoder{}
-	e[view.FormatCompactJSON] = jsonEncoder{compact: true}
-	e[view.FormatCompactXML] = xmlEncoder{compact: true}
-	return e
-}
-
-// AppendInstanceDocument appends the single-instance document
-// ({"instance":{…}} or <instance>…</instance>) for GET apps/{app}/{id} and
-// GET instances/{id}. The compact formats give the compact instance shape. It
-// panics on a Format outside the four known ones, which is a programming
-// error.
-func AppendInstanceDocument(dst []byte, f view.Format, inst *actors.Instance) []byte {
-	switch f {
-	case view.FormatJSON:
-		dst = append(dst, `{"instance":`...)
-		dst = appendInstanceJSON(dst, inst)
-		return append(dst, '}')
-	case view.FormatCompactJSON:
-		dst = append(dst, `{"instance":`...)
-		dst = appendCompactInstanceJSON(dst, inst)
-		return append(dst, '}')
-	case view.FormatXML:
-		return appendInstanceXML(dst, inst, 0)
-	case view.FormatCompactXML:
-		return appendCompactInstanceXML(dst, inst, 0)
-	}
-	panic(fmt.Sprintf("httpapi: unknown view.Format %d", f))
-}
 
 // DecodeInstance decodes a register request body (POST apps/{app}).
 // contentType is the request Content-Type header.
@@ -227,49 +158,4 @@ func checkUTF8(b []byte) error {
 // badBody wraps a decoding failure in ErrBadBody.
 func badBody(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadBody, fmt.Sprintf(format, args...))
-}
-
-// Data center classes Eureka writes. Non-Amazon data centers are always
-// written as DefaultDataCenterInfo (Eureka's own choice): MyDataCenterInfo,
-// which fargo sends, is accepted on input but not echoed, and an arbitrary
-// class a client made up is not echoed either, because Java clients fail to
-// deserialize the whole document on a class they do not know.
-const (
-	classDefaultDataCenter = "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo"
-	classAmazonInfo        = "com.netflix.appinfo.AmazonInfo"
-	classEmptyMap          = "java.util.Collections$EmptyMap"
-	dataCenterAmazon       = "Amazon"
-)
-
-// isAmazon reports whether d is an AWS data center, by name or by class.
-func isAmazon(d *actors.DataCenterInfo) bool {
-	return d.Name == dataCenterAmazon || d.Class == classAmazonInfo
-}
-
-// dataCenterClass is the class marker written for d.
-func dataCenterClass(d *actors.DataCenterInfo) string {
-	if isAmazon(d) {
-		return classAmazonInfo
-	}
-	return classDefaultDataCenter
-}
-
-// compactAmazonKeys are the Amazon metadata keys the compact formats keep,
-// in the sorted order they are written.
-var compactAmazonKeys = [...]string{
-	"availability-zone",
-	"instance-id",
-	"local-ipv4",
-	"public-hostname",
-	"public-ipv4",
-}
-
-// sortedKeys appends the keys of m to buf and sorts them. Callers pass a
-// stack array's slice so that small maps cost no allocation.
-func sortedKeys(buf []string, m map[string]string) []string {
-	for k := range m {
-		buf = append(buf, k)
-	}
-	slices.Sort(buf)
-	return buf
 }

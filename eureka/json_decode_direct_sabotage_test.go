@@ -1,6 +1,6 @@
 //go:build sabotage
 
-package httpapi
+package eureka
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package httpapi
+package eureka
 
 // Compact instances ("X-Eureka-Accept: compact", Eureka's JacksonJsonMini and
 // JacksonXmlMini, spec §3.4). The envelopes are the full formats'; an
@@ -19,18 +19,18 @@ import (
 func appendCompactInstanceJSON(dst []byte, inst *actors.Instance) []byte {
 	if inst.InstanceID != "" {
 		dst = append(dst, `{"instanceId":`...)
-		dst = appendJSONString(dst, inst.InstanceID)
+		dst = AppendJSONString(dst, inst.InstanceID)
 		dst = append(dst, `,"hostName":`...)
 	} else {
 		dst = append(dst, `{"hostName":`...)
 	}
-	dst = appendJSONString(dst, inst.HostName)
+	dst = AppendJSONString(dst, inst.HostName)
 	dst = append(dst, `,"app":`...)
-	dst = appendJSONString(dst, inst.App)
+	dst = AppendJSONString(dst, inst.App)
 	dst = append(dst, `,"ipAddr":`...)
-	dst = appendJSONString(dst, inst.IPAddr)
+	dst = AppendJSONString(dst, inst.IPAddr)
 	dst = append(dst, `,"status":`...)
-	dst = appendJSONString(dst, string(inst.Status))
+	dst = AppendJSONString(dst, string(inst.Status))
 	dst = appendJSONPort(dst, `,"port":`, inst.Port)
 	dst = appendJSONPort(dst, `,"securePort":`, inst.SecurePort)
 	dst = appendJSONDataCenter(dst, &inst.DataCenterInfo, true)
@@ -65,4 +65,14 @@ func appendCompactInstanceXML(dst []byte, inst *actors.Instance, depth int) []by
 	dst = appendXMLOptional(dst, d, "asgName", inst.ASGName)
 	dst = appendXMLIndent(dst, depth)
 	return append(dst, "</instance>"...)
+}
+
+// compactAmazonKeys are the Amazon metadata keys the compact formats keep,
+// in the sorted order they are written.
+var compactAmazonKeys = [...]string{
+	"availability-zone",
+	"instance-id",
+	"local-ipv4",
+	"public-hostname",
+	"public-ipv4",
 }

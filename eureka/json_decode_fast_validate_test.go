@@ -1,4 +1,4 @@
-package httpapi
+package eureka
 
 import (
 	"testing"
@@ -19,7 +19,7 @@ var fastJSONLenientBodies = []string{
 // TestDecodeInstanceJSONFastRefusesWhatJSONForbids: the fast decoder's
 // strict validation refuses, as encoding/json does, every body its lenient
 // parser would take (the fast-json-unvalidated sabotage switch removes the
-// validation, and codec_json_fast_sabotage_test.go sees this fail).
+// validation, and json_decode_fast_sabotage_test.go sees this fail).
 func TestDecodeInstanceJSONFastRefusesWhatJSONForbids(t *testing.T) {
 	for _, body := range fastJSONLenientBodies {
 		_, err := decodeInstanceJSON([]byte(body))

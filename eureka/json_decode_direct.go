@@ -1,4 +1,4 @@
-package httpapi
+package eureka
 
 // The direct JSON register decoder
 //
@@ -10,7 +10,7 @@ package httpapi
 // characters, integers without leading zeros, true and false), and it gives
 // up (ok false) on anything else: an unknown or repeated key, a null, a
 // value of another type, a fraction, a nesting it does not expect. The
-// caller then decodes the body the fastjson way (codec_json_fast.go), which
+// caller then decodes the body the fastjson way (json_decode_fast.go), which
 // gives up to encoding/json in its turn, so every body still reads exactly
 // as decodeInstanceJSON reads it; the differential test and fuzz target of
 // the fast decoder hold all three equal.

@@ -1,4 +1,4 @@
-package httpapi
+package eureka
 
 import (
 	"errors"
@@ -80,5 +80,5 @@ func TestCheckUTF8(t *testing.T) {
 	assert.NoError(t, checkUTF8([]byte("café 😀")))
 	err := checkUTF8([]byte("ok\xe2\x82"))
 	require.ErrorIs(t, err, ErrInvalidUTF8)
-	assert.Equal(t, "httpapi: cannot parse request body: not valid UTF-8: byte 0xe2 at offset 2", err.Error())
+	assert.Equal(t, "eureka: cannot parse request body: not valid UTF-8: byte 0xe2 at offset 2", err.Error())
 }

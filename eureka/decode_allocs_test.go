@@ -1,4 +1,4 @@
-package httpapi
+package eureka
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 )
 
 // maxRegisterDecodeAllocs is what decoding and normalizing the Java
-// client's register body may allocate (issue 9): the Instance, the strings
+// client's register body may allocate: the Instance, the strings
 // unique to the instance (id, host, address, three URLs), the metadata map
 // and its strings. Values the registry interns (application, status, data
 // center, VIP addresses) come from the decoder's cache, and the body is

@@ -1,6 +1,6 @@
 //go:build race
 
-package httpapi
+package eureka
 
 // raceEnabled: the race detector makes sync.Pool drop items at random, so
 // allocation counts are not stable under it.

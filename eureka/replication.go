@@ -1,4 +1,4 @@
-package httpapi
+package eureka
 
 // Peer replication batches (POST peerreplication/batch, spec §5.3): the
 // request is {"replicationList":[item,…]}, the response
