@@ -24,8 +24,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heureka/heureka/cluster"
-	"github.com/heureka/heureka/cluster/eurekapeer"
 	"github.com/heureka/heureka/cmd/heureka/node"
+	"github.com/heureka/heureka/eurekapeer"
 	"github.com/heureka/heureka/internal/freeport"
 )
 

@@ -32,7 +32,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/heureka/heureka/actors/view"
-	"github.com/heureka/heureka/cluster/eurekapeer"
+	"github.com/heureka/heureka/eurekapeer"
 )
 
 // Config is everything the heureka command can be told. Every field documents

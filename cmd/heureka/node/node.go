@@ -19,8 +19,8 @@ import (
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/cluster"
-	"github.com/heureka/heureka/cluster/eurekapeer"
 	"github.com/heureka/heureka/eureka"
+	"github.com/heureka/heureka/eurekapeer"
 	"github.com/heureka/heureka/httpapi"
 	"github.com/heureka/heureka/httpapi/dashboard"
 )
@@ -77,7 +77,7 @@ type Config struct {
 	// instances; the heureka command turns it on.
 	SelfRegister bool
 	// EurekaPeers, when set, replicates this node's client changes into
-	// legacy Eureka servers (cluster/eurekapeer; --eureka-peers). Its
+	// legacy Eureka servers (package eurekapeer; --eureka-peers). Its
 	// Registry, Logger and Metrics are filled in by the node. nil: none.
 	EurekaPeers *eurekapeer.Config
 }

@@ -63,10 +63,10 @@
 //
 // # Dependencies
 //
-// It imports actors (the instances), and httpapi for the Eureka JSON
-// instance codec and the Registry interface Observe wraps, so that the
-// instance a Java peer receives is encoded exactly as Heureka serves it.
-// Only cmd/heureka/node imports it.
+// It imports actors (the instances), eureka for the Eureka JSON instance
+// document, so that the instance a Java peer receives is encoded exactly as
+// Heureka serves it, and httpapi for the Registry interface Observe wraps.
+// Package node assembles it; the command only fills in its Config.
 //
 // # What it does not do
 //

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/heureka/heureka/actors"
-	"github.com/heureka/heureka/cluster/eurekapeer"
+	"github.com/heureka/heureka/eurekapeer"
 	"github.com/heureka/heureka/httpapi"
 )
 
