@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/heureka/heureka/actors"
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/eureka"
+	"github.com/heureka/heureka/node"
 )
 
 // Sizes are the registry sizes every scenario runs at.

@@ -25,8 +25,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/heureka/heureka/cluster"
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/internal/freeport"
+	"github.com/heureka/heureka/node"
 )
 
 // TestMain removes the built binary and fails the package if goroutines

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/node"
 )
 
 // Test users: one per role set. The passwords are long and distinctive so

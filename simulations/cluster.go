@@ -15,7 +15,7 @@ import (
 
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/cluster"
-	"github.com/heureka/heureka/cmd/heureka/node"
+	"github.com/heureka/heureka/node"
 )
 
 // Topology is who can reach whom at one moment, as clients see it. It is

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/heureka/heureka/cluster"
-	"github.com/heureka/heureka/cmd/heureka/node"
+	"github.com/heureka/heureka/node"
 )
 
 // SkewClock is a node's wall clock: the real clock plus an offset that a

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/eureka"
+	"github.com/heureka/heureka/node"
 )
 
 // joinLoadedScenario is the scenario RunJoinLoaded runs with size bulk

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/heureka/heureka/cluster"
-	"github.com/heureka/heureka/cmd/heureka/node"
+	"github.com/heureka/heureka/node"
 )
 
 // Scenario is one simulation: a story of clients and faults, and the

@@ -22,7 +22,7 @@ import (
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/bench"
 	"github.com/heureka/heureka/cluster"
-	"github.com/heureka/heureka/cmd/heureka/node"
+	"github.com/heureka/heureka/node"
 	"github.com/heureka/heureka/wire"
 )
 

@@ -25,8 +25,8 @@ import (
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/bench"
 	"github.com/heureka/heureka/cluster"
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/eureka"
+	"github.com/heureka/heureka/node"
 )
 
 // ---- logging -------------------------------------------------------------------

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/httpapi"
 	"github.com/heureka/heureka/internal/testcert"
+	"github.com/heureka/heureka/node"
 )
 
 // TestEurekaJSClientSecurity runs security.test.js: eureka-js-client with

@@ -24,9 +24,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heureka/heureka/cluster"
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/eurekapeer"
 	"github.com/heureka/heureka/internal/freeport"
+	"github.com/heureka/heureka/node"
 )
 
 // The timers, scaled together. Clients renew every second with a 3 s lease;

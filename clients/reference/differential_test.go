@@ -44,8 +44,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/internal/freeport"
+	"github.com/heureka/heureka/node"
 )
 
 // jarPath is the reference server, relative to this package.

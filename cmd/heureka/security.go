@@ -19,8 +19,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/node"
 )
 
 // Security holds the security options; Config embeds it.

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/httpapi"
 	"github.com/heureka/heureka/internal/testcert"
+	"github.com/heureka/heureka/node"
 )
 
 // testHash is a bcrypt hash of "pw" at the minimum cost.

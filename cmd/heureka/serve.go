@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/internal/buildinfo"
+	"github.com/heureka/heureka/node"
 )
 
 // serve runs a node configured by the serve flags fs (already parsed), the

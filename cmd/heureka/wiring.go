@@ -7,8 +7,8 @@ import (
 	"github.com/hashicorp/memberlist"
 
 	"github.com/heureka/heureka/cluster"
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/eurekapeer"
+	"github.com/heureka/heureka/node"
 )
 
 // nodeConfig turns the command's configuration into a node configuration.

@@ -35,8 +35,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/heureka/heureka/cluster"
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/node"
 )
 
 var updateScreenshot = flag.Bool("update-screenshot", false,

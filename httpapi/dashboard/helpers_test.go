@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/httpapi/dashboard"
+	"github.com/heureka/heureka/node"
 )
 
 // startNode starts a single node on loopback with the production wiring

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heureka/heureka/cmd/heureka/node"
+	"github.com/heureka/heureka/node"
 )
 
 // selfInstances returns the HEUREKA instances nd lists, by instanceId.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/cluster"
-	"github.com/heureka/heureka/cmd/heureka/node"
+	"github.com/heureka/heureka/node"
 )
 
 // testClient is the HTTP client of these tests: a request that hangs fails

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heureka/heureka/cmd/heureka/node"
+	"github.com/heureka/heureka/node"
 )
 
 // A Eureka peer (the reference server listing a Heureka node in its

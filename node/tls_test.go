@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/internal/testcert"
+	"github.com/heureka/heureka/node"
 )
 
 // startSecureNode starts a single node on loopback with mutate applied, and

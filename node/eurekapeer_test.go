@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heureka/heureka/cmd/heureka/node"
 	"github.com/heureka/heureka/eurekapeer"
+	"github.com/heureka/heureka/node"
 )
 
 // A node with Eureka peers sends its own clients' changes to them, and
