@@ -43,7 +43,7 @@ javadeps:
 ## test: install the JS client packages and chromium, vet, then every test with the race detector.
 ## The in-process simulations (package simulations, whose scenarios are judged against time bounds)
 ## run after the other packages, alone: run beside every other package's race-detector tests, a
-## 5-node cluster once took 10 s to form and clock-skew failed (BUG-17 in simulations/README.md).
+## 5-node cluster once took 10 s to form and clock-skew failed (BUG-17 in simulations/FINDINGS.md).
 SIM_PKG := github.com/heureka/heureka/simulations
 test: clientdeps testdeps javadeps vet
 	@pkgs=$$($(GO) list $(PKGS)); \
@@ -122,10 +122,11 @@ bench-churn:
 
 ## fuzz: a short run of every fuzz target.
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzDecodeInstanceJSON -fuzztime 30s ./httpapi/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeInstanceXML -fuzztime 30s ./httpapi/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeReplicationList -fuzztime 30s ./httpapi/
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeInstanceJSON$$' -fuzztime 30s ./eureka/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeInstanceJSONFast$$' -fuzztime 30s ./eureka/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeInstanceXML$$' -fuzztime 30s ./eureka/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeReplicationList$$' -fuzztime 30s ./eureka/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./wire/
 
 ## sim: run the chaos simulations and write their report.
 sim:

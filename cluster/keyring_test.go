@@ -76,7 +76,7 @@ func TestGossipKeyRotation(t *testing.T) {
 		// the leave before the next node joins. (A join within a
 		// millisecond of the leave once got the peer's state from before
 		// it and, gossiping it back, left the peer listing the departed
-		// node as alive: BUG-18 in simulations/README.md, a race between a
+		// node as alive: BUG-18 in simulations/FINDINGS.md, a race between a
 		// join and a leave, not the key rotation this test is about.)
 		require.Eventually(t, func() bool { return states(peer)[prev.cfg.NodeName] == StateLeft }, waitFor, 10*time.Millisecond,
 			"%s takes %s's leave", peer.cfg.NodeName, prev.cfg.NodeName)

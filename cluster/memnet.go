@@ -36,10 +36,12 @@ package cluster
 //     through). One-way loss drops from's packets to to with its own
 //     probability, on top of SetLoss; streams are not affected.
 //   - A stalled node (Stall) accepts streams but never reads them: a dial to
-//     it succeeds, but the stream is never handed to its memberlist, so the
-//     dialler's writes block until their deadline. Its packets, both ways,
-//     and its own dials are unaffected, so memberlist keeps it alive: a
-//     process that answers pings but whose stream handling is stuck.
+//     it succeeds, but the stream is never handed to its memberlist, and
+//     the streams it accepted before stop being read until Unstall (a
+//     long-lived peer stream included), so the dialler's writes block until
+//     their deadline. Its packets, both ways, and its own dials are
+//     unaffected, so memberlist keeps it alive: a process that answers
+//     pings but whose stream handling is stuck.
 //   - Addresses look like "10.0.0.N:7946". They are map keys, never dialled
 //     on a real network. A node keeps its address for the network's lifetime,
 //     so a node restarted with NewTransport(name) comes back where it was.
@@ -56,6 +58,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -363,15 +366,23 @@ func (n *MemNetwork) Crash(name string) {
 // Stall makes the node called name a peer that accepts streams but never
 // reads them: from now on a dial to it succeeds, but the stream is never
 // handed to the node, so whatever is written to it blocks until the
-// writer's deadline (or until Unstall, Crash or Shutdown closes it). Packets
-// to and from the node, its own dials and the streams it already accepted
-// are unaffected, so its memberlist keeps answering probes and peers keep
-// it alive. Unstall ends it; a stall survives Crash, Restart and a new
-// transport for the name.
+// writer's deadline (or until Unstall, Crash or Shutdown closes it); the
+// streams it accepted before are no longer read either, until Unstall (a
+// peer's long-lived stream blocks as a new one would). Packets to and from
+// the node and its own dials are unaffected, so its memberlist keeps
+// answering probes and peers keep it alive. Unstall ends it; a stall
+// survives Crash, Restart and a new transport for the name.
 func (n *MemNetwork) Stall(name string) {
 	n.mu.Lock()
 	n.stalled[name] = true
 	n.mu.Unlock()
+}
+
+// isStalled reports whether the node called name is stalled.
+func (n *MemNetwork) isStalled(name string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.stalled[name]
 }
 
 // Unstall ends a Stall of the node called name: streams dialled to it from
@@ -556,8 +567,10 @@ func (n *MemNetwork) dial(from *memTransport, addr string, timeout time.Duration
 	}
 	d := n.delayLocked()
 	p1, p2 := net.Pipe()
-	near := &memConn{Conn: p1, net: n, owner: from.name, peer: to.name, local: from.addr, remote: to.addr, ctr: from.ctr, dialled: true}
-	far := &memConn{Conn: p2, net: n, owner: to.name, peer: from.name, local: to.addr, remote: from.addr, ctr: to.ctr}
+	near := &memConn{Conn: p1, net: n, owner: from.name, peer: to.name, local: from.addr, remote: to.addr, ctr: from.ctr,
+		dialled: true, closed: make(chan struct{})}
+	far := &memConn{Conn: p2, net: n, owner: to.name, peer: from.name, local: to.addr, remote: from.addr, ctr: to.ctr,
+		closed: make(chan struct{})}
 	n.conns[near] = struct{}{}
 	n.conns[far] = struct{}{}
 	n.mu.Unlock()
@@ -753,8 +766,25 @@ type memConn struct {
 	local, remote memAddr
 	ctr           *counters
 	once          sync.Once
-	unread        bool // accepted by a stalled owner, never delivered; guarded by net.mu
-	dialled       bool // this end dialled (owner is the dialler)
+	closed        chan struct{} // closed by Close
+	unread        bool          // accepted by a stalled owner, never delivered; guarded by net.mu
+	dialled       bool          // this end dialled (owner is the dialler)
+}
+
+// stallPoll is how often a read on a stalled node's stream looks again.
+const stallPoll = 5 * time.Millisecond
+
+// Read reads from the stream; on an accepted end whose owner is stalled it
+// first waits, without reading, until the stall ends or the end is closed.
+func (c *memConn) Read(b []byte) (int, error) {
+	for !c.dialled && c.net.isStalled(c.owner) {
+		select {
+		case <-c.closed:
+			return 0, io.ErrClosedPipe
+		case <-time.After(stallPoll):
+		}
+	}
+	return c.Conn.Read(b)
 }
 
 // Write writes to the stream and counts the bytes for the owner.
@@ -770,6 +800,7 @@ func (c *memConn) Close() error {
 		c.net.mu.Lock()
 		delete(c.net.conns, c)
 		c.net.mu.Unlock()
+		close(c.closed)
 	})
 	return c.Conn.Close()
 }

@@ -62,7 +62,7 @@ type ReplicatorConfig struct {
 	// every member (for cluster-wide self-preservation). It must be at most
 	// a quarter of the registry's renewal window, so that every member hears
 	// every quarter of it; 0 in DefaultReplicatorConfig means the node
-	// assembling the cluster (cmd/heureka/node) sets it to exactly that
+	// assembling the cluster (package node) sets it to exactly that
 	// quarter. NewReplicator rejects 0.
 	LoadInterval time.Duration
 	// MaxBatch is the most records in one message. Default 512.

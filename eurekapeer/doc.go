@@ -65,7 +65,8 @@
 //
 // It imports actors (the instances), eureka for the Eureka JSON instance
 // document, so that the instance a Java peer receives is encoded exactly as
-// Heureka serves it, and httpapi for the Registry interface Observe wraps.
+// Heureka serves it. It does not import httpapi: Observe wraps its own
+// APIRegistry interface, the same method set as httpapi.Registry.
 // Package node assembles it; the command only fills in its Config.
 //
 // # What it does not do

@@ -4,17 +4,32 @@ import (
 	"context"
 
 	"github.com/heureka/heureka/actors"
-	"github.com/heureka/heureka/httpapi"
 	"github.com/heureka/heureka/internal/sabotage"
 )
+
+// APIRegistry is the registry the HTTP API writes through, as Observe
+// wraps it: httpapi.Registry's method set, declared here so that this
+// package sits below the HTTP layer (node hands one to the other, and the
+// compiler checks that the two sets stay the same).
+type APIRegistry interface {
+	Register(ctx context.Context, inst *actors.Instance, replicated bool) error
+	Renew(ctx context.Context, req actors.RenewRequest) (actors.RenewResult, error)
+	Cancel(ctx context.Context, app, id string, replicated bool) (bool, error)
+	SetStatus(ctx context.Context, app, id string, s actors.Status, lastDirty *int64, replicated bool) (bool, error)
+	DeleteOverride(ctx context.Context, app, id string, s actors.Status, lastDirty *int64, replicated bool) (bool, error)
+	UpdateMetadata(ctx context.Context, app, id string, kv map[string]string, replicated bool) (bool, error)
+	Get(ctx context.Context, app, id string) (inst *actors.Instance, expired, ok bool, err error)
+	SelfPreservation() *actors.SelfPreservationStatus
+	SetSelfPreservation(ctx context.Context, enabled bool) error
+}
 
 // Observe wraps the registry the HTTP API writes through so that every
 // successful write of one of this node's clients (replicated false) is
 // noted in s. Writes marked replicated (a Eureka peer's batch or a request
 // with the replication header) pass through unnoted: they are never echoed
 // back to Eureka peers. Reads and the other methods pass through.
-func Observe(inner httpapi.Registry, s *Sender) httpapi.Registry {
-	return &observed{Registry: inner, s: s}
+func Observe(inner APIRegistry, s *Sender) APIRegistry {
+	return &observed{APIRegistry: inner, s: s}
 }
 
 // fromClient reports whether a write was a client's: not marked
@@ -25,12 +40,12 @@ func fromClient(replicated bool) bool {
 }
 
 type observed struct {
-	httpapi.Registry
+	APIRegistry
 	s *Sender
 }
 
 func (o *observed) Register(ctx context.Context, inst *actors.Instance, replicated bool) error {
-	err := o.Registry.Register(ctx, inst, replicated)
+	err := o.APIRegistry.Register(ctx, inst, replicated)
 	if err == nil && fromClient(replicated) {
 		o.s.Registered(inst.App, inst.ID())
 	}
@@ -38,7 +53,7 @@ func (o *observed) Register(ctx context.Context, inst *actors.Instance, replicat
 }
 
 func (o *observed) Renew(ctx context.Context, req actors.RenewRequest) (actors.RenewResult, error) {
-	res, err := o.Registry.Renew(ctx, req)
+	res, err := o.APIRegistry.Renew(ctx, req)
 	if err == nil && fromClient(req.Replicated) && res.Outcome == actors.RenewOK {
 		o.s.Renewed(req.App, req.ID)
 	}
@@ -46,7 +61,7 @@ func (o *observed) Renew(ctx context.Context, req actors.RenewRequest) (actors.R
 }
 
 func (o *observed) Cancel(ctx context.Context, app, id string, replicated bool) (bool, error) {
-	ok, err := o.Registry.Cancel(ctx, app, id, replicated)
+	ok, err := o.APIRegistry.Cancel(ctx, app, id, replicated)
 	if ok && err == nil && fromClient(replicated) {
 		o.s.Cancelled(app, id)
 	}
@@ -54,7 +69,7 @@ func (o *observed) Cancel(ctx context.Context, app, id string, replicated bool) 
 }
 
 func (o *observed) SetStatus(ctx context.Context, app, id string, st actors.Status, lastDirty *int64, replicated bool) (bool, error) {
-	ok, err := o.Registry.SetStatus(ctx, app, id, st, lastDirty, replicated)
+	ok, err := o.APIRegistry.SetStatus(ctx, app, id, st, lastDirty, replicated)
 	if ok && err == nil && fromClient(replicated) {
 		o.s.StatusUpdated(app, id, st)
 	}
@@ -62,7 +77,7 @@ func (o *observed) SetStatus(ctx context.Context, app, id string, st actors.Stat
 }
 
 func (o *observed) DeleteOverride(ctx context.Context, app, id string, st actors.Status, lastDirty *int64, replicated bool) (bool, error) {
-	ok, err := o.Registry.DeleteOverride(ctx, app, id, st, lastDirty, replicated)
+	ok, err := o.APIRegistry.DeleteOverride(ctx, app, id, st, lastDirty, replicated)
 	if ok && err == nil && fromClient(replicated) {
 		o.s.OverrideDeleted(app, id, st)
 	}
@@ -72,7 +87,7 @@ func (o *observed) DeleteOverride(ctx context.Context, app, id string, st actors
 // UpdateMetadata is sent as a registration carrying the new metadata (Java
 // peers replicate no metadata update of their own).
 func (o *observed) UpdateMetadata(ctx context.Context, app, id string, kv map[string]string, replicated bool) (bool, error) {
-	ok, err := o.Registry.UpdateMetadata(ctx, app, id, kv, replicated)
+	ok, err := o.APIRegistry.UpdateMetadata(ctx, app, id, kv, replicated)
 	if ok && err == nil && fromClient(replicated) {
 		o.s.Registered(app, id)
 	}

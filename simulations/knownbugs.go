@@ -22,7 +22,7 @@ type KnownBug struct {
 	Explains func(r *Result, v Verdict) bool
 }
 
-// KnownBugs lists the open server bugs (analysis in simulations/README.md,
+// KnownBugs lists the open server bugs (analysis in simulations/FINDINGS.md,
 // Findings):
 //
 //   - bug4, BUG-4: a node restarted while partitioned may not see the other

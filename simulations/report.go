@@ -101,7 +101,7 @@ func WriteReport(w io.Writer, h ReportHeader, results []*Result) error {
 		b.WriteString("\n## Known server bugs seen in this run\n\n")
 		for _, bug := range KnownBugs {
 			if seenBugs[bug.ID] != nil {
-				fmt.Fprintf(&b, "- **%s**: %s. Analysis in simulations/README.md.\n", bug.ID, bug.Title)
+				fmt.Fprintf(&b, "- **%s**: %s. Analysis in simulations/FINDINGS.md.\n", bug.ID, bug.Title)
 			}
 		}
 	}

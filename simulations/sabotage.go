@@ -21,7 +21,7 @@ var SabotagePlan = map[sabotage.Switch][]string{
 	// BUG-1: a node holding an unexpired copy overrules the owner's
 	// eviction. Best candidates: a node that learns of leases late (a
 	// restart's initial sync) and an eviction soon after, and an owner
-	// crash. Not caught since 5149916 (see simulations/README.md,
+	// crash. Not caught since 5149916 (see simulations/FINDINGS.md,
 	// Findings: "replica-overrules-eviction is not caught").
 	sabotage.ReplicaOverrulesEviction: {"restart-during-eviction", "owner-crash"},
 	// Tombstones aged by local receipt: the node restarted before the heal

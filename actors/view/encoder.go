@@ -18,7 +18,7 @@ const (
 
 // Encoder renders registry parts in one wire format. The view calls it to
 // build cached bytes and never parses what it returns; implementations live in
-// httpapi. A whole applications document is
+// package eureka. A whole applications document is
 //
 //	ApplicationsOpen + Application(a1) + ApplicationsSeparator + Application(a2) + … + ApplicationsClose
 //

@@ -49,8 +49,8 @@
 // Renewals are not events: like Eureka's response cache, cached documents
 // show lease timestamps as of the instance's last change.
 //
-// The view does not know the wire formats; httpapi injects one Encoder per
-// Format.
+// The view does not know the wire formats; package eureka provides one
+// Encoder per Format, which node hands to it.
 package view
 
 import (

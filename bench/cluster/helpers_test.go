@@ -205,7 +205,7 @@ func registerBody(in inst) []byte {
 }
 
 // registerDirect registers in through the registry facade exactly as the
-// register handler stores it (decoded by httpapi, normalized), skipping HTTP.
+// register handler stores it (decoded by package eureka, normalized), skipping HTTP.
 func registerDirect(reg *actors.Registry, in inst) error {
 	i, err := eureka.DecodeInstance("application/json", registerBody(in))
 	if err != nil {

@@ -8,7 +8,7 @@
 //     changes, cancels) reach every Heureka member, and what it asks of a
 //     peer at startup (a registry fetch) works.
 //   - Heureka → Eureka: Heureka nodes started with --eureka-peers
-//     (cluster/eurekapeer) keep the Eureka server's copies alive past their
+//     (eurekapeer) keep the Eureka server's copies alive past their
 //     lease; a broken link lets them expire there, which shows that the
 //     check can fail.
 //   - The procedure of the README's "Migrating from Eureka", step by step,

@@ -163,7 +163,7 @@ type Config struct {
 	HTTPWriteTimeout time.Duration
 	// EurekaPeers are the service URLs of legacy Eureka servers this node
 	// replicates its own clients' changes into, as a Java peer does
-	// (cluster/eurekapeer), while a team migrates; give every node the same
+	// (eurekapeer), while a team migrates; give every node the same
 	// list. http or https URLs with a host, user:password allowed.
 	// --eureka-peers (comma-separated, may be repeated), HEUREKA_EUREKA_PEERS
 	// (comma-separated), default none.

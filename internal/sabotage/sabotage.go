@@ -100,7 +100,7 @@ const (
 	// applyRecord, cluster's Records.SentAt).
 	CopyAgedByReceiverClock Switch = "copy-aged-by-receiver-clock"
 	// DirectJSONLeadingZeros lets the direct register decoder take an
-	// integer with leading zeros, which JSON forbids (httpapi
+	// integer with leading zeros, which JSON forbids (eureka
 	// directScanner.integer).
 	DirectJSONLeadingZeros Switch = "direct-json-leading-zeros"
 	// ViewLeafKeepsReplacedKey makes a B+tree leaf whose first item is
@@ -110,7 +110,7 @@ const (
 	ViewLeafKeepsReplacedKey Switch = "view-leaf-keeps-replaced-key"
 	// EurekaPeerEcho sends the changes a Eureka peer made (replicated
 	// writes) back to the Eureka peers, as if a client had made them
-	// (cluster/eurekapeer Observe).
+	// (eurekapeer Observe).
 	EurekaPeerEcho Switch = "eurekapeer-echo"
 	// LeaveWaitsUnbounded passes memberlist the leave's remaining time even
 	// when it has run out, which memberlist takes as "wait without limit",
@@ -147,7 +147,7 @@ const (
 	// reached the owner after the heal and revived a cancelled instance).
 	StaleRenewalsForwarded Switch = "stale-renewals-forwarded"
 	// FastJSONUnvalidated skips the strict validation of a register body
-	// that fastjson's lenient parser accepted (httpapi
+	// that fastjson's lenient parser accepted (eureka
 	// decodeInstanceJSONFast): bodies JSON forbids are then registered.
 	FastJSONUnvalidated Switch = "fast-json-unvalidated"
 	// NoGraceAfterMemberGap restarts the eviction grace only when every

@@ -58,7 +58,7 @@ func WriteReport(w io.Writer, h ReportHeader, results []*Result) error {
 	}
 	b.WriteString(".**\n")
 	if known > 0 {
-		fmt.Fprintf(&b, "\nKnown finding: %s. See simulations/README.md (Real processes) for the mechanism.\n", FindingLateRegistration)
+		fmt.Fprintf(&b, "\nKnown finding: %s. See simulations/FINDINGS.md (Real processes) for the mechanism.\n", FindingLateRegistration)
 	}
 
 	if len(h.Cleanup) > 0 {
