@@ -81,6 +81,25 @@ func (c *Cluster) WireStats() cluster.WireStats {
 	return total
 }
 
+// Dials returns how many streams the running nodes have dialled so far
+// (cluster.Membership.Dials: memberlist's own streams, exchanges and peer
+// sessions).
+func (c *Cluster) Dials() uint64 {
+	c.mu.Lock()
+	nodes := make([]*node.Node, 0, len(c.nodes))
+	for _, nd := range c.nodes {
+		nodes = append(nodes, nd)
+	}
+	c.mu.Unlock()
+	var total uint64
+	for _, nd := range nodes {
+		if m := nd.Members(); m != nil {
+			total += m.Dials()
+		}
+	}
+	return total
+}
+
 // NodeWireStats returns what the running node name sent so far (zero if it
 // is not running).
 func (c *Cluster) NodeWireStats(name string) cluster.WireStats {

@@ -36,6 +36,10 @@ type WireCost struct {
 	// seconds (else the record count is cut short).
 	Forwarded, Failed uint64
 	Delivered         bool
+	// Dials counts the streams all nodes dialled in the renewal window
+	// (memberlist's probes and push/pulls over TCP, exchanges, and peer
+	// sessions, which last: cluster.Membership.Dials).
+	Dials uint64
 }
 
 // PerRenewal is the renewal-forwarding messages per client renewal, all
@@ -55,6 +59,16 @@ func (w WireCost) PerRegistrationPerPeer() float64 {
 		return 0
 	}
 	return float64(w.RecordMessages) / float64(w.Registrations*(w.Nodes-1))
+}
+
+// DialsPerNodeSecond is the streams a node dialled per second of the
+// renewal window, on average: flat in the cluster size when peers keep one
+// session each.
+func (w WireCost) DialsPerNodeSecond() float64 {
+	if w.Nodes == 0 || w.Window <= 0 {
+		return 0
+	}
+	return float64(w.Dials) / float64(w.Nodes) / w.Window.Seconds()
 }
 
 // MessagesPerNodeSecond is every replication message a node sent per
@@ -108,7 +122,7 @@ func MeasureWireCost(ctx context.Context, cfg Config, perNode, registrations int
 				return err
 			}
 			t0 := time.Now()
-			wire0, cl0 := s.c.WireStats(), s.stats.snapshot()
+			wire0, cl0, dials0 := s.c.WireStats(), s.stats.snapshot(), s.c.Dials()
 			if err := s.Sleep(window); err != nil {
 				return err
 			}
@@ -116,7 +130,8 @@ func MeasureWireCost(ctx context.Context, cfg Config, perNode, registrations int
 				return err
 			}
 			w.Window = time.Since(t0).Round(time.Millisecond)
-			wire1, cl1 := s.c.WireStats(), s.stats.snapshot()
+			wire1, cl1, dials1 := s.c.WireStats(), s.stats.snapshot(), s.c.Dials()
+			w.Dials = dials1 - dials0
 			w.Renewals = cl1.Renewals - cl0.Renewals
 			w.RenewalMessages = wire1.RenewalMessages - wire0.RenewalMessages
 			w.Messages = wire1.Messages - wire0.Messages
@@ -193,13 +208,15 @@ func WriteWireCost(wr io.Writer, h ReportHeader, costs []WireCost) error {
 	b.WriteString("All nodes in one process on the MemNetwork with the simulation timers; counts are the replicators' own " +
 		"(`cluster.Replicator.Stats`). Renewal messages are the forwards of client renewals to the application's owner; " +
 		"record messages are what the nodes sent while new clients registered; all messages include the load reports " +
-		"(every member to every member, every 500 ms) and anti-entropy digests.\n\n")
-	b.WriteString("| nodes | steady clients | window | client renewals | renewals forwarded | renewal messages | **messages per renewal** | registrations | record messages | **record messages per registration per peer** | all delivered | failed or dropped sends | all messages per node per second |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		"(every member to every member, every 500 ms) and anti-entropy digests. Dials are the streams the nodes opened in the renewal window " +
+		"(`cluster.Membership.Dials`: memberlist's probes and push/pulls over TCP, exchanges, peer sessions); a node keeps one session per peer, " +
+		"so they stay flat in the cluster size.\n\n")
+	b.WriteString("| nodes | steady clients | window | client renewals | renewals forwarded | renewal messages | **messages per renewal** | registrations | record messages | **record messages per registration per peer** | all delivered | failed or dropped sends | all messages per node per second | dials in the window | **dials per node per second** |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, w := range costs {
-		fmt.Fprintf(&b, "| %d | %d | %v | %d | %d | %d | **%.2f** | %d | %d | **%.2f** | %v | %d | %.1f |\n", w.Nodes, w.Clients, w.Window,
+		fmt.Fprintf(&b, "| %d | %d | %v | %d | %d | %d | **%.2f** | %d | %d | **%.2f** | %v | %d | %.1f | %d | **%.2f** |\n", w.Nodes, w.Clients, w.Window,
 			w.Renewals, w.Forwarded, w.RenewalMessages, w.PerRenewal(), w.Registrations, w.RecordMessages, w.PerRegistrationPerPeer(),
-			w.Delivered, w.Failed, w.MessagesPerNodeSecond())
+			w.Delivered, w.Failed, w.MessagesPerNodeSecond(), w.Dials, w.DialsPerNodeSecond())
 	}
 	_, err := io.WriteString(wr, b.String())
 	return err
@@ -211,6 +228,11 @@ func WriteWireCost(wr io.Writer, h ReportHeader, costs []WireCost) error {
 // falls from 1/5 to 1/50 between 5 and 50 nodes, and the counts of a few
 // seconds vary.
 const WireCostSlack = 0.15
+
+// DialsSlack is how many more streams per node per second a larger cluster
+// may dial than the smallest one measured and still count as flat: the
+// sessions to new peers and memberlist's push/pulls, whose partner changes.
+const DialsSlack = 1.0
 
 // CheckWireCost reports whether costs (in increasing cluster size) are flat:
 // at most one renewal message per client renewal (plus one per node for the
@@ -235,6 +257,10 @@ func CheckWireCost(costs []WireCost) error {
 		}
 		if w.PerRegistrationPerPeer() > 1 {
 			errs = append(errs, fmt.Sprintf("%d nodes: %.2f record messages per registration and peer (more than 1)", w.Nodes, w.PerRegistrationPerPeer()))
+		}
+		if w.DialsPerNodeSecond() > base.DialsPerNodeSecond()+DialsSlack {
+			errs = append(errs, fmt.Sprintf("%d nodes: %.2f dials per node per second, up from %.2f at %d nodes (a connection per message?)",
+				w.Nodes, w.DialsPerNodeSecond(), base.DialsPerNodeSecond(), base.Nodes))
 		}
 		if w.PerRenewal() > base.PerRenewal()+WireCostSlack {
 			errs = append(errs, fmt.Sprintf("%d nodes: %.2f messages per renewal, up from %.2f at %d nodes (grows with the cluster)",
