@@ -187,7 +187,7 @@ func (s *Server) statusOverrides(w http.ResponseWriter, _ *http.Request) {
 // and the figures behind it).
 type memberRow struct {
 	Member
-	SelfPreservationDetail *selfPreservationJSON `json:"selfPreservationDetail,omitempty"`
+	SelfPreservationDetail *SelfPreservation `json:"selfPreservationDetail,omitempty"`
 }
 
 // members serves GET /cluster/members: a JSON array with one row per member.
@@ -214,7 +214,7 @@ func (s *Server) members(w http.ResponseWriter, _ *http.Request) {
 		if m.RenewalsLastWindow == 0 {
 			rows[i].RenewalsLastWindow = st.LocalRenewals
 		}
-		v := selfPreservationView(st)
+		v := NewSelfPreservation(st)
 		rows[i].SelfPreservationDetail = &v
 	}
 	writeJSON(w, http.StatusOK, rows)

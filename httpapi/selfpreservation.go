@@ -21,10 +21,11 @@ import (
 	"github.com/heureka/heureka/actors"
 )
 
-// selfPreservationJSON is the JSON form of an actors.SelfPreservationStatus,
-// served by GET /admin/self-preservation and embedded in /eureka/status and
-// in this node's row of /cluster/members.
-type selfPreservationJSON struct {
+// SelfPreservation is the JSON form of an actors.SelfPreservationStatus,
+// served by GET /admin/self-preservation and embedded in /eureka/status, in
+// this node's row of /cluster/members and in the dashboard's state; the
+// heureka command decodes it. The one definition of that shape.
+type SelfPreservation struct {
 	// Enabled is the switch (--self-preservation, or the last PUT).
 	Enabled bool `json:"enabled"`
 	// Engaged reports whether expired leases are being held now.
@@ -55,12 +56,12 @@ type selfPreservationJSON struct {
 	WindowSeconds float64 `json:"windowSeconds"`
 }
 
-// selfPreservationView converts a reading; nil gives the zero view.
-func selfPreservationView(st *actors.SelfPreservationStatus) selfPreservationJSON {
+// NewSelfPreservation converts a reading; nil gives the zero value.
+func NewSelfPreservation(st *actors.SelfPreservationStatus) SelfPreservation {
 	if st == nil {
-		return selfPreservationJSON{}
+		return SelfPreservation{}
 	}
-	v := selfPreservationJSON{
+	v := SelfPreservation{
 		Enabled:           st.Enabled,
 		Engaged:           st.Engaged,
 		Reason:            st.Reason,
@@ -102,7 +103,7 @@ func selfPreservationDecision(st *actors.SelfPreservationStatus) string {
 // appendSelfPreservationXML appends the <selfPreservation> element of the
 // XML status document, indented one level, with the same children as the
 // JSON object (engagedSince only while engaged).
-func appendSelfPreservationXML(b *strings.Builder, v selfPreservationJSON) {
+func appendSelfPreservationXML(b *strings.Builder, v SelfPreservation) {
 	elem := func(name, val string) {
 		fmt.Fprintf(b, "    <%s>%s</%s>\n", name, escapeXMLText(val), name)
 	}
@@ -139,7 +140,7 @@ func marshalJSON(v any) []byte {
 // getSelfPreservation serves GET /admin/self-preservation: the current
 // reading as JSON.
 func (s *Server) getSelfPreservation(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, selfPreservationView(s.cfg.Registry.SelfPreservation()))
+	writeJSON(w, http.StatusOK, NewSelfPreservation(s.cfg.Registry.SelfPreservation()))
 }
 
 // putSelfPreservation serves PUT /admin/self-preservation?enabled=true|false:
@@ -158,7 +159,7 @@ func (s *Server) putSelfPreservation(w http.ResponseWriter, r *http.Request) {
 	// An operator turning eviction protection off is worth a line in the
 	// log, with where the request came from.
 	s.log.Warn("self-preservation switched at run time", "enabled", enabled, "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, selfPreservationView(s.cfg.Registry.SelfPreservation()))
+	writeJSON(w, http.StatusOK, NewSelfPreservation(s.cfg.Registry.SelfPreservation()))
 }
 
 // enabledParam parses the enabled query parameter: exactly one of true or

@@ -26,9 +26,9 @@ func TestSelfPreservationDecision(t *testing.T) {
 }
 
 func TestSelfPreservationView(t *testing.T) {
-	assert.Equal(t, selfPreservationJSON{}, selfPreservationView(nil))
+	assert.Equal(t, SelfPreservation{}, NewSelfPreservation(nil))
 	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
-	v := selfPreservationView(&actors.SelfPreservationStatus{Engaged: true, EngagedSince: since, Window: 250 * time.Millisecond})
+	v := NewSelfPreservation(&actors.SelfPreservationStatus{Engaged: true, EngagedSince: since, Window: 250 * time.Millisecond})
 	if assert.NotNil(t, v.EngagedSince) {
 		assert.Equal(t, time.UTC, v.EngagedSince.Location())
 		assert.True(t, since.Equal(*v.EngagedSince))
@@ -36,5 +36,5 @@ func TestSelfPreservationView(t *testing.T) {
 	assert.Equal(t, 0.25, v.WindowSeconds)
 	assert.Equal(t, `{"enabled":false,"engaged":false,"engagedSince":null,"reason":"<&>","expected":0,"threshold":0,`+
 		`"renewsLastWindow":0,"localRenewals":0,"peerRenewals":0,"members":0,"expirationEnabled":false,"windowSeconds":0}`,
-		string(marshalJSON(selfPreservationJSON{Reason: "<&>"})))
+		string(marshalJSON(SelfPreservation{Reason: "<&>"})))
 }

@@ -28,7 +28,7 @@ type statusInfo struct {
 	replicas [3]string   // registered, available, unavailable
 	self     *actors.Instance
 	healthy  bool
-	sp       selfPreservationJSON
+	sp       SelfPreservation
 	// readiness says why the node is (not) ready, or that it serves alone.
 	readiness readinessJSON
 }
@@ -145,7 +145,7 @@ func (s *Server) statusInfo(r *http.Request) statusInfo {
 			st.readiness.Reason = strings.TrimPrefix(st.readiness.Reason+"; writes refused with 503: "+sk.Reason, "; ")
 		}
 	}
-	st.sp = selfPreservationView(s.cfg.Registry.SelfPreservation())
+	st.sp = NewSelfPreservation(s.cfg.Registry.SelfPreservation())
 	return st
 }
 

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heureka/heureka/internal/buildinfo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -149,7 +150,9 @@ func TestServeLogs(t *testing.T) {
 	aLog, bLog := a.logs.String(), b.logs.String()
 
 	t.Run("startup", func(t *testing.T) {
-		assert.Regexp(t, `level=INFO msg="heureka starting" node=a version=`+regexp.QuoteMeta(version)+` go=go`, aLog)
+		bi := buildinfo.Get()
+		assert.Regexp(t, `level=INFO msg="heureka starting" node=a version=`+regexp.QuoteMeta(bi.Release)+
+			` commit=`+regexp.QuoteMeta(bi.ShortCommit())+` wireProtocols=`+regexp.QuoteMeta(bi.Protocols())+` go=go`, aLog)
 		assert.Contains(t, aLog, `config.gossip-key="(set, not shown)"`)
 		assert.Contains(t, aLog, "config.http-addr="+aHTTP)
 		assert.NotContains(t, aLog, key, "the gossip key is never logged")

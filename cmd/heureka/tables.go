@@ -19,6 +19,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/heureka/heureka/httpapi"
 )
 
 // text is a JSON scalar (string, number or boolean) read as its text.
@@ -108,31 +110,11 @@ type (
 		Number  text `json:"$"`
 		Enabled text `json:"@enabled"`
 	}
-	// member is one row of /cluster/members.
-	member struct {
-		Name               string  `json:"name"`
-		Address            string  `json:"address"`
-		State              string  `json:"state"`
-		Owned              float64 `json:"owned"`
-		URL                string  `json:"url"`
-		SelfPreservation   string  `json:"selfPreservation"`
-		RenewalsLastWindow int64   `json:"renewalsLastWindow"`
-	}
-	// selfPreservation is GET /admin/self-preservation, also embedded in
-	// /eureka/status.
-	selfPreservation struct {
-		Enabled           bool    `json:"enabled"`
-		Engaged           bool    `json:"engaged"`
-		Reason            string  `json:"reason"`
-		Expected          int     `json:"expected"`
-		Threshold         int     `json:"threshold"`
-		RenewsLastWindow  int64   `json:"renewsLastWindow"`
-		LocalRenewals     int64   `json:"localRenewals"`
-		PeerRenewals      int64   `json:"peerRenewals"`
-		Members           int     `json:"members"`
-		ExpirationEnabled bool    `json:"expirationEnabled"`
-		WindowSeconds     float64 `json:"windowSeconds"`
-	}
+	// member is one row of /cluster/members; selfPreservation is GET
+	// /admin/self-preservation, also embedded in /eureka/status: the API's
+	// own types.
+	member           = httpapi.Member
+	selfPreservation = httpapi.SelfPreservation
 	// nodeStatus is /eureka/status.
 	nodeStatus struct {
 		GeneralStats     map[string]text `json:"generalStats"`

@@ -251,7 +251,9 @@ func TestStateMembers(t *testing.T) {
 	assert.InDelta(t, 90, st.Node.UptimeSeconds, 1e-9)
 	assert.False(t, st.Node.Ready)
 	assert.True(t, st.SelfPreservation.Engaged)
-	assert.Equal(t, started.Add(time.Minute).UnixMilli(), st.SelfPreservation.EngagedSince)
+	if assert.NotNil(t, st.SelfPreservation.EngagedSince) {
+		assert.True(t, started.Add(time.Minute).Equal(*st.SelfPreservation.EngagedSince))
+	}
 	assert.InDelta(t, 60, st.SelfPreservation.WindowSeconds, 1e-9)
 	assert.Equal(t, dashboard.DefaultRefresh.Milliseconds(), st.RefreshMillis)
 	assert.NotNil(t, st.Applications)

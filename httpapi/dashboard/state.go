@@ -30,7 +30,7 @@ type State struct {
 	// Members are the cluster members in name order, this node included.
 	Members []MemberInfo `json:"members"`
 	// SelfPreservation is this node's reading.
-	SelfPreservation SelfPreservationInfo `json:"selfPreservation"`
+	SelfPreservation httpapi.SelfPreservation `json:"selfPreservation"`
 	// Registry summarizes the snapshot.
 	Registry RegistryInfo `json:"registry"`
 	// Applications are the snapshot's applications in name order ([] when
@@ -61,38 +61,6 @@ type MemberInfo struct {
 	httpapi.Member
 	// Self marks the node serving the page.
 	Self bool `json:"self,omitempty"`
-}
-
-// SelfPreservationInfo is an actors.SelfPreservationStatus in JSON.
-type SelfPreservationInfo struct {
-	// Enabled is the switch (--self-preservation, or the last PUT of
-	// /admin/self-preservation).
-	Enabled bool `json:"enabled"`
-	// Engaged reports whether expired leases are being kept now.
-	Engaged bool `json:"engaged"`
-	// EngagedSince is when the current engagement began, epoch
-	// milliseconds; 0 when not engaged.
-	EngagedSince int64 `json:"engagedSince,omitempty"`
-	// Reason is the registry's plain-language explanation.
-	Reason string `json:"reason"`
-	// Expected is the number of clients expected to renew.
-	Expected int `json:"expected"`
-	// Threshold is the renewals per window at or below which
-	// self-preservation engages.
-	Threshold int `json:"threshold"`
-	// RenewsLastWindow is the measured renewals of the last complete
-	// window, cluster-wide: LocalRenewals plus PeerRenewals.
-	RenewsLastWindow int64 `json:"renewsLastWindow"`
-	// LocalRenewals is this node's own count.
-	LocalRenewals int64 `json:"localRenewals"`
-	// PeerRenewals is the reachable peers' counts, summed.
-	PeerRenewals int64 `json:"peerRenewals"`
-	// Members is how many members' counts were summed, this node included.
-	Members int `json:"members"`
-	// ExpirationEnabled reports whether expired leases may be evicted.
-	ExpirationEnabled bool `json:"expirationEnabled"`
-	// WindowSeconds is the length of the renewal window.
-	WindowSeconds float64 `json:"windowSeconds"`
 }
 
 // RegistryInfo summarizes a snapshot.
@@ -178,7 +146,7 @@ func (h *Handler) State(known string) *State {
 			Ready:         h.cfg.Ready == nil || h.cfg.Ready(),
 		},
 		Members:          h.members(sp),
-		SelfPreservation: selfPreservationInfo(sp),
+		SelfPreservation: httpapi.NewSelfPreservation(sp),
 		Registry:         RegistryInfo{Token: h.epoch + "." + strconv.FormatUint(snap.Version(), 10), Statuses: map[string]int{}},
 	}
 	if h.cfg.ReadyReason != nil {
@@ -228,29 +196,6 @@ func (h *Handler) members(sp *actors.SelfPreservationStatus) []MemberInfo {
 	}
 	slices.SortFunc(out, func(a, b MemberInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
-}
-
-func selfPreservationInfo(sp *actors.SelfPreservationStatus) SelfPreservationInfo {
-	if sp == nil {
-		return SelfPreservationInfo{}
-	}
-	info := SelfPreservationInfo{
-		Enabled:           sp.Enabled,
-		Engaged:           sp.Engaged,
-		Reason:            sp.Reason,
-		Expected:          sp.Expected,
-		Threshold:         sp.Threshold,
-		RenewsLastWindow:  sp.RenewsLastWindow,
-		LocalRenewals:     sp.LocalRenewals,
-		PeerRenewals:      sp.PeerRenewals,
-		Members:           sp.Members,
-		ExpirationEnabled: sp.ExpirationEnabled,
-		WindowSeconds:     sp.Window.Seconds(),
-	}
-	if !sp.EngagedSince.IsZero() {
-		info.EngagedSince = sp.EngagedSince.UnixMilli()
-	}
-	return info
 }
 
 func instanceInfo(in *actors.Instance) InstanceInfo {

@@ -214,7 +214,7 @@
         'PUT /admin/self-preservation?enabled=false). That is fine while every client renews normally.';
     } else if (sp.engaged) {
       headline.className = 'sp-headline engaged';
-      headline.textContent = 'Engaged' + (sp.engagedSince ? ' since ' + clock(sp.engagedSince) : '') +
+      headline.textContent = 'Engaged' + (sp.engagedSince ? ' since ' + clock(Date.parse(sp.engagedSince)) : '') +
         '. Leases that run out are kept for now instead of being evicted.';
       explain.textContent = 'Fewer renewals arrive than expected. When many clients go quiet at once, the ' +
         'cause is more often the network than the clients, so the registry keeps their entries rather than ' +
