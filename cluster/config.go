@@ -121,6 +121,12 @@ type Config struct {
 	// messages are large and links slow. Default 10s.
 	StreamTimeout time.Duration
 
+	// DeadNodeReclaimTime is how long a member must have been dead before
+	// a node with its name but another address (a rescheduled pod, a VM
+	// with a new IP) may take the name over; 0 never (memberlist's
+	// DeadNodeReclaimTime). Default 30s.
+	DeadNodeReclaimTime time.Duration
+
 	// Logger receives membership changes and memberlist's own log lines, with
 	// component=cluster and node=NodeName. Nil means slog.Default().
 	Logger *slog.Logger
@@ -192,6 +198,8 @@ func DefaultConfig() Config {
 		TombstoneTimeout:  time.Hour,
 		LeaveTimeout:      5 * time.Second,
 		StreamTimeout:     10 * time.Second,
+
+		DeadNodeReclaimTime: 30 * time.Second,
 	}
 }
 
@@ -248,6 +256,8 @@ func (c *Config) Validate() error {
 		return bad("LeaveTimeout %v must be positive", c.LeaveTimeout)
 	case c.StreamTimeout <= 0:
 		return bad("StreamTimeout %v must be positive", c.StreamTimeout)
+	case c.DeadNodeReclaimTime < 0:
+		return bad("DeadNodeReclaimTime %v must not be negative", c.DeadNodeReclaimTime)
 	}
 	for i, k := range c.GossipKeys {
 		if len(k) != 16 && len(k) != 24 && len(k) != 32 {
@@ -295,6 +305,7 @@ func (c *Config) memberlistConfig() *memberlist.Config {
 		}
 		mc.Keyring = kr
 	}
+	mc.DeadNodeReclaimTime = c.DeadNodeReclaimTime
 	if c.MemberlistConfig != nil {
 		c.MemberlistConfig(mc)
 	}

@@ -137,3 +137,17 @@ func TestMemberlistConfig(t *testing.T) {
 	l.NodeName = "n1"
 	assert.Equal(t, memberlist.DefaultLocalConfig().SuspicionMult, l.memberlistConfig().SuspicionMult)
 }
+
+// A node that comes back under its name at another address may take the
+// name over after DeadNodeReclaimTime (30 s by default, for every user of
+// the library, not only the command); a negative value is refused.
+func TestConfigDeadNodeReclaimTime(t *testing.T) {
+	c := DefaultLocalConfig()
+	c.NodeName = "n"
+	require.NoError(t, c.Validate())
+	assert.Equal(t, 30*time.Second, c.memberlistConfig().DeadNodeReclaimTime)
+	c.DeadNodeReclaimTime = 0
+	assert.Zero(t, c.memberlistConfig().DeadNodeReclaimTime, "0: never")
+	c.DeadNodeReclaimTime = -time.Second
+	assert.ErrorIs(t, c.Validate(), ErrInvalidConfig)
+}

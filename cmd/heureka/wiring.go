@@ -2,9 +2,6 @@ package main
 
 import (
 	"log/slog"
-	"time"
-
-	"github.com/hashicorp/memberlist"
 
 	"github.com/heureka/heureka/cluster"
 	"github.com/heureka/heureka/eurekapeer"
@@ -54,9 +51,6 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 		// the bind port.
 		cc.AdvertiseAddr = chooseAdvertise(cc.BindAddr, c.Join)
 	}
-	// A node that comes back under its old name with a new address (a
-	// rescheduled pod) may reclaim its name once it has been dead a while.
-	cc.MemberlistConfig = func(mc *memberlist.Config) { mc.DeadNodeReclaimTime = 30 * time.Second }
 	cc.Join = c.Join
 	if cc.GossipKey, err = decodeGossipKey(c.GossipKey); err != nil {
 		return nc, err
