@@ -52,14 +52,16 @@
 // two releases read each other, not leniency in the decoder.
 //
 // The structs do not go through msgpack's reflection: each implements
-// msgpack.CustomEncoder and CustomDecoder by hand (msgpack_methods.go, rules
-// in msgpack_codec.go), which encodes a record batch in less than half the
-// time and decodes it in about two thirds. The methods write exactly the bytes
-// reflection wrote for the struct tags, and accept and refuse exactly what it
-// accepted and refused; the tests hold them to that against msgpack's
-// reflection on method-less copies of the types, and fail when a field is
-// added to a struct but not to its methods. So a change to a struct means a
-// change to its methods as well as a new ProtocolVersion.
+// msgpack.CustomEncoder and CustomDecoder with methods generated from its
+// definition (msgpack_methods_gen.go, written by internal/msgpackgen; rules
+// in msgpack_codec.go; the few kept by hand in msgpack_handwritten.go), which
+// encodes a record batch in less than half the time and decodes it in about
+// two thirds. The methods write exactly the bytes reflection wrote for the
+// struct tags, and accept and refuse exactly what it accepted and refused;
+// the tests hold them to that against msgpack's reflection on method-less
+// copies of the types, and fail when a field is added to a struct but not to
+// its methods. So a change to a struct means running `go generate ./wire/`
+// (and checking msgpack_handwritten.go) as well as a new ProtocolVersion.
 //
 // Before msgpack sees a body, Decode checks its structure (lengths within the
 // input, bounded nesting, nothing trailing), so hostile or corrupt input

@@ -9,13 +9,18 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// The message structs implement msgpack.CustomEncoder and CustomDecoder by
-// hand (msgpack_methods.go): msgpack's reflection walked every field of every
-// record through reflect.Value, 18% of the CPU of a node joining a cluster of
-// a million instances. The hand-written methods must stay byte-for-byte what
-// reflection produces for the struct definitions in msg.go, and accept and
-// refuse exactly what it accepts and refuses; msgpack_codec_test.go checks
-// both against msgpack's own reflection on method-less copies of the types.
+//go:generate go run ./internal/msgpackgen
+
+// The message structs implement msgpack.CustomEncoder and CustomDecoder
+// without reflection: msgpack's reflection walked every field of every record
+// through reflect.Value, 18% of the CPU of a node joining a cluster of a
+// million instances. The methods are generated from the struct definitions in
+// msg.go by internal/msgpackgen (msgpack_methods_gen.go; the few kept by hand
+// are in msgpack_handwritten.go) and built on the helpers in this file. They
+// must stay byte-for-byte what reflection produces for those definitions, and
+// accept and refuse exactly what it accepts and refuses; msgpack_codec_test.go
+// checks both against msgpack's own reflection on method-less copies of the
+// types.
 //
 // What reflection does, and so what the methods do:
 //
@@ -44,8 +49,8 @@ import (
 // or decoded.
 var reflectCodec bool
 
-// sabotage makes the hand-written encoder write one value differently from
-// reflection, so that a test can prove that the equality checks catch it.
+// sabotage makes the encoder write values differently from reflection, so
+// that a test can prove that the equality checks catch it.
 // Tests only; zero in production.
 var sabotage sabotageKind
 
@@ -55,8 +60,8 @@ type sabotageKind int
 const (
 	// sabotageNone: the encoder is correct.
 	sabotageNone sabotageKind = iota
-	// sabotageWideInt writes InstanceRecord.LastRenewal as a full int64,
-	// not compactly: same value decoded, different bytes.
+	// sabotageWideInt writes every signed integer (writer.int) as a full
+	// int64, not compactly: same values decoded, different bytes.
 	sabotageWideInt
 	// sabotageMapOrder writes metadata maps in decreasing key order.
 	sabotageMapOrder
@@ -123,6 +128,10 @@ func (w *writer) boolean(b bool) {
 // and int64 under UseCompactInts.
 func (w *writer) int(n int64) {
 	if w.err == nil {
+		if sabotage == sabotageWideInt {
+			w.keep(w.e.EncodeInt64(n))
+			return
+		}
 		w.keep(w.e.EncodeInt(n))
 	}
 }
@@ -179,7 +188,7 @@ func (w *writer) strMap(m map[string]string) {
 	}
 }
 
-// writable is a message struct with a hand-written encoder.
+// writable is a message struct with a reflection-free encoder.
 type writable[T any] interface {
 	*T
 	writeTo(w *writer)
@@ -198,7 +207,7 @@ func writeStructs[T any, P writable[T]](w *writer, s []T) {
 	}
 }
 
-// readable is a message struct with a hand-written decoder: decodeField
+// readable is a message struct with a reflection-free decoder: decodeField
 // decodes the value of its i-th field (in wire order) into it.
 type readable[T any] interface {
 	*T
@@ -293,18 +302,18 @@ func decodeStructs[T any, P readable[T]](d *msgpack.Decoder, s *[]T, names []str
 	return nil
 }
 
-// decodeInstance decodes a *InstanceData the way reflection decodes a
-// pointer field: nil sets it to nil, anything else is decoded into the
-// existing value or a new one.
-func decodeInstance(d *msgpack.Decoder, p **InstanceData) error {
+// decodePointer decodes a pointer to a struct whose fields are named names
+// the way reflection decodes a pointer field: nil sets it to nil, anything
+// else is decoded into the existing value or a new one.
+func decodePointer[T any, P readable[T]](d *msgpack.Decoder, p **T, names []string) error {
 	if c, err := d.PeekCode(); err == nil && c == codeNil {
 		*p = nil
 		return d.DecodeNil()
 	}
 	if *p == nil {
-		*p = new(InstanceData)
+		*p = new(T)
 	}
-	return decodeStruct(d, *p, instanceDataFields[:])
+	return decodeStruct(d, P(*p), names)
 }
 
 // encodeReflect encodes *v with msgpack's reflection (reflectCodec).

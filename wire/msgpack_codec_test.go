@@ -18,7 +18,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// The hand-written codec (msgpack_codec.go, msgpack_methods.go) is checked
+// The reflection-free codec (msgpack_codec.go, msgpack_methods_gen.go) is checked
 // against msgpack's reflection on "mirror" types: struct types built at run
 // time with reflect.StructOf from the message structs' exported fields, so
 // they have the same fields, tags and field types but none of the methods.
@@ -594,7 +594,7 @@ func TestFieldTablesMatchStructs(t *testing.T) {
 				names = append(names, f.Name)
 			}
 		}
-		assert.Equal(t, names, ct.fields, "%s: the field table (msgpack_methods.go) must list the exported fields in order", typ)
+		assert.Equal(t, names, ct.fields, "%s: the field table (msgpack_methods_gen.go) must list the exported fields in order", typ)
 	}
 	// Every struct reachable from a message has a hand-written codec.
 	have := map[reflect.Type]bool{}
