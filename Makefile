@@ -71,6 +71,8 @@ vet:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags upgrade ./cmd/heureka/
+	@# The msgpack methods are generated (wire/internal/msgpackgen): what is committed is what the generator writes.
+	$(GO) generate ./wire/ && git diff --exit-code -- wire/
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
