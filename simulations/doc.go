@@ -20,8 +20,9 @@
 // status in process every ProbeInterval (and, once a second, the tombstones
 // each registry would send a peer). Together with the clients' own log
 // (when each instance lived, each registration, when it was cancelled)
-// these form the Observations. Checkers (invariants.go) turn Observations
-// into Verdicts against explicit Thresholds, and Report renders the Results
+// these form the Observations. Checkers (one file each, invariant_*.go;
+// the table in invariants.go) turn Observations into Verdicts against
+// explicit Thresholds, and Report renders the Results
 // as Markdown. RunAll runs many scenarios and seeds side by side and
 // WriteResults summarises them; RunSabotage runs scenarios with the bug
 // switches of internal/sabotage on (in a -tags sabotage build) and

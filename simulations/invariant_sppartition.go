@@ -1,17 +1,14 @@
 package simulations
 
+// Property 5 across a partition: self-preservation engages on both sides
+// and releases after the heal (sp-partition).
+
 import (
 	"fmt"
 	"time"
 
 	"github.com/heureka/heureka/actors"
 )
-
-// InvSPPartition: self-preservation engages on both sides of a partition and
-// releases after the heal (property 5).
-const InvSPPartition = "sp-partition"
-
-func init() { Checkers[InvSPPartition] = CheckSPPartition }
 
 // CheckSPPartition judges self-preservation across the first partition of a
 // run: every node that expected renewals when the cluster split, on the
