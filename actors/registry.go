@@ -240,7 +240,8 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	newSP := func() selfPreservation {
 		return selfPreservation{enabled: cfg.SelfPreservation, percent: cfg.RenewalPercentThreshold,
 			expectedInterval: cfg.ExpectedClientRenewalInterval, window: cfg.RenewalWindow,
-			releaseAfter: cfg.RenewalThresholdUpdateInterval, expected: cfg.ExpectedInitialRenewers}
+			releaseAfter: cfg.RenewalThresholdUpdateInterval, expected: cfg.ExpectedInitialRenewers,
+			warming: cfg.Peers != nil && !sabotage.On(sabotage.SPNoWarmUp)}
 	}
 	sp0 := newSP()
 	r.sp.Store(sp0.status())

@@ -141,6 +141,13 @@ type selfPreservation struct {
 	// counts the live fleet only: otherwise evicting the silent after a
 	// mass failure drove the expectation to 0 and stopped eviction.
 	held, silent int
+	// warming is set while a node of a cluster has not yet closed one
+	// whole window since it started (warmUntil): its own count covers part
+	// of a window and its peers' reports have not all come, so the sum says
+	// nothing about the fleet. It judges nothing then: not engaged (the
+	// leases it copied have a lease of grace from the eviction anyway).
+	warming   bool
+	warmUntil time.Time
 }
 
 // disengageCloses is how many closes in a row above the threshold release
@@ -160,7 +167,7 @@ func (s *selfPreservation) threshold() int {
 }
 
 func (s *selfPreservation) expirationEnabled() bool {
-	if !s.enabled {
+	if !s.enabled || s.warming {
 		return true
 	}
 	return (!s.low() || s.holding) && !s.sticking
@@ -238,6 +245,7 @@ func (s *selfPreservation) expectationChanged() {
 func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, members int) {
 	s.local, s.peers, s.members = local, peers, members+1
 	s.renewsLastWindow = local + peers
+	s.warming = s.warming && now.Before(s.warmUntil) && !sabotage.On(sabotage.SPNoWarmUp)
 	s.remember(now)
 	s.hold(now, !s.engagedSince.IsZero())
 	if !s.engaged() {
@@ -368,6 +376,10 @@ func (s *selfPreservation) reason() string {
 		return "self-preservation is off: expired leases are evicted"
 	case s.expected == 0:
 		return "no renewals expected: nothing to protect"
+	case s.warming:
+		return fmt.Sprintf("not engaged: warming up, the first %v since this node started is not over (%d renewals counted "+
+			"across %d member(s) so far); expired leases are evicted, the copied ones after a lease of grace",
+			s.window, s.renewsLastWindow, max(1, s.members))
 	case s.sticking:
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), above the threshold of %d "+
 			"(%.0f%% of %d expected clients) for one close only; expired leases are kept until a second close above it",
@@ -463,6 +475,9 @@ const windowQuarters = 4
 func (a *selfPreservationActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		if a.sp.warming {
+			a.sp.warmUntil = a.r.cfg.Clock.Now().Add(a.r.cfg.RenewalWindow)
+		}
 		a.timers = append(a.timers,
 			startTicker(ctx, max(a.r.cfg.RenewalWindow/windowQuarters, time.Millisecond), &spWindowTick{}),
 			startTicker(ctx, a.r.cfg.RenewalThresholdUpdateInterval, &spRecountTick{}))

@@ -70,6 +70,11 @@ const (
 	// /eureka/apps/delta for the application named "delta", unlike the mux
 	// (httpapi router.match).
 	FastRouteDeltaAsApp Switch = "fast-route-delta-as-app"
+	// SPNoWarmUp lets a node of a cluster judge self-preservation from its
+	// first window close after it starts, on a partial count and before its
+	// peers' reports came: a restarted node engages on a "collapse" (actors
+	// selfPreservation.warming).
+	SPNoWarmUp Switch = "sp-no-warm-up"
 	// ProtocolRangeNotAdvertised makes a node advertise only its highest
 	// wire protocol in its node meta, as before nodes spoke a range: the
 	// previous release refuses it, and a rolling upgrade splits the
@@ -280,4 +285,4 @@ var UnitOnly = []Switch{ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutra
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
-	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, ProtocolRangeNotAdvertised}
+	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, ProtocolRangeNotAdvertised, SPNoWarmUp}
