@@ -348,8 +348,9 @@ type bootTracker struct {
 	ids map[string]bootID
 }
 
-// note records name's boot id and reports whether it replaced another one.
-func (t *bootTracker) note(name string, id bootID) bool {
+// note records name's boot id and reports whether it replaced another one
+// (changed) or is the first this node has seen of name (first).
+func (t *bootTracker) note(name string, id bootID) (changed, first bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.ids == nil {
@@ -357,15 +358,24 @@ func (t *bootTracker) note(name string, id bootID) bool {
 	}
 	old, seen := t.ids[name]
 	t.ids[name] = id
-	return seen && old != id
+	return seen && old != id, !seen
 }
 
 // noteBoot reads a member's boot id from a probe ack and, when it changed
-// (the member restarted), dials the member in the background. It runs in
-// memberlist's probe goroutine, which holds no memberlist lock there.
+// (the member restarted), dials the member in the background. The first
+// boot id seen of a member is dialled too, once: a member that lived less
+// than a probe round before it was killed and restarted at the same
+// address (a seed restarted twice in a row, kill -9 and back within a
+// second) shows its new process's id first, and that process, started
+// without --join, knows no one. It runs in memberlist's probe goroutine,
+// which holds no memberlist lock there.
 func (m *Membership) noteBoot(n *memberlist.Node, payload []byte) {
 	id, ok := parseBootPayload(payload)
-	if !ok || n.Name == m.cfg.NodeName || !m.boots.note(n.Name, id) || sabotage.On(sabotage.NoRedialLeft) {
+	if !ok || n.Name == m.cfg.NodeName || sabotage.On(sabotage.NoRedialLeft) {
+		return
+	}
+	changed, first := m.boots.note(n.Name, id)
+	if !changed && !first {
 		return
 	}
 	addr := net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
@@ -381,6 +391,11 @@ func (m *Membership) noteBoot(n *memberlist.Node, payload []byte) {
 	go func() {
 		defer m.wg.Done()
 		k, err := m.ml.Join([]string{addr})
+		if first {
+			m.log.Debug("cluster: first probe answer of a member; told it who is in the cluster",
+				"member", n.Name, "addr", addr, "answered", k, "err", ErrorText(err))
+			return
+		}
 		m.log.Info("cluster: a member restarted (a new process answers its probes); told it who is in the cluster",
 			"member", n.Name, "addr", addr, "answered", k, "err", ErrorText(err))
 	}()

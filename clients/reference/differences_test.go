@@ -40,10 +40,11 @@ var knownDiffs = []knownDiff{
 			return false
 		}
 		r, h := statusRoot(ref.Tree), statusRoot(heu.Tree)
-		if r == nil || h == nil || h["selfPreservation"] == nil {
+		if r == nil || h == nil || h["selfPreservation"] == nil || h["readiness"] == nil {
 			return false
 		}
 		delete(h, "selfPreservation")
+		delete(h, "readiness")
 		delete(h, "isHeathly")
 		if gs, ok := first(h["generalStats"]); ok {
 			delete(gs, "environment")

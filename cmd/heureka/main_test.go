@@ -225,7 +225,7 @@ func TestBinaryExitsCleanlyOnSignal(t *testing.T) {
 			require.NoError(t, waitErr)
 			out := logs.String()
 			assert.Contains(t, out, "heureka node started")
-			assert.Contains(t, out, `msg="heureka starting" node=sig-test version=`+version)
+			assert.Contains(t, out, `msg="heureka starting" node=sig-test version=`+buildinfo.Get().Release+` commit=`)
 			assert.Contains(t, out, `msg=registered node=sig-test component=registry app=SIG-APP id=sig-1`)
 			assert.Contains(t, out, "shutting down")
 			assert.Contains(t, out, "heureka node stopped")
