@@ -238,7 +238,7 @@ const (
 var All = []Switch{
 	ReplicaOverrulesEviction, TombstoneReceiptAge, TombstonesDropped, CopiedLeaseFresh,
 	StaleRecordsAccepted, EvictWithoutOwnership, NoTakeoverGrace, NoAntiEntropy,
-	SelfPreservationPerOwner, SilentMemberHoldsForever, LeftReportDropped, TombstoneOutlivedByLease,
+	SelfPreservationPerOwner, TombstoneOutlivedByLease,
 }
 
 // UnitOnly lists the switches that only unit tests built with the sabotage
@@ -256,6 +256,12 @@ var All = []Switch{
 // (BUG-8, BUG-9, BUG-7) are unit-only too: their cluster tests show each directly, while the
 // simulations show BUG-9 in about one run in three and BUG-8 only at 50
 // nodes.
+//
+// SilentMemberHoldsForever and LeftReportDropped are unit-only while the
+// scenarios that would show them (silent-member, rolling-restart-quiet)
+// fail on open bugs of their own (BUG-21, BUG-22): a verdict a known bug
+// explains cannot tell the switch's failure apart. Their cluster tests show
+// each directly.
 //
 // LeaseAgesWallClock (BUG-10) is unit-only: its actors tests set the wall
 // clock back and forward directly, while clock-skew showed it in two runs
@@ -285,4 +291,4 @@ var UnitOnly = []Switch{ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutra
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
-	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, ProtocolRangeNotAdvertised, SPNoWarmUp}
+	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, ProtocolRangeNotAdvertised, SPNoWarmUp, SilentMemberHoldsForever, LeftReportDropped}
