@@ -1,7 +1,7 @@
 package simulations
 
 // Deletes that nothing brings back: scenarios whose story a client or the
-// cluster's timers could once use to undo a cancel.
+// cluster's timers could once use to undo a cancel (long-lease).
 
 import (
 	"fmt"
@@ -9,23 +9,6 @@ import (
 	"strings"
 	"time"
 )
-
-func init() {
-	Scenarios = append(Scenarios, Scenario{
-		Name: "long-lease",
-		Summary: "Some clients ask for a lease far longer than the tombstone TTL; the cluster splits 2|3 for longer than the TTL " +
-			"but shorter than those leases, and the long-lease clients on the majority side cancel early in the split: at the " +
-			"heal the minority's copies, their leases still running, must not come back.",
-		// Not tombstone-ttl: a tombstone is kept for its application's
-		// longest lease plus a window and an eviction run, here longer
-		// than the TTL on purpose.
-		Invariants:      []string{InvNoMissingRenewer, InvConvergence, InvNoResurrection, InvMembership},
-		DefaultDuration: 36 * time.Second,
-		ShortDuration:   20 * time.Second,
-		ShortTimers:     longPartitionShortTimers,
-		Drive:           driveLongLease,
-	})
-}
 
 // longLeaseApp is the application of long-lease's long-lease clients.
 const longLeaseApp = "LEDGER"

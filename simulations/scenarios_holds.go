@@ -1,40 +1,15 @@
 package simulations
 
-// Scenarios of the holds on eviction: a member whose outbound traffic is
-// blocked for long (its hold on every owner's eviction must be bounded and
-// shown), and a rolling restart judged for self-preservation (a graceful
-// stop must not engage it) and for the eviction of a client killed during
-// the roll.
+// The holds on eviction: a member whose outbound traffic is blocked for
+// long (silent-member); its hold on every owner's eviction must be
+// bounded and shown.
 
 import (
-	"context"
 	"strings"
 	"time"
 
 	"github.com/heureka/heureka/cluster"
 )
-
-func init() {
-	Scenarios = append(Scenarios,
-		Scenario{
-			Name: "silent-member",
-			Summary: "One node's outbound traffic is blocked for long (its packets dropped, its dials refused; the others still dial it) " +
-				"while clients die: its silence may hold every owner's eviction only for the silent-member bound, and the hold must show on every node's status meanwhile.",
-			Invariants:      []string{InvSPQuiet, InvSilentMemberBound, InvConvergence, InvNoResurrection, InvMembership, InvTombstoneGC},
-			DefaultDuration: 24 * time.Second,
-			ShortDuration:   12 * time.Second,
-			Drive:           driveSilentMember,
-		},
-		Scenario{
-			Name: "rolling-restart-quiet",
-			Summary: "rolling-restart judged for self-preservation: every node in turn stops gracefully and comes back while steady clients renew; " +
-				"one client is killed during the roll. Self-preservation must stay off, and the dead client must go within a lease.",
-			Invariants:      with(unpartitioned, InvRestartConvergence, InvSPQuiet, InvEvictionLatency),
-			DefaultDuration: 20 * time.Second,
-			ShortDuration:   12 * time.Second,
-			Drive:           driveRollingRestartQuiet,
-		})
-}
 
 // driveSilentMember: steady clients on every node; one node's outbound
 // traffic is blocked for most of the run; a client next to another node
@@ -126,45 +101,4 @@ func holdOn(hs []cluster.EvictionHold, x string) (cluster.EvictionHold, bool) {
 		}
 	}
 	return cluster.EvictionHold{}, false
-}
-
-// driveRollingRestartQuiet: driveRollingRestart with one client killed
-// after the first stop; five clients per node, so that the one killed is
-// well within self-preservation's 15%.
-func driveRollingRestartQuiet(s *Sim) error {
-	steady := s.NewClients(5, Apps)
-	if err := s.WaitRegistered(steady, registerWithin); err != nil {
-		return err
-	}
-	s.Event("clients", "%d steady clients registered", len(steady))
-	begin := time.Now()
-	if err := s.Sleep(s.Between(time.Second, 2*time.Second)); err != nil {
-		return err
-	}
-	names := s.Cluster().Names()
-	for i, n := range s.Shuffled(names) {
-		if err := s.StopNode(n, "(rolling restart)"); err != nil {
-			return err
-		}
-		if i == 1 {
-			victim := steady[s.IntN(len(steady))]
-			s.KillClients([]*Client{victim})
-		}
-		if err := s.Sleep(s.Between(500*time.Millisecond, 1500*time.Millisecond)); err != nil {
-			return err
-		}
-		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
-		err := s.Restart(ctx, n)
-		cancel()
-		if err != nil {
-			return err
-		}
-		if err := s.waitAgreed(time.Now(), s.cfg.Thresholds.Convergence); err != nil {
-			return err
-		}
-		if err := s.Sleep(s.Between(500*time.Millisecond, time.Second)); err != nil {
-			return err
-		}
-	}
-	return s.Sleep(max(time.Second, time.Until(begin.Add(s.Duration()))))
 }
