@@ -171,7 +171,7 @@ func TestLiveResurrectionIsCaught(t *testing.T) {
 	assert.False(t, v.Pass, "the resurrection went unnoticed: %s", v.Measured)
 	assert.False(t, res.Pass)
 	assert.Contains(t, strings.Join(v.Details, "\n"), "ghost-001 back on", "details: %v", v.Details)
-	assert.False(t, bug1.Explains(res, v), "a registration behind the clients' back is not BUG-1: %v", v.Details)
+	assert.False(t, republishedOnly(v), "a registration behind the clients' back is not BUG-1: %v", v.Details)
 }
 
 // TestRepublishedByFreshCopyIsCaught replays BUG-1 as the probes saw it
@@ -211,11 +211,26 @@ func TestRepublishedByFreshCopyIsCaught(t *testing.T) {
 	require.Len(t, v.Details, 1)
 	assert.Contains(t, v.Details[0], "u-8 re-published by n1 with a version stamped at +8.7s")
 	assert.Contains(t, v.Details[0], "n1 held a copy made by another node since +6.2s ("+FreshCopySignature+")")
-	assert.True(t, bug1.Explains(&Result{Verdicts: []Verdict{v}}, v))
+	assert.True(t, republishedOnly(v))
 	// The legitimate path: the client's last renewal went to n1, less than
 	// a lease before n1 overruled the eviction.
 	v = CheckNoResurrection(build("n1", 7.5), th)
 	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+}
+
+// republishedOnly reports whether a failed no-resurrection verdict consists
+// of re-publications by a node holding a fresh copy only: BUG-1's evidence
+// (the matcher of its KnownBugs entry while it was open).
+func republishedOnly(v Verdict) bool {
+	if !strings.Contains(v.Measured, " 0 cancelled instances left") || len(v.Details) == 0 {
+		return false
+	}
+	for _, d := range v.Details {
+		if !strings.Contains(d, RepublishedSignature) || !strings.Contains(d, FreshCopySignature) {
+			return false
+		}
+	}
+	return true
 }
 
 // ---- the checkers on made-up histories ----------------------------------------
@@ -505,10 +520,10 @@ func TestConfigValidate(t *testing.T) {
 	assert.ErrorIs(t, c.Validate(), ErrInvalidConfig)
 }
 
-// TestStalledSyncAfterHealIsRecognised checks BUG-2's matcher: misses over
-// the bound that begin right after a heal and last no longer than the
-// stall are BUG-2; a long miss elsewhere is not.
-func TestStalledSyncAfterHealIsRecognised(t *testing.T) {
+// TestCheckNoMissingRenewerAroundAHeal: misses over the bound fail the
+// verdict wherever they fall, right after a heal (BUG-2's evidence: a
+// stalled sync) or long before it.
+func TestCheckNoMissingRenewerAroundAHeal(t *testing.T) {
 	build := func(missFrom, missTo float64) *Result {
 		h := newHistory("n0", "n1")
 		h.o.Timeline = []Event{{At: 10 * time.Second, Kind: "heal"}}
@@ -525,14 +540,11 @@ func TestStalledSyncAfterHealIsRecognised(t *testing.T) {
 		return r
 	}
 	r := build(10.2, 13.6)
-	require.False(t, r.Verdicts[0].Pass)
-	assert.True(t, bug2.Explains(r, r.Verdicts[0]), "a 3.4s miss right after the heal")
+	assert.False(t, r.Verdicts[0].Pass, "a 3.4s miss right after the heal")
 	r = build(4, 8)
-	require.False(t, r.Verdicts[0].Pass)
-	assert.False(t, bug2.Explains(r, r.Verdicts[0]), "a miss long before the heal")
+	assert.False(t, r.Verdicts[0].Pass, "a miss long before the heal")
 	r = build(10.2, 19)
-	require.False(t, r.Verdicts[0].Pass)
-	assert.False(t, bug2.Explains(r, r.Verdicts[0]), "a miss longer than the stall")
+	assert.False(t, r.Verdicts[0].Pass, "a miss longer than the stall")
 }
 
 // TestSabotagePlanCoversEverySwitch: every switch of internal/sabotage has
@@ -816,9 +828,10 @@ func TestCheckRenewerKept(t *testing.T) {
 	assert.Contains(t, v.Details[0], "a re-published by n1 at +7.0s while its client was renewing")
 }
 
-// TestRecountAfterReleaseIsRecognised checks BUG-5's matcher: engaging
-// again right after the release is BUG-5; never releasing is not.
-func TestRecountAfterReleaseIsRecognised(t *testing.T) {
+// TestCheckSPRecountReleaseEngagingAgain: engaging again after the release,
+// at once (BUG-5's evidence: a recount right after the release) or later,
+// fails the verdict, as never releasing does.
+func TestCheckSPRecountReleaseEngagingAgain(t *testing.T) {
 	th := DefaultThresholds(DefaultTimers())
 	build := func(releaseAt, againAt float64) *Result {
 		h := newHistory("n0", "n1")
@@ -854,20 +867,18 @@ func TestRecountAfterReleaseIsRecognised(t *testing.T) {
 		return r
 	}
 	r := build(15.5, 16)
-	require.False(t, r.Verdicts[0].Pass)
-	assert.True(t, bug5.Explains(r, r.Verdicts[0]), "%v", r.Verdicts[0].Details)
+	assert.False(t, r.Verdicts[0].Pass, "engaging again right after the release")
 	r = build(15.5, 20)
-	require.False(t, r.Verdicts[0].Pass)
-	assert.False(t, bug5.Explains(r, r.Verdicts[0]), "engaging again long after the release is something else")
+	assert.False(t, r.Verdicts[0].Pass, "engaging again long after the release")
 	r = build(100, 200)
-	require.False(t, r.Verdicts[0].Pass)
-	assert.False(t, bug5.Explains(r, r.Verdicts[0]), "never releasing is not BUG-5")
+	assert.False(t, r.Verdicts[0].Pass, "never releasing")
 }
 
-// TestRestartedInPartitionIsRecognised checks BUG-4's matcher: after the
-// heal, only the node restarted during the partition misses the other
-// side.
-func TestRestartedInPartitionIsRecognised(t *testing.T) {
+// TestCheckMembershipAfterARestartInAPartition: after the heal, a node
+// restarted during the partition that misses the other side (BUG-4's
+// evidence), or a node that misses its own side, fails the verdict, and the
+// evidence says what the node sees.
+func TestCheckMembershipAfterARestartInAPartition(t *testing.T) {
 	build := func(gapNode string, gapSees []string) *Result {
 		h := newHistory("n0", "n1", "n2")
 		h.o.FaultsEnd = h.at(10)
@@ -889,10 +900,8 @@ func TestRestartedInPartitionIsRecognised(t *testing.T) {
 	r := build("n0", []string{"n0", "n1"})
 	require.False(t, r.Verdicts[0].Pass)
 	assert.Contains(t, strings.Join(r.Verdicts[0].Details, "\n"), "n0 sees n0,n1")
-	assert.True(t, bug4.Explains(r, r.Verdicts[0]))
 	r = build("n1", []string{"n1"})
-	require.False(t, r.Verdicts[0].Pass)
-	assert.False(t, bug4.Explains(r, r.Verdicts[0]), "n1 was not restarted and misses its own side")
+	assert.False(t, r.Verdicts[0].Pass, "n1 misses its own side")
 }
 
 // TestBriefReturnSeenOnlyInProbesIsCaught: an old copy installed and
@@ -920,10 +929,12 @@ func TestBriefReturnSeenOnlyInProbesIsCaught(t *testing.T) {
 	assert.Contains(t, v.Details[0], "a back on n1 at +7.1s (in a probe)")
 }
 
-// TestLateLearnedLeaseIsRecognised checks BUG-6's matcher: an overrule by
-// the client's own node right after a stalled owner reads again is BUG-6;
-// one at another time, or by another node, is not.
-func TestLateLearnedLeaseIsRecognised(t *testing.T) {
+// TestCheckRenewerKeptAfterAStall: a version of a renewing client's
+// instance that none of its registrations made fails the verdict, whether
+// the client's own node made it right after a stalled owner read again
+// (BUG-6's evidence: an eviction overruled at once), later, or another node
+// made it.
+func TestCheckRenewerKeptAfterAStall(t *testing.T) {
 	build := func(evictAt float64, author string) *Result {
 		h := newHistory("n0", "n3")
 		h.o.Timeline = []Event{{At: 13200 * time.Millisecond, Kind: "unstall", Detail: "n3 reads its streams again"}}
@@ -947,14 +958,11 @@ func TestLateLearnedLeaseIsRecognised(t *testing.T) {
 		return r
 	}
 	r := build(13.5, "n0")
-	require.False(t, r.Verdicts[0].Pass)
-	assert.True(t, bug6.Explains(r, r.Verdicts[0]), "%v", r.Verdicts[0].Details)
+	assert.False(t, r.Verdicts[0].Pass, "the client's node, right after the unstall")
 	r = build(16, "n0")
-	require.False(t, r.Verdicts[0].Pass)
-	assert.False(t, bug6.Explains(r, r.Verdicts[0]), "long after the unstall")
+	assert.False(t, r.Verdicts[0].Pass, "long after the unstall")
 	r = build(13.5, "n3")
-	require.False(t, r.Verdicts[0].Pass)
-	assert.False(t, bug6.Explains(r, r.Verdicts[0]), "not the client's node")
+	assert.False(t, r.Verdicts[0].Pass, "not the client's node")
 }
 
 func TestCheckSPPartition(t *testing.T) {
