@@ -16,11 +16,11 @@ type KnownBug struct {
 }
 
 // KnownBugs lists the open server bugs whose failures the tests tolerate
-// (analysis in simulations/FINDINGS.md, Findings). It is empty: every bug
-// that had an entry is fixed, and the matchers of those bugs (BUG-1, BUG-2,
-// BUG-4 … BUG-7, BUG-9, BUG-10) were removed with their tests once their
-// stories were in FINDINGS.md; the last tree that has them is 3db7d95
-// (knownbugs.go, knownbugs2.go), a pattern for the next entry.
+// (analysis in simulations/FINDINGS.md, Findings); knownbugs_open.go adds
+// their entries. The matchers of the bugs fixed since (BUG-1, BUG-2,
+// BUG-4 … BUG-7, BUG-9, BUG-10) were removed with their tests, their
+// stories being in FINDINGS.md; the last tree that has them is 3db7d95
+// (knownbugs.go, knownbugs2.go).
 var KnownBugs = []KnownBug{}
 
 // ExplainFailure returns the known bug that explains the failed verdict v

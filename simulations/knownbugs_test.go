@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestKnownBugIsReported: KnownBugs is empty while no server bug is open,
-// so nothing else exercises what an entry does. With one, ExplainFailure
-// names it for the failed verdicts its matcher takes and for nothing else,
-// the report marks those verdicts and lists the bug, and a sabotage run's
-// failure it explains catches nothing. Not parallel: it sets KnownBugs.
+// TestKnownBugIsReported checks what an entry of KnownBugs does, whatever
+// the open bugs are (their matchers have tests of their own): with a
+// made-up one, ExplainFailure names it for the failed verdicts its matcher
+// takes and for nothing else, the report marks those verdicts and lists the
+// bug, and a sabotage run's failure it explains catches nothing. Not
+// parallel: it replaces KnownBugs.
 func TestKnownBugIsReported(t *testing.T) {
 	saved := KnownBugs
 	t.Cleanup(func() { KnownBugs = saved })
