@@ -130,16 +130,10 @@ func NewCluster(ctx context.Context, cfg Config) (*Cluster, error) {
 
 // nodeConfig is a node with the simulation's timers on the MemNetwork.
 func (c *Cluster) nodeConfig(name string, join []string) node.Config {
-	t := c.cfg.Timers
 	seed := c.cfg.Seed*1000 + int64(slices.Index(c.names, name))*10 + int64(c.incarn[name])
 	cfg := node.DefaultConfig(name)
 	cfg.HTTPAddr = "127.0.0.1:0"
 	cfg.Logger = c.log
-	cfg.Registry.EvictionInterval = t.EvictionInterval
-	cfg.Registry.RenewalWindow = t.RenewalWindow
-	cfg.Registry.ExpectedClientRenewalInterval = t.RenewInterval
-	cfg.Registry.TombstoneTTL = t.TombstoneTTL
-	cfg.Registry.RenewalThresholdUpdateInterval = t.RecountInterval
 	cfg.Registry.Seed = seed
 	if c.clocks[name] == nil {
 		c.clocks[name] = &SkewClock{}
@@ -150,13 +144,9 @@ func (c *Cluster) nodeConfig(name string, join []string) node.Config {
 	cc.Transport = c.net.NewTransport(name)
 	cc.Resolver = c.net.Resolve
 	cfg.Cluster = &cc
-	rp := cluster.DefaultReplicatorConfig()
-	rp.RenewFlushInterval = t.RenewForwardInterval
-	rp.AntiEntropyInterval = t.AntiEntropyInterval
-	rp.LoadInterval = t.LoadInterval
-	rp.ReadyTimeout = t.ReadyTimeout
-	rp.Seed = seed
-	cfg.Replication = rp
+	cfg.Replication = cluster.DefaultReplicatorConfig()
+	cfg.Replication.Seed = seed
+	c.cfg.Timers.ApplyTo(&cfg)
 	return cfg
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/heureka/heureka/node"
 )
 
 // Timers are the shortened Eureka and cluster timers of a simulated
@@ -86,6 +88,41 @@ func DefaultTimers() Timers {
 		RecountInterval:      30 * time.Second,
 		SampleInterval:       200 * time.Millisecond,
 		ProbeInterval:        100 * time.Millisecond,
+	}
+}
+
+// ApplyTo sets the node timers of t in cfg: the registry's eviction
+// interval, renewal window, expected client renewal interval, tombstone TTL
+// and recount interval, and the replicator's forward, anti-entropy, load and
+// ready timers. The other fields are the clients' (LeaseDuration, and
+// RenewInterval as the clients' period) and the observer's (SampleInterval,
+// ProbeInterval).
+func (t Timers) ApplyTo(cfg *node.Config) {
+	cfg.Registry.EvictionInterval = t.EvictionInterval
+	cfg.Registry.RenewalWindow = t.RenewalWindow
+	cfg.Registry.ExpectedClientRenewalInterval = t.RenewInterval
+	cfg.Registry.TombstoneTTL = t.TombstoneTTL
+	cfg.Registry.RenewalThresholdUpdateInterval = t.RecountInterval
+	cfg.Replication.RenewFlushInterval = t.RenewForwardInterval
+	cfg.Replication.AntiEntropyInterval = t.AntiEntropyInterval
+	cfg.Replication.LoadInterval = t.LoadInterval
+	cfg.Replication.ReadyTimeout = t.ReadyTimeout
+}
+
+// Flags renders the node timers of t as the heureka command's flags, for
+// clusters of real processes (simulations/netns): the timers ApplyTo sets,
+// but LoadInterval, which the command has no flag for: its node takes a
+// quarter of the renewal window, which is what DefaultTimers says too.
+func (t Timers) Flags() []string {
+	return []string{
+		"--eviction-interval", t.EvictionInterval.String(),
+		"--renewal-window", t.RenewalWindow.String(),
+		"--expected-client-renewal-interval", t.RenewInterval.String(),
+		"--tombstone-ttl", t.TombstoneTTL.String(),
+		"--renewal-threshold-update-interval", t.RecountInterval.String(),
+		"--renew-forward-interval", t.RenewForwardInterval.String(),
+		"--anti-entropy-interval", t.AntiEntropyInterval.String(),
+		"--ready-timeout", t.ReadyTimeout.String(),
 	}
 }
 

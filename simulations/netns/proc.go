@@ -19,18 +19,10 @@ const (
 )
 
 // ServerFlags are the timers every node runs with: Eureka's shrunk 30× as
-// in the in-process simulations (simulations.DefaultTimers; the lease is
-// the clients' 3 s), and the cluster timers the simulations use.
-var ServerFlags = []string{
-	"--eviction-interval", "250ms",
-	"--renewal-window", "2s",
-	"--expected-client-renewal-interval", "1s",
-	"--tombstone-ttl", "20s",
-	"--renewal-threshold-update-interval", "30s",
-	"--renew-forward-interval", "100ms",
-	"--anti-entropy-interval", "500ms",
-	"--ready-timeout", "10s",
-}
+// in the in-process simulations, and the cluster timers the simulations use
+// (Timers, rendered by simulations.Timers.Flags; the lease is the clients'
+// 3 s).
+var ServerFlags = Timers().Flags()
 
 // Proc is one heureka process: a node's incarnation, started with
 // `ip netns exec <node's namespace> heureka …` (ip execs heureka, so the
