@@ -13,7 +13,7 @@ import (
 )
 
 // With late-registration-outranks-cancel on, the checks of
-// laterereg_test.go fail: the late registration is taken at the node that
+// app_laterereg_test.go fail: the late registration is taken at the node that
 // serves it and installed by every node that knew of the cancel, so the
 // cancelled instance comes back everywhere (run with -tags sabotage).
 func TestSabotageLateRegistrationOutranksCancel(t *testing.T) {
