@@ -2,5 +2,5 @@
 
 package eureka
 
-// raceEnabled: see race_test.go.
+// raceEnabled: see decode_race_test.go.
 const raceEnabled = false
