@@ -54,5 +54,5 @@
 // It does not fix or tune the server: a failing invariant is a finding
 // about the server (or about a threshold) and the report says what was
 // seen. It does not run nodes in separate processes (see
-// cmd/heureka/cluster_process_test.go for that).
+// cmd/heureka/main_process_test.go for that).
 package simulations
