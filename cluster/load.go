@@ -33,8 +33,17 @@ package cluster
 // for one LoadInterval (the report is that old at most), then less and less
 // as the other members' windows fill with the moved renewals, down to
 // nothing one window later. A member that fails (kill -9, power loss) is
-// judged as a failure: its report is dropped when it is declared dead, and
-// its silence until then holds eviction as any silent member's does.
+// judged as a failure: its report counts only while it is fresh (three
+// LoadIntervals from its arrival, as any member's that goes quiet), and
+// its silence until it is declared dead holds eviction as any silent
+// member's does. The report is not dropped the moment the member is
+// declared dead: a death declared by a member that was cut off itself
+// (its probes lost) and spread when its traffic flows again is refuted a
+// moment later, and dropping the report of a member that never stopped
+// would dip the count by its share and engage self-preservation for
+// nothing (the silent-member simulation at its unblock). A real failure
+// or partition is cut from the count as soon as before: its reports stop,
+// so the last one goes stale within three LoadIntervals.
 
 import (
 	"context"
@@ -54,6 +63,9 @@ type peerLoad struct {
 	// left is when the member was seen leaving gracefully (zero while it
 	// is a member): the report then counts less and less (leftShare).
 	left time.Time
+	// failed is when the member was declared dead (zero while it is a
+	// member or if it left): the report then counts only while fresh.
+	failed time.Time
 	// gone is the report of the member's previous process, if it left
 	// gracefully and came back (a restart) before that report faded out:
 	// it keeps fading, for the renewals its clients moved elsewhere are
@@ -264,24 +276,35 @@ func (r *Replicator) deafLocked(except string, now time.Time) bool {
 
 // forgetLoad drops the report of a member that is no longer alive here,
 // unless it left gracefully: then the report stays, counting less and less
-// for one more window (leftShare; see the file comment).
+// for one more window (leftShare); or unless it is still fresh: then it
+// counts until it goes stale, as if the member had just gone quiet (see
+// the file comment).
 func (r *Replicator) forgetLoad(name string) {
 	left := false
 	if lt, ok := r.getPeers().(leftTeller); ok && !sabotage.On(sabotage.LeftReportDropped) {
 		left = lt.Left(name)
 	}
+	now := time.Now()
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
 	delete(r.silent, name)
 	delete(r.answered, name)
-	if p, ok := r.loads[name]; ok && left {
+	p, ok := r.loads[name]
+	switch {
+	case ok && left:
 		if p.left.IsZero() {
-			p.left = time.Now()
+			p.left = now
 			r.loads[name] = p
 		}
-		return
+	case ok && p.fresh(now, r.cfg.LoadInterval) && !sabotage.On(sabotage.FailedReportDropped) &&
+		!sabotage.On(sabotage.LeftReportDropped):
+		if p.failed.IsZero() {
+			p.failed = now
+			r.loads[name] = p
+		}
+	default:
+		delete(r.loads, name)
 	}
-	delete(r.loads, name)
 }
 
 // evictionGraceFrom is the earliest moment from which an owner may count
@@ -309,7 +332,7 @@ func (r *Replicator) evictionGraceFrom() time.Time {
 	}
 	if !sabotage.On(sabotage.NoGraceAfterMemberGap) {
 		for m, p := range r.loads {
-			if p.left.IsZero() && p.fresh(now, r.cfg.LoadInterval) && !slices.Contains(o.members, m) {
+			if p.left.IsZero() && p.failed.IsZero() && p.fresh(now, r.cfg.LoadInterval) && !slices.Contains(o.members, m) {
 				if _, silent := r.silent[m]; !silent {
 					return r.cfg.Clock.Now()
 				}
@@ -333,13 +356,23 @@ func (r *Replicator) PeerRenewals(window time.Duration) (int64, int) {
 			continue
 		}
 		p, ok := r.loads[m]
-		if !ok || !p.left.IsZero() || !p.fresh(now, r.cfg.LoadInterval) {
+		if !ok || !p.left.IsZero() || !p.failed.IsZero() || !p.fresh(now, r.cfg.LoadInterval) {
 			continue
 		}
 		sum += float64(p.msg.Renewals) * float64(window.Milliseconds()) / float64(p.msg.WindowMillis)
 		n++
 	}
 	for name, p := range r.loads {
+		if !p.failed.IsZero() {
+			// Declared dead, and counted while its report is fresh.
+			if !p.fresh(now, r.cfg.LoadInterval) {
+				delete(r.loads, name)
+				continue
+			}
+			sum += float64(p.msg.Renewals) * float64(window.Milliseconds()) / float64(p.msg.WindowMillis)
+			n++
+			continue
+		}
 		if g := p.gone; g != nil {
 			if share := g.leftShare(now, r.cfg.LoadInterval); share > 0 {
 				sum += share * float64(g.msg.Renewals) * float64(window.Milliseconds()) / float64(g.msg.WindowMillis)
@@ -464,7 +497,7 @@ func (r *Replicator) EvictionHolds() []EvictionHold {
 	if !sabotage.On(sabotage.NoGraceAfterMemberGap) {
 		var strangers []string
 		for m, p := range r.loads {
-			if _, s := r.silent[m]; p.left.IsZero() && !s && p.fresh(now, r.cfg.LoadInterval) && !slices.Contains(o.members, m) {
+			if _, s := r.silent[m]; p.left.IsZero() && p.failed.IsZero() && !s && p.fresh(now, r.cfg.LoadInterval) && !slices.Contains(o.members, m) {
 				strangers = append(strangers, m)
 			}
 		}

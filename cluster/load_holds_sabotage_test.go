@@ -4,6 +4,7 @@ package cluster
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,4 +38,15 @@ func TestSabotageLeftReportDropped(t *testing.T) {
 	bus.mu.Unlock()
 	bus.kill("b")
 	assert.NotContains(t, a.repl.MemberLoads(), "b")
+}
+
+// With failed-report-dropped on, a member declared dead stops counting at
+// once, however fresh its report.
+func TestSabotageFailedReportDropped(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.FailedReportDropped))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+	a := failedReportCluster(t)
+	sum, n := a.repl.PeerRenewals(time.Second)
+	assert.Zero(t, sum, "b's report no longer counts")
+	assert.Zero(t, n)
 }

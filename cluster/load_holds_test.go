@@ -99,7 +99,8 @@ func TestSilentMemberBackWhenItReports(t *testing.T) {
 }
 
 // A member that left gracefully keeps its last report counting for a
-// window, less and less; one that failed is dropped at once.
+// window, less and less; one that failed counts only until its report is
+// stale (TestFailedReportCountsWhileFresh).
 func TestLeftReportFades(t *testing.T) {
 	p := peerLoad{msg: &wire.Load{Node: "x", WindowMillis: 2000, Renewals: 100}, at: time.Now(), left: time.Now()}
 	every := 500 * time.Millisecond
@@ -114,12 +115,16 @@ func TestLeftReportFades(t *testing.T) {
 	require.Eventually(t, func() bool { return len(a.repl.MemberLoads()) == 2 }, waitFor, tick, "b and c report")
 	bus.mu.Lock()
 	bus.left = map[string]bool{"b": true}
+	bus.muted["b"], bus.muted["c"] = true, true // stopped processes send nothing
 	bus.mu.Unlock()
 	bus.kill("b") // leaves gracefully: leftTeller says so
 	bus.kill("c") // fails
-	loads := a.repl.MemberLoads()
-	assert.Contains(t, loads, "b", "b's report stays after its graceful leave")
-	assert.NotContains(t, loads, "c", "c's report is dropped: it failed")
+	assert.Contains(t, a.repl.MemberLoads(), "b", "b's report stays after its graceful leave")
+	require.Eventually(t, func() bool {
+		a.repl.PeerRenewals(time.Second)
+		return !hasKey(a.repl.MemberLoads(), "c")
+	}, waitFor, tick, "c's report is dropped once stale: it failed")
+	assert.Contains(t, a.repl.MemberLoads(), "b", "b's report still fades")
 	for _, h := range a.repl.EvictionHolds() {
 		assert.NotEqual(t, HoldSilentMember, h.Reason, "a departed member holds nothing")
 	}
@@ -133,4 +138,46 @@ func TestSilentMemberBoundValidated(t *testing.T) {
 	require.ErrorIs(t, c.Validate(), ErrInvalidReplicatorConfig)
 	c.SilentMemberBound = 4 * c.LoadInterval
 	require.NoError(t, c.Validate())
+}
+
+// hasKey reports whether m has k.
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// failedReportCluster starts a (reports count for three seconds there)
+// and b, gives a a fresh report of b's with 10 renewals a second, and
+// declares b dead (its sends lost from then on).
+func failedReportCluster(t *testing.T) *testNode {
+	t.Helper()
+	bus := newFakeBus()
+	a := bus.start(t, "a", false, func(c *ReplicatorConfig, _ *actors.Config) { c.LoadInterval = time.Second })
+	bus.start(t, "b", false)
+	require.Eventually(t, func() bool { return hasKey(a.repl.MemberLoads(), "b") }, waitFor, tick, "b reports")
+	bus.mu.Lock()
+	bus.muted["b"] = true // a dead process sends nothing
+	bus.mu.Unlock()
+	a.repl.onLoad(&wire.Load{Node: "b", WindowMillis: 1000, Renewals: 10})
+	bus.kill("b")
+	return a
+}
+
+// A member declared dead keeps its report counting while it is fresh, as
+// one that went quiet does: a death declared by a member that was cut off
+// itself, and refuted a moment later, dips nothing. Once stale, it is
+// gone (with failed-report-dropped on, it is gone at once: see the
+// sabotage test).
+func TestFailedReportCountsWhileFresh(t *testing.T) {
+	a := failedReportCluster(t)
+	sum, n := a.repl.PeerRenewals(time.Second)
+	assert.Equal(t, int64(10), sum, "b's fresh report still counts")
+	assert.Equal(t, 1, n)
+	for _, h := range a.repl.EvictionHolds() {
+		assert.NotEqual(t, HoldViewsDisagree, h.Reason, "a kept report of a dead member is no disagreement")
+	}
+	require.Eventually(t, func() bool {
+		_, n := a.repl.PeerRenewals(time.Second)
+		return n == 0 && !hasKey(a.repl.MemberLoads(), "b")
+	}, waitFor, tick, "b's report is dropped once stale")
 }

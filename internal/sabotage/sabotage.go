@@ -232,6 +232,12 @@ const (
 	// stop of a rolling restart dips the cluster's renewal count by the
 	// member's share (cluster forgetLoad).
 	LeftReportDropped Switch = "left-report-dropped"
+	// FailedReportDropped drops a member's load report the moment it is
+	// declared dead, however fresh, as before a failed member's report
+	// counted until stale: a false death spread at the end of a one-way
+	// block dips the count and engages self-preservation (cluster
+	// forgetLoad).
+	FailedReportDropped Switch = "failed-report-dropped"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -263,6 +269,10 @@ var All = []Switch{
 // explains cannot tell the switch's failure apart. Their cluster tests show
 // each directly.
 //
+// FailedReportDropped is unit-only: the false deaths a one-way block
+// spreads at its end (silent-member) come in some runs only; its cluster
+// test declares a member dead with a fresh report directly.
+//
 // LeaseAgesWallClock (BUG-10) is unit-only: its actors tests set the wall
 // clock back and forward directly, while clock-skew showed it in two runs
 // of six.
@@ -291,4 +301,4 @@ var UnitOnly = []Switch{ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutra
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
-	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, ProtocolRangeNotAdvertised, SPNoWarmUp, SilentMemberHoldsForever, LeftReportDropped}
+	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, ProtocolRangeNotAdvertised, SPNoWarmUp, SilentMemberHoldsForever, LeftReportDropped, FailedReportDropped}
