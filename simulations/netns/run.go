@@ -18,6 +18,14 @@ import (
 	"github.com/heureka/heureka/simulations"
 )
 
+// One scenario run from start to verdict: the configuration, the Scenario
+// and Result types, the Run Drive works through, and RunScenario, which
+// sets the lab up, drives the scenario, judges it with the checkers and
+// cleans up on every path. The Run's other duties live beside it:
+// run_procs.go (processes), run_observe.go (measurement), run_clients.go
+// (client load), run_faults.go (fault injection), run_drive.go (Drive's
+// helpers).
+
 // The clients' timers and the observer's period, as in the in-process
 // simulations (simulations.DefaultTimers).
 const (
