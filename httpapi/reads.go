@@ -100,9 +100,10 @@ func (s *Server) getApps(w http.ResponseWriter, r *http.Request) {
 	writeBody(w, f, gz, s.cfg.View.Snapshot().FullBody(f, gz))
 }
 
+// getDelta serves the delta; with an ETag, and held by If-None-Match and
+// wait (watch.go).
 func (s *Server) getDelta(w http.ResponseWriter, r *http.Request) {
-	f, gz := negotiate(r)
-	writeBody(w, f, gz, s.cfg.View.Snapshot().DeltaBody(f, gz))
+	s.serveWatched(w, r, resource{kind: resDelta})
 }
 
 // writeBody writes a prepared body with the headers of a cached read.
@@ -111,24 +112,21 @@ func writeBody(w http.ResponseWriter, f view.Format, gz bool, b view.Body) {
 	_, _ = b.WriteTo(w)
 }
 
+// getApp serves one application (Eureka answers an empty 404 for an
+// unknown one); with an ETag, and held by If-None-Match and wait
+// (watch.go).
 func (s *Server) getApp(w http.ResponseWriter, r *http.Request, p params) {
-	f, gz := negotiate(r)
-	doc, ok := s.cfg.View.Snapshot().AppDocument(p.appName(), f, gz)
-	if !ok {
-		w.WriteHeader(http.StatusNotFound) // Eureka answers an empty 404
-		return
-	}
-	writeDoc(w, f, gz, doc)
+	s.serveWatched(w, r, resource{kind: resApp, name: p.appName()})
 }
 
+// getVIP serves a VIP's instances, like getApp.
 func (s *Server) getVIP(w http.ResponseWriter, r *http.Request) {
-	f, gz := negotiate(r)
-	writeDoc(w, f, gz, s.cfg.View.Snapshot().VIP(r.PathValue("vip"), f, gz))
+	s.serveWatched(w, r, resource{kind: resVIP, name: r.PathValue("vip")})
 }
 
+// getSVIP serves a secure VIP's instances, like getApp.
 func (s *Server) getSVIP(w http.ResponseWriter, r *http.Request) {
-	f, gz := negotiate(r)
-	writeDoc(w, f, gz, s.cfg.View.Snapshot().SVIP(r.PathValue("svip"), f, gz))
+	s.serveWatched(w, r, resource{kind: resSVIP, name: r.PathValue("svip")})
 }
 
 // entityFormat picks JSON or XML for a non-cached entity (instance GET, 409

@@ -106,6 +106,10 @@ type Config struct {
 	// (ratelimit.go); nil: no limit. New panics if it is invalid: check it
 	// with RateLimitConfig.Validate first.
 	RateLimit *RateLimitConfig
+	// Push configures blocking reads and the change stream (watch.go,
+	// stream.go); nil: DefaultPushConfig. New panics if it is invalid:
+	// check it with PushConfig.Validate first.
+	Push *PushConfig
 }
 
 // Server is the Eureka REST API as an http.Handler. It holds no registry
@@ -120,6 +124,7 @@ type Server struct {
 	auth    *authenticator // nil: auth off
 	limiter *rateLimiter   // nil: no rate limit
 	handler http.Handler   // router behind auth and the rate limiter
+	push    *push          // blocking reads and the change stream
 }
 
 // BasePaths are the prefixes the Eureka API is served under: Spring Cloud's
@@ -140,6 +145,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger.With("component", "http"), started: time.Now()}
 	s.router = &router{mux: s.mux}
 	s.metrics = newMetrics(cfg.Metrics, cfg.Registry, cfg.View)
+	s.push = newPush(cfg.Push, cfg.View, cfg.Metrics)
 	s.routes()
 	var err error
 	if s.auth, err = newAuthenticator(cfg.Auth); err != nil {
@@ -185,6 +191,7 @@ func (s *Server) routes() {
 		s.mux.Handle("GET "+base+"/instances/{id}", s.endpoint("instance", s.gate(plain(s.getInstanceByID))))
 		s.mux.Handle("GET "+base+"/vips/{vip}", s.endpoint("vip", s.gate(plain(s.getVIP))))
 		s.mux.Handle("GET "+base+"/svips/{svip}", s.endpoint("vip", s.gate(plain(s.getSVIP))))
+		s.mux.Handle("GET "+base+"/stream", s.endpoint("stream", s.gate(plain(s.stream))))
 		s.handle("POST "+base+"/peerreplication/batch", "batch", s.batch)
 		s.handle("POST "+base+"/peerreplication/batch/{$}", "batch", s.batch)
 		s.handle("PUT "+base+"/asg/{asg}/status", "asg", s.asgStatus)

@@ -1,0 +1,185 @@
+package httpapi
+
+// The change stream
+//
+// GET …/stream (under every base path) is a Server-Sent Events stream of
+// the registry's changes (text/event-stream):
+//
+//	id: 5f1c…-41
+//	event: snapshot
+//	data: {"applications":{"versions__delta":"1","apps__hashcode":"UP_3_",…}}
+//
+//	id: 5f1c…-42
+//	event: delta
+//	data: {"applications":{"versions__delta":"42","apps__hashcode":"UP_4_",…}}
+//
+//	: keep-alive
+//
+// A snapshot event carries the /apps document (JSON); a delta event a
+// Eureka delta document of the changes since the previous event
+// (stream_event.go). Query parameters app= and vip= (each repeatable, or
+// a comma-separated list) restrict the stream to those applications and
+// the instances of those VIPs. Last-Event-ID resumes (stream_hub.go).
+// A comment line is written every PushConfig.StreamKeepAlive while
+// nothing else is.
+//
+// The handler is the watcher's only goroutine: it sleeps on its
+// watcher's notification, its keep-alive ticker, its context and the
+// server's shutdown, and writes what the hub queued. Every write has a
+// deadline of StreamWriteTimeout (http.ResponseController), so a client
+// that stops reading loses its connection instead of holding the handler;
+// the server's read deadline is cleared (http.Server's ReadTimeout would
+// otherwise cancel the request after a minute).
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxFilterValues bounds the app and vip values of one stream.
+const maxFilterValues = 256
+
+var (
+	eventStreamValue = []string{"text/event-stream"}
+	noCacheValue     = []string{"no-cache"}
+	noBufferingValue = []string{"no"}
+	keepAliveComment = []byte(": keep-alive\n\n")
+)
+
+// stream serves GET …/stream.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
+	f, err := parseFilter(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	p := s.push
+	wt, err := p.hub.join(f, headerValue(r.Header, "Last-Event-Id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer p.hub.leave(wt)
+	p.metrics.streamsOpen.Inc()
+	defer p.metrics.streamsOpen.Dec()
+
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{}) // ErrNotSupported: no deadline to clear
+	h := w.Header()
+	h["Content-Type"] = eventStreamValue
+	h["Cache-Control"] = noCacheValue
+	h["X-Accel-Buffering"] = noBufferingValue // nginx: pass events on at once
+	if !s.streamWrite(rc, func() error {
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}) {
+		return
+	}
+	ka := time.NewTicker(p.cfg.StreamKeepAlive)
+	defer ka.Stop()
+	shutdown := p.shutdowns.of(r)
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-shutdown:
+			return
+		case <-ka.C:
+			if !s.streamWrite(rc, func() error {
+				_, err := w.Write(keepAliveComment)
+				return err
+			}) {
+				return
+			}
+		case <-wt.notify:
+			snap, evs := p.hub.take(wt)
+			if !s.streamWrite(rc, func() error { return s.writeEvents(w, wt.filter, snap, evs) }) {
+				return
+			}
+			ka.Reset(p.cfg.StreamKeepAlive)
+		}
+	}
+}
+
+// writeEvents writes a snapshot (if any) and the events after it.
+func (s *Server) writeEvents(w http.ResponseWriter, f *filter, snap *snapshotFrames, evs []*event) error {
+	p := s.push
+	if snap != nil {
+		if _, err := w.Write(snap.frame(f, p.hub.enc)); err != nil {
+			return err
+		}
+		p.metrics.snapshots.Inc()
+	}
+	for _, e := range evs {
+		b := e.frame(f, p.hub.enc)
+		if b == nil {
+			continue
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		p.metrics.events.Inc()
+	}
+	return nil
+}
+
+// streamWrite runs write under a write deadline and flushes; false means
+// the stream is over (the client left or did not read in time).
+func (s *Server) streamWrite(rc *http.ResponseController, write func() error) bool {
+	_ = rc.SetWriteDeadline(time.Now().Add(s.push.cfg.StreamWriteTimeout))
+	err := write()
+	if err == nil {
+		err = rc.Flush()
+	}
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			s.push.metrics.cutWrite.Inc()
+		}
+		return false
+	}
+	return true
+}
+
+// parseFilter reads the app and vip parameters of a stream.
+func parseFilter(q url.Values) (*filter, error) {
+	f := &filter{}
+	var err error
+	if f.apps, err = filterValues(q["app"], "app", strings.ToUpper); err != nil {
+		return nil, err
+	}
+	if f.vips, err = filterValues(q["vip"], "vip", func(s string) string { return s }); err != nil {
+		return nil, err
+	}
+	if len(f.apps)+len(f.vips) > maxFilterValues {
+		return nil, badRequest(fmt.Sprintf("at most %d app and vip values in all", maxFilterValues))
+	}
+	f.key = "a:" + strings.Join(f.apps, ",") + "|v:" + strings.Join(f.vips, ",")
+	return f, nil
+}
+
+// filterValues splits, trims, normalizes, sorts and deduplicates the
+// values of one filter parameter.
+func filterValues(raw []string, name string, norm func(string) string) ([]string, error) {
+	var out []string
+	for _, v := range raw {
+		for item := range strings.SplitSeq(v, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" {
+				return nil, badRequest(fmt.Sprintf("%s %s: empty value in the list", name, strconv.Quote(v)))
+			}
+			out = append(out, norm(item))
+			if len(out) > maxFilterValues {
+				return nil, badRequest(fmt.Sprintf("at most %d %s values", maxFilterValues, name))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}

@@ -1,0 +1,204 @@
+package httpapi
+
+// Blocking reads
+//
+// GET …/apps/delta, …/apps/{app}, …/vips/{vip} and …/svips/{svip} answer
+// with an ETag, a hash of the document they return (watch_etag.go). A
+// client that sends that tag back in If-None-Match with a wait query
+// parameter (wait=30s, or wait=30 for seconds) is held until the document
+// differs, then answered 200 with it and its new tag, or until the wait
+// ends, then answered 304 Not Modified. Requests without wait are served
+// as before, byte for byte, with the ETag header added; one whose
+// If-None-Match matches gets 304 at once, as HTTP caches expect (no stock
+// Eureka client sends If-None-Match, so none sees a 304).
+//
+// The wait is capped at PushConfig.MaxWait and shortened by a random
+// jitter (WaitJitter). A waiting read holds no goroutine but its own and
+// checks nothing on a timer: it sleeps on the shared change channel
+// (watch_changes.go), its wait timer, its context (the client went away)
+// and the server's shutdown (watch_shutdown.go), and on each change
+// compares the tag of what it would serve now with the client's. The
+// readiness gate, authentication and the rate limit run before it, like
+// for any read; a node that stops being ready while a read waits answers
+// it 403.
+//
+// A read that waits clears the server's read deadline (http.Server's
+// ReadTimeout would otherwise cancel it mid-wait) and sets its write
+// deadline to the wait plus blockingWriteAllowance.
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heureka/heureka/actors/view"
+)
+
+// blockingWriteAllowance is how long a blocking read may take to write its
+// answer once its wait is over (node's default WriteTimeout).
+const blockingWriteAllowance = 2 * time.Minute
+
+// push is a Server's shared state of blocking reads and the stream.
+type push struct {
+	cfg       PushConfig
+	changes   *changes
+	etags     etags
+	shutdowns shutdowns
+	hub       *hub
+	metrics   *pushMetrics
+}
+
+// newPush validates cfg (nil: DefaultPushConfig) and builds the push side
+// over the view; it panics on an invalid config, like New does for Auth
+// and RateLimit.
+func newPush(cfg *PushConfig, v Snapshots, reg *prometheus.Registry) *push {
+	c := DefaultPushConfig()
+	if cfg != nil {
+		c = *cfg
+	}
+	if err := c.Validate(); err != nil {
+		panic(err)
+	}
+	p := &push{cfg: c, changes: newChanges(v, c.ChangeCheckInterval), metrics: newPushMetrics(reg)}
+	p.hub = newHub(p, v)
+	return p
+}
+
+// serveWatched serves a watchable read: plain, 304, or held (see the file
+// comment).
+func (s *Server) serveWatched(w http.ResponseWriter, r *http.Request, res resource) {
+	f, gz := negotiate(r)
+	wait, err := s.push.waitParam(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	snap := s.cfg.View.Snapshot()
+	tag, ok := s.push.etags.of(snap, res, f)
+	inm := headerValue(r.Header, "If-None-Match")
+	switch {
+	case !ok || inm == "" || !matchETag(inm, tag):
+		writeResource(w, snap, res, f, gz, tag, ok)
+	case wait <= 0:
+		writeNotModified(w, tag)
+	default:
+		s.block(w, r, res, f, gz, inm, wait)
+	}
+}
+
+// block holds a read whose If-None-Match matches until what it serves
+// changes, its wait ends, the client leaves or the server shuts down.
+func (s *Server) block(w http.ResponseWriter, r *http.Request, res resource, f view.Format, gz bool,
+	inm string, wait time.Duration) {
+	p := s.push
+	p.metrics.blockingWaiting.Inc()
+	defer p.metrics.blockingWaiting.Dec()
+	p.changes.acquire()
+	defer p.changes.release()
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{}) // ErrNotSupported: no deadline to clear
+	_ = rc.SetWriteDeadline(time.Now().Add(wait + blockingWriteAllowance))
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	shutdown := p.shutdowns.of(r)
+	for {
+		changed := p.changes.wait() // before reading the snapshot: see watch_changes.go
+		if s.cfg.Ready != nil && !s.cfg.Ready() {
+			s.fail(w, r, errNotReady)
+			return
+		}
+		snap := s.cfg.View.Snapshot()
+		tag, ok := p.etags.of(snap, res, f)
+		if !ok || !matchETag(inm, tag) {
+			p.metrics.changed.Inc()
+			writeResource(w, snap, res, f, gz, tag, ok)
+			return
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			p.metrics.notModified.Inc()
+			writeNotModified(w, tag)
+			return
+		case <-shutdown:
+			p.metrics.notModified.Inc()
+			writeNotModified(w, tag)
+			return
+		case <-r.Context().Done():
+			return // nobody reads the answer
+		}
+	}
+}
+
+// writeResource writes what res serves in snap, with its tag; ok false is
+// an unknown application: Eureka's empty 404, without a tag.
+func writeResource(w http.ResponseWriter, snap *view.Snapshot, res resource, f view.Format, gz bool, tag string, ok bool) {
+	if !ok {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	w.Header()["Etag"] = []string{tag}
+	switch res.kind {
+	case resDelta:
+		writeBody(w, f, gz, snap.DeltaBody(f, gz))
+	case resApp:
+		doc, _ := snap.AppDocument(res.name, f, gz) // it exists: ok
+		writeDoc(w, f, gz, doc)
+	case resVIP:
+		writeDoc(w, f, gz, snap.VIP(res.name, f, gz))
+	default:
+		writeDoc(w, f, gz, snap.SVIP(res.name, f, gz))
+	}
+}
+
+// writeNotModified answers 304 with the tag and the Vary of a cached read.
+func writeNotModified(w http.ResponseWriter, tag string) {
+	h := w.Header()
+	h["Etag"] = []string{tag}
+	h["Vary"] = varyValue
+	w.WriteHeader(http.StatusNotModified)
+}
+
+// waitParam reads the wait query parameter: 0 when absent, else capped at
+// MaxWait and shortened by the jitter; a 400 error when it is not a
+// duration or is negative.
+func (p *push) waitParam(r *http.Request) (time.Duration, error) {
+	if r.URL.RawQuery == "" {
+		return 0, nil
+	}
+	v, ok := r.URL.Query()["wait"]
+	if !ok {
+		return 0, nil
+	}
+	d, err := parseWait(v[0], p.cfg.MaxWait)
+	if err != nil {
+		return 0, err
+	}
+	if j := min(p.cfg.WaitJitter, d/8); j > 0 {
+		d -= rand.N(j)
+	}
+	return d, nil
+}
+
+// parseWait parses a wait value, whole seconds ("30") or a Go duration
+// ("30s", "1m", "1500ms"), and caps it at maxWait.
+func parseWait(s string, maxWait time.Duration) (time.Duration, error) {
+	var d time.Duration
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n > int64(maxWait/time.Second)+1 {
+			n = int64(maxWait/time.Second) + 1 // capped below; no overflow
+		}
+		d = time.Duration(n) * time.Second
+	} else if d, err = time.ParseDuration(s); err != nil {
+		return 0, badRequest(fmt.Sprintf("wait %s is not a duration: give whole seconds (wait=30) or a duration with its unit (wait=30s, wait=1m, wait=1500ms)",
+			strconv.Quote(s)))
+	}
+	if d < 0 {
+		return 0, badRequest(fmt.Sprintf("wait %s must not be negative", strconv.Quote(s)))
+	}
+	return min(d, maxWait), nil
+}
