@@ -12,8 +12,9 @@ func init() {
 	KnownBugs = append(KnownBugs,
 		KnownBug{
 			ID: "BUG-21",
-			Title: "while a member is silent, its clients' renewals are missing from every other node's count, " +
-				"so self-preservation engages and holds eviction past the silent-member bound",
+			Title: "at the end of a one-way block the silent node, whose probes were lost, has declared members dead; " +
+				"those verdicts reach the others before the refutations, and a report missing for a moment engages " +
+				"self-preservation for up to one renewal window",
 			Explains: explainedBySilentSP,
 		},
 		KnownBug{
@@ -25,21 +26,26 @@ func init() {
 		})
 }
 
-// explainedBySilentSP matches BUG-21: silent-member's verdicts on
-// self-preservation or on the eviction bound, in a run where
-// self-preservation engaged, and (for the bound) where the silent-member
-// hold itself was shown on every node.
+// explainedBySilentSP matches BUG-21: silent-member's sp-quiet verdict
+// when no engagement lasted longer than one renewal window (the moment a
+// false death's missing report takes from the count), not a long
+// engagement, and never the eviction bound.
 func explainedBySilentSP(r *Result, v Verdict) bool {
-	if r.Scenario != "silent-member" || r.SP.EngagedShare == 0 {
+	if r.Scenario != "silent-member" || v.Invariant != InvSPQuiet {
 		return false
 	}
-	switch v.Invariant {
-	case InvSPQuiet:
-		return true
-	case InvSilentMemberBound:
-		return strings.Contains(v.Measured, "missing on 0 nodes")
+	return longestWithin(v.Measured, r.Timers.RenewalWindow)
+}
+
+// longestWithin reports whether an sp-quiet verdict's longest engagement
+// ("…, longest 1.00s") is at most d.
+func longestWithin(measured string, d time.Duration) bool {
+	_, after, ok := strings.Cut(measured, "longest ")
+	if !ok {
+		return false
 	}
-	return false
+	got, err := time.ParseDuration(strings.TrimSpace(after))
+	return err == nil && got <= d
 }
 
 // explainedByRestartGrace matches BUG-22 in rolling-restart-quiet: the
@@ -56,12 +62,7 @@ func explainedByRestartGrace(r *Result, v Verdict) bool {
 	case InvEvictionLatency:
 		return strings.Contains(v.Measured, ", 0 still listed at the end")
 	case InvSPQuiet:
-		_, after, ok := strings.Cut(v.Measured, "longest ")
-		if !ok {
-			return false
-		}
-		d, err := time.ParseDuration(strings.TrimSpace(after))
-		return err == nil && d <= r.Timers.RenewalWindow
+		return longestWithin(v.Measured, r.Timers.RenewalWindow)
 	}
 	return false
 }
