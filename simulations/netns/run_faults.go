@@ -139,9 +139,8 @@ func (r *Run) Pause(node string) error {
 	r.fault()
 	r.mu.Lock()
 	p := r.procs[node]
-	r.unreached[node] = true
 	r.mu.Unlock()
-	r.editTopo(func(t *simulations.Topology) { t.Down[node] = true })
+	r.cutOff(node)
 	if err := p.Pause(); err != nil {
 		return err
 	}
@@ -157,11 +156,7 @@ func (r *Run) Resume(node string) error {
 	if err := p.Resume(); err != nil {
 		return err
 	}
-	r.mu.Lock()
-	delete(r.unreached, node)
-	r.mu.Unlock()
-	r.editTopo(func(t *simulations.Topology) { delete(t.Down, node) })
-	r.lifted()
+	r.reconnect(node)
 	r.Event("resume", "%s SIGCONTed", node)
 	return nil
 }
@@ -169,10 +164,7 @@ func (r *Run) Resume(node string) error {
 // LinkDown takes node's link down: no one reaches it, it reaches no one.
 func (r *Run) LinkDown(node string) error {
 	r.fault()
-	r.mu.Lock()
-	r.unreached[node] = true
-	r.mu.Unlock()
-	r.editTopo(func(t *simulations.Topology) { t.Down[node] = true })
+	r.cutOff(node)
 	if err := r.lab.LinkDown(r.ctx, node); err != nil {
 		return err
 	}
@@ -185,13 +177,27 @@ func (r *Run) LinkUp(node string) error {
 	if err := r.lab.LinkUp(r.ctx, node); err != nil {
 		return err
 	}
+	r.reconnect(node)
+	r.Event("link-up", "%s's bridge port up", node)
+	return nil
+}
+
+// cutOff marks node unreachable (paused or its link down): the observer
+// stops asking it and the topology counts it down.
+func (r *Run) cutOff(node string) {
+	r.mu.Lock()
+	r.unreached[node] = true
+	r.mu.Unlock()
+	r.editTopo(func(t *simulations.Topology) { t.Down[node] = true })
+}
+
+// reconnect undoes cutOff and marks the lift.
+func (r *Run) reconnect(node string) {
 	r.mu.Lock()
 	delete(r.unreached, node)
 	r.mu.Unlock()
 	r.editTopo(func(t *simulations.Topology) { delete(t.Down, node) })
 	r.lifted()
-	r.Event("link-up", "%s's bridge port up", node)
-	return nil
 }
 
 // SetLoss drops pct percent of the packets on every path between two
