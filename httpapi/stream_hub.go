@@ -186,16 +186,19 @@ func (h *hub) start() {
 	go h.run()
 }
 
-// run publishes events while anyone watches.
+// run publishes events while anyone watches. It looks for watchers before
+// every wait: a kick (the last watcher left) may have been taken while it
+// gathered changes.
 func (h *hub) run() {
 	for {
+		if h.stopIfIdle() {
+			return
+		}
 		changed := h.p.changes.wait()
 		select {
 		case <-changed:
 		case <-h.kick:
-		}
-		if h.stopIfIdle() {
-			return
+			continue
 		}
 		if d := h.p.cfg.StreamCoalesce; d > 0 {
 			t := time.NewTimer(d)
