@@ -28,6 +28,7 @@ type pushNode struct {
 	view    *view.View
 	reg     *actors.Registry
 	metrics *prometheus.Registry
+	srv     *httptest.Server
 }
 
 // pushOptions change what startPush builds.
@@ -103,7 +104,7 @@ func startPush(t *testing.T, o pushOptions) *pushNode {
 			t.Logf("log:\n%s", logs.String())
 		}
 	})
-	return &pushNode{harness: h, view: v, reg: reg, metrics: metrics}
+	return &pushNode{harness: h, view: v, reg: reg, metrics: metrics, srv: srv}
 }
 
 // smallBufListener sets the send buffer of every accepted connection.

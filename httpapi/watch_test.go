@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -235,4 +236,29 @@ func TestWatchBlockingReadAuthAndGate(t *testing.T) {
 	res = n.do(http.MethodGet, "/eureka/apps/delta?wait=30", nil, append(as, "If-None-Match", tag)...)
 	assert.Equal(t, http.StatusForbidden, res.code)
 	assert.Contains(t, string(res.body), "not ready")
+}
+
+// The server's Shutdown answers waiting reads (304) and ends streams
+// instead of waiting for them.
+func TestWatchShutdownEndsWaits(t *testing.T) {
+	n := startPush(t, pushOptions{})
+	n.register(javaInstance("stop-app", 1))
+	tag := n.get("/eureka/apps/STOP-APP", ctJSON).header.Get("ETag")
+	s := n.openStream("/eureka/stream")
+	require.Equal(t, "snapshot", s.next().typ)
+	ch := n.blockingGet("/eureka/apps/STOP-APP?wait=60", "Accept", ctJSON, "If-None-Match", tag)
+	require.Eventually(t, func() bool { return n.metric("heureka_push_watchers", "kind", "blocking") == 1 },
+		20*time.Second, 5*time.Millisecond)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, n.srv.Config.Shutdown(ctx), "Shutdown waited for the long requests")
+	res := await(t, ch)
+	assert.Equal(t, http.StatusNotModified, res.code, "%s", res)
+	select {
+	case _, ok := <-s.events:
+		assert.False(t, ok, "no event after the shutdown")
+	case <-time.After(20 * time.Second):
+		require.FailNow(t, "the stream did not end")
+	}
 }
