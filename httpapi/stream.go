@@ -30,6 +30,10 @@ package httpapi
 // that stops reading loses its connection instead of holding the handler;
 // the server's read deadline is cleared (http.Server's ReadTimeout would
 // otherwise cancel the request after a minute).
+//
+// Authentication and the readiness gate run before the handler, as for
+// every read; a connection takes a full fetch's tokens from the rate
+// limiter (Config.RateLimit). A HEAD gets the headers and no stream.
 
 import (
 	"errors"
@@ -58,6 +62,22 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	f, err := parseFilter(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	// A connection costs what a full fetch does (it starts with a
+	// snapshot, and a reconnecting crowd is what the limit is for), so it
+	// takes the tokens of one; the rate limiter's own pattern, Eureka's,
+	// does not know this path.
+	if s.limiter != nil && !s.limiter.allow(r, fullFetch) {
+		w.Header().Set("Retry-After", "1")
+		s.fail(w, r, errThrottled)
+		return
+	}
+	if r.Method == http.MethodHead {
+		h := w.Header()
+		h["Content-Type"] = eventStreamValue
+		h["Cache-Control"] = noCacheValue
+		w.WriteHeader(http.StatusOK)
 		return
 	}
 	p := s.push

@@ -299,3 +299,15 @@ func TestStreamKeepAlive(t *testing.T) {
 		return strings.Contains(string(buf), "\n: keep-alive\n\n")
 	}, 20*time.Second, time.Millisecond)
 }
+
+// A stream connection takes a full fetch's tokens from the rate limiter.
+func TestStreamRateLimited(t *testing.T) {
+	n := startPush(t, pushOptions{mutate: func(c *httpapi.Config) {
+		c.RateLimit = &httpapi.RateLimitConfig{BurstSize: 1, FetchAverageRate: 0.001, FullFetchAverageRate: 0.001}
+	}})
+	s := n.openStream("/eureka/stream")
+	assert.Equal(t, "snapshot", s.next().typ)
+	res := n.get("/eureka/stream", "")
+	assert.Equal(t, http.StatusServiceUnavailable, res.code, "%s", res)
+	assert.Contains(t, string(res.body), "rate limited")
+}
