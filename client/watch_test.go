@@ -216,3 +216,34 @@ func TestWatchBacksOffAndRecovers(t *testing.T) {
 	mu.Unlock()
 	waitFor(t, ch, "o-1")
 }
+
+func TestBasicAuth(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]string{} // server → user:password
+	handler := func(name string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			u, p, ok := r.BasicAuth()
+			mu.Lock()
+			seen[name] = u + ":" + p
+			mu.Unlock()
+			if !ok {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			w.WriteHeader(http.StatusServiceUnavailable) // on to the next server
+		}
+	}
+	a := httptest.NewServer(handler("a"))
+	t.Cleanup(a.Close)
+	b := httptest.NewServer(handler("b"))
+	t.Cleanup(b.Close)
+
+	cfg := testConfig(t, "orders", "x-1", "http://own:secret@"+a.Listener.Addr().String()+"/eureka/", b.URL+"/eureka/")
+	cfg.Username, cfg.Password = "svc", "pw"
+	c, err := client.New(cfg)
+	require.NoError(t, err)
+	require.Error(t, c.Register(t.Context()))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, map[string]string{"a": "own:secret", "b": "svc:pw"}, seen)
+}
