@@ -36,12 +36,6 @@ import (
 	"github.com/heureka/heureka/internal/sabotage"
 )
 
-// etagNodeLocal mixes the snapshot version, which is node-local, into
-// every ETag, so that two nodes holding the same content disagree on it
-// (the cross-node check in watch_etag_sabotage_test.go catches it). It
-// must be listed in internal/sabotage's UnitOnly to be switched on.
-const etagNodeLocal = sabotage.Switch("push-etag-node-local")
-
 // resourceKind names a watchable read.
 type resourceKind uint8
 
@@ -145,7 +139,7 @@ func computeETag(snap *view.Snapshot, res resource, doc []byte) string {
 	} else {
 		h.Write(doc)
 	}
-	if sabotage.On(etagNodeLocal) {
+	if sabotage.On(sabotage.PushETagNodeLocal) {
 		h.Write(strconv.AppendUint(nil, snap.Version(), 10))
 	}
 	var sum [sha256.Size]byte

@@ -238,6 +238,11 @@ const (
 	// block dips the count and engages self-preservation (cluster
 	// forgetLoad).
 	FailedReportDropped Switch = "failed-report-dropped"
+	// PushETagNodeLocal mixes the node-local snapshot version into every
+	// push ETag, so that two nodes holding the same content give different
+	// tags and a client that moves between them refetches (httpapi
+	// watchETag).
+	PushETagNodeLocal Switch = "push-etag-node-local"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -290,6 +295,9 @@ var All = []Switch{
 // outage longer than the recount interval on the plain core with
 // production timers and on a registry; no simulation scenario has one.
 //
+// PushETagNodeLocal is unit-only: the simulations do not read with ETags;
+// httpapi's two-node ETag test shows it directly.
+//
 // MembersAppliedOutOfOrder is unit-only: its cluster test holds one call
 // back to show the interleaving directly, which CI met once in hundreds
 // of runs of the node's join test.
@@ -297,7 +305,7 @@ var UnitOnly = []Switch{ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutra
 	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, DialPerMessage, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
-	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder,
+	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder, PushETagNodeLocal,
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
