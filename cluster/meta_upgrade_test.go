@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -70,7 +71,8 @@ func TestProtocolRangesOverlap(t *testing.T) {
 	assert.NoError(t, m.checkPeer(memberlistNode("next", meta(wire.ProtocolVersion, 1))))
 	err = m.checkPeer(memberlistNode("far", meta(wire.ProtocolVersion+1, 1)))
 	assert.ErrorIs(t, err, ErrProtocolMismatch)
-	assert.Contains(t, err.Error(), "far speaks wire protocol 4-5, this node 2-3")
+	assert.Contains(t, err.Error(), fmt.Sprintf("far speaks wire protocol %d-%d, this node %d-%d",
+		wire.ProtocolVersion+1, wire.ProtocolVersion+2, wire.MinProtocolVersion, wire.ProtocolVersion))
 
 	// This node advertises its lowest version in the version byte and the
 	// span in the flags' top bits, beside the other flags.
@@ -81,8 +83,9 @@ func TestProtocolRangesOverlap(t *testing.T) {
 	assert.Equal(t, wire.MinProtocolVersion, own[1], "the previous release requires the version byte to be its own")
 }
 
-// The previous release's push/pull state (a failed member, then a digest
-// frame of version 2), as the last protocol-2 commit wrote it, is read:
+// The previous release's push/pull state (its part's header, a failed
+// member, then a digest frame of version 3), as the last protocol-3 commit
+// wrote it, is read:
 // the failed member is heard of and the delegate gets the digest. And
 // this node's own state carries its part's header as a nameless entry,
 // which the previous release's parser skips.
@@ -96,7 +99,7 @@ func TestPreviousReleasePushPullState(t *testing.T) {
 	require.NoError(t, err)
 	h := &hooks{m: m}
 
-	old, err := os.ReadFile(filepath.Join("testdata", "v2-pushpull-failed.bin"))
+	old, err := os.ReadFile(filepath.Join("testdata", "v3-pushpull-failed.bin"))
 	require.NoError(t, err)
 	failed, rest, err := parseFailedState(old)
 	require.NoError(t, err)

@@ -66,8 +66,9 @@ func Encode(m Message) ([]byte, error) { return EncodeVersion(m, ProtocolVersion
 
 // EncodeVersion returns the frame of m in version v, which must be one this
 // build speaks (Supported): a peer that speaks only an older version gets
-// the message as that version framed it (a version-2 Records has no
-// SentAt). It returns ErrVersion for another v.
+// the message as that version framed it. It returns ErrVersion for another
+// v, and ErrUnknownType for a message that version does not have (a
+// Handoff in version 3).
 func EncodeVersion(m Message, v uint8) ([]byte, error) {
 	if err := checkMessage(m); err != nil {
 		return nil, err
@@ -76,6 +77,9 @@ func EncodeVersion(m Message, v uint8) ([]byte, error) {
 		return nil, fmt.Errorf("%w: encode in %d, this build speaks %d to %d", ErrVersion, v, MinProtocolVersion, ProtocolVersion)
 	}
 	t := m.Type()
+	if v < t.since() {
+		return nil, fmt.Errorf("%w: %s in version %d", ErrUnknownType, t, v)
+	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	buf.Reset()
 	buf.WriteByte(v)
@@ -99,8 +103,8 @@ func EncodeVersion(m Message, v uint8) ([]byte, error) {
 }
 
 // Decode parses one frame produced by Encode or EncodeVersion, of any version
-// this build speaks (a field a version lacks is left zero: a version-2
-// Records has SentAt 0, "unknown"). It returns ErrVersion for a frame of
+// this build speaks (a field a version lacks is left zero, which the
+// receiver reads as "unknown"). It returns ErrVersion for a frame of
 // another protocol version, ErrUnknownType for an unknown tag and
 // ErrTruncated or ErrMalformed for input that is not a whole, well-formed
 // message; it never panics and never returns a partially decoded message.
@@ -113,8 +117,8 @@ func Decode(b []byte) (Message, error) {
 	}
 	t := Type(b[1])
 	m := newMessage(t)
-	if m == nil {
-		return nil, fmt.Errorf("%w: tag %d", ErrUnknownType, b[1])
+	if m == nil || b[0] < t.since() {
+		return nil, fmt.Errorf("%w: tag %d in version %d", ErrUnknownType, b[1], b[0])
 	}
 	body := b[headerLen:]
 	if err := checkBody(body); err != nil {
@@ -141,13 +145,10 @@ func FrameVersion(b []byte) (uint8, bool) {
 }
 
 // bodyAt returns what encodes or decodes m's body as version v framed it:
-// m itself, or a view of it with the fields of an older version.
-func bodyAt(m Message, v uint8) any {
-	if r, ok := m.(*Records); ok && v < 3 {
-		return (*recordsV2)(r)
-	}
-	return m
-}
+// m itself, or a view of it with the fields of an older version. No struct
+// changed between versions 3 and 4 (version 4 adds a message), so there is
+// no view today; see the package doc for when one is needed.
+func bodyAt(m Message, _ uint8) any { return m }
 
 // newMessage returns a zero message of type t, or nil if t is unknown.
 func newMessage(t Type) Message {
@@ -162,6 +163,8 @@ func newMessage(t Type) Message {
 		return new(SyncRequest)
 	case TypeLoad:
 		return new(Load)
+	case TypeHandoff:
+		return new(Handoff)
 	}
 	return nil
 }
@@ -183,6 +186,8 @@ func checkMessage(m Message) error {
 	case *SyncRequest:
 		isNil = v == nil
 	case *Load:
+		isNil = v == nil
+	case *Handoff:
 		isNil = v == nil
 	default:
 		return fmt.Errorf("%w: %T", ErrUnknownType, m)

@@ -70,6 +70,8 @@ func sampleMessages() map[string]Message {
 			{App: "APP", Have: []RecordVersion{{ID: "i-1", Clock: 1 << 40, Node: "node-a"}}}, {App: "OTHER"}}},
 		"sync-request-nil": &SyncRequest{},
 		"load":             &Load{Node: "node-a", WindowMillis: 60000, Renewals: 1234, Expected: 700, Engaged: true, Reason: "engaged: …"},
+		"handoff": &Handoff{Node: "node-a", Apps: []HandoffApp{
+			{App: "APP", Leases: []LeaseAge{{ID: "i-1", AgeMillis: 1234}, {ID: "i-2"}}}, {App: "EMPTY"}}},
 	}
 }
 
@@ -126,7 +128,7 @@ func TestVersionMismatchRefused(t *testing.T) {
 func TestUnknownTypeRefused(t *testing.T) {
 	b, err := Encode(&Digest{Node: "n"})
 	require.NoError(t, err)
-	for _, tag := range []byte{0, 6, 200} {
+	for _, tag := range []byte{0, 7, 200} {
 		b[1] = tag
 		m, err := Decode(b)
 		require.ErrorIs(t, err, ErrUnknownType)
@@ -152,6 +154,7 @@ func TestTypeString(t *testing.T) {
 	assert.Equal(t, "records", TypeRecords.String())
 	assert.Equal(t, "sync-request", TypeSyncRequest.String())
 	assert.Equal(t, "load", TypeLoad.String())
+	assert.Equal(t, "handoff", TypeHandoff.String())
 	assert.Equal(t, "unknown", Type(0).String())
 	assert.Equal(t, "unknown", Type(99).String())
 }

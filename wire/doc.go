@@ -32,11 +32,15 @@
 //
 // A protocol bump therefore means: raise ProtocolVersion, set
 // MinProtocolVersion to the old one, keep a view of each changed struct as
-// the old version framed it (recordsV2, chosen by bodyAt), drop the views of
+// the old version framed it (a view type chosen by bodyAt), drop the views of
 // the version that falls out of range, and keep the old version's frames,
 // written by the old commit's encoder, in testdata/v<old> (the golden-frame
 // test decodes them and re-encodes them byte for byte). The upgrade test
-// (`make upgrade-test`) then runs the old and new binaries together.
+// (`make upgrade-test`) then runs the old and new binaries together. A new
+// message type is a bump too: its tag is known from its version on
+// (Type.since), a frame of an older version with that tag is refused, and
+// senders write it only to peers that speak that version (version 4 added
+// Handoff; version 3 peers are simply not sent one).
 //
 // # Body encoding
 //

@@ -7,13 +7,13 @@ package wire
 // Version 2: records carry the lease's last renewal, sync requests carry the
 // asker's record versions, and members report their renewal counts (Load).
 // Version 3: a record batch carries the sender's wall clock (Records.SentAt).
-const ProtocolVersion uint8 = 3
+const ProtocolVersion uint8 = 4
 
 // MinProtocolVersion is the oldest version this build reads and writes: the
 // previous release's ProtocolVersion (see "Compatibility" in the package
 // doc). When ProtocolVersion is bumped, this becomes the old
 // ProtocolVersion, and the version before it is dropped.
-const MinProtocolVersion uint8 = 2
+const MinProtocolVersion uint8 = 3
 
 // Common returns the highest version that this build and a peer speaking
 // peerMin to peerMax both speak, and false when they share none.
@@ -44,9 +44,19 @@ const (
 	TypeSyncRequest Type = 4
 	// TypeLoad tags *Load.
 	TypeLoad Type = 5
+	// TypeHandoff tags *Handoff (version 4 and later).
+	TypeHandoff Type = 6
 )
 
-var typeNames = [...]string{"", "records", "renewals", "digest", "sync-request", "load"}
+var typeNames = [...]string{"", "records", "renewals", "digest", "sync-request", "load", "handoff"}
+
+// since is the first protocol version that has tag t.
+func (t Type) since() uint8 {
+	if t == TypeHandoff {
+		return 4
+	}
+	return 1
+}
 
 // String returns a short lower-case name of the tag, for logs and metrics.
 func (t Type) String() string {
@@ -56,8 +66,8 @@ func (t Type) String() string {
 	return "unknown"
 }
 
-// Message is one node-to-node message: *Records, *Renewals, *Digest or
-// *SyncRequest. Decode returns exactly these pointer types, so a receiver can
+// Message is one node-to-node message: *Records, *Renewals, *Digest,
+// *SyncRequest, *Load or *Handoff. Decode returns exactly these pointer types, so a receiver can
 // dispatch with one type switch.
 type Message interface {
 	// Type returns the tag the message is framed with.
@@ -294,3 +304,40 @@ type Load struct {
 
 // Type returns TypeLoad.
 func (*Load) Type() Type { return TypeLoad }
+
+// Handoff passes the leases of applications from their owner to the member
+// that owns them next (a member joined, or the sender is leaving): for each
+// lease, how long ago the sender last saw it renewed. The new owner has
+// not seen the renewals that reached the old one, so without the ages it
+// grants every lease a whole lease of grace, and a client that died just
+// before the move stays listed that much longer. Ages, not times, so that
+// the two clocks need not agree.
+type Handoff struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	// Node is the sender's node name.
+	Node string
+	// Apps are the applications handed over.
+	Apps []HandoffApp
+}
+
+// Type returns TypeHandoff.
+func (*Handoff) Type() Type { return TypeHandoff }
+
+// HandoffApp is one application of a Handoff.
+type HandoffApp struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	// App is the upper-case application name.
+	App string
+	// Leases are its live leases on the sender.
+	Leases []LeaseAge
+}
+
+// LeaseAge is one lease's time since its last renewal on the sender.
+type LeaseAge struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	// ID is the instance's registry id.
+	ID string
+	// AgeMillis is how long before the send the lease was last renewed
+	// (or registered), in milliseconds, never negative.
+	AgeMillis int64
+}

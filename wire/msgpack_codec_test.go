@@ -60,10 +60,13 @@ var codecTypes = []struct {
 	{new(SyncApp), syncAppFields[:]},
 	{new(RecordVersion), recordVersionFields[:]},
 	{new(Load), loadFields[:]},
+	{new(Handoff), handoffFields[:]},
+	{new(HandoffApp), handoffAppFields[:]},
+	{new(LeaseAge), leaseAgeFields[:]},
 }
 
 // messageTypes are the framed messages, by tag.
-var messageTypes = []Type{TypeRecords, TypeRenewals, TypeDigest, TypeSyncRequest, TypeLoad}
+var messageTypes = []Type{TypeRecords, TypeRenewals, TypeDigest, TypeSyncRequest, TypeLoad, TypeHandoff}
 
 // --- mirror types: msgpack's reflection without the methods ---
 

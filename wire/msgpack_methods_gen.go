@@ -25,6 +25,9 @@ type (
 	syncAppReflect        SyncApp
 	recordVersionReflect  RecordVersion
 	loadReflect           Load
+	handoffReflect        Handoff
+	handoffAppReflect     HandoffApp
+	leaseAgeReflect       LeaseAge
 )
 
 // Every message struct has both methods.
@@ -57,6 +60,12 @@ var (
 	_ msgpack.CustomDecoder = (*RecordVersion)(nil)
 	_ msgpack.CustomEncoder = Load{}
 	_ msgpack.CustomDecoder = (*Load)(nil)
+	_ msgpack.CustomEncoder = Handoff{}
+	_ msgpack.CustomDecoder = (*Handoff)(nil)
+	_ msgpack.CustomEncoder = HandoffApp{}
+	_ msgpack.CustomDecoder = (*HandoffApp)(nil)
+	_ msgpack.CustomEncoder = LeaseAge{}
+	_ msgpack.CustomDecoder = (*LeaseAge)(nil)
 )
 
 // instanceRecordFields names the fields of InstanceRecord, in wire order.
@@ -821,6 +830,135 @@ func (m *Load) decodeField(d *msgpack.Decoder, i int) (err error) {
 		m.Engaged, err = d.DecodeBool()
 	case 5:
 		m.Reason, err = d.DecodeString()
+	}
+	return err
+}
+
+// handoffFields names the fields of Handoff, in wire order.
+var handoffFields = [...]string{
+	"Node",
+	"Apps",
+}
+
+// EncodeMsgpack implements msgpack.CustomEncoder.
+func (m Handoff) EncodeMsgpack(e *msgpack.Encoder) error {
+	if reflectCodec {
+		c := handoffReflect(m)
+		return encodeReflect(e, &c)
+	}
+	w := writer{e: e}
+	m.writeTo(&w)
+	return w.err
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (m *Handoff) DecodeMsgpack(d *msgpack.Decoder) error {
+	if reflectCodec {
+		return decodeReflect(d, (*handoffReflect)(m))
+	}
+	return decodeStruct(d, m, handoffFields[:])
+}
+
+// writeTo encodes m as the array of its fields.
+func (m *Handoff) writeTo(w *writer) {
+	w.arrayLen(len(handoffFields))
+	w.str(m.Node)
+	writeStructs(w, m.Apps)
+}
+
+// decodeField decodes field i of m (readable).
+func (m *Handoff) decodeField(d *msgpack.Decoder, i int) (err error) {
+	switch i {
+	case 0:
+		m.Node, err = d.DecodeString()
+	case 1:
+		err = decodeStructs(d, &m.Apps, handoffAppFields[:])
+	}
+	return err
+}
+
+// handoffAppFields names the fields of HandoffApp, in wire order.
+var handoffAppFields = [...]string{
+	"App",
+	"Leases",
+}
+
+// EncodeMsgpack implements msgpack.CustomEncoder.
+func (m HandoffApp) EncodeMsgpack(e *msgpack.Encoder) error {
+	if reflectCodec {
+		c := handoffAppReflect(m)
+		return encodeReflect(e, &c)
+	}
+	w := writer{e: e}
+	m.writeTo(&w)
+	return w.err
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (m *HandoffApp) DecodeMsgpack(d *msgpack.Decoder) error {
+	if reflectCodec {
+		return decodeReflect(d, (*handoffAppReflect)(m))
+	}
+	return decodeStruct(d, m, handoffAppFields[:])
+}
+
+// writeTo encodes m as the array of its fields.
+func (m *HandoffApp) writeTo(w *writer) {
+	w.arrayLen(len(handoffAppFields))
+	w.str(m.App)
+	writeStructs(w, m.Leases)
+}
+
+// decodeField decodes field i of m (readable).
+func (m *HandoffApp) decodeField(d *msgpack.Decoder, i int) (err error) {
+	switch i {
+	case 0:
+		m.App, err = d.DecodeString()
+	case 1:
+		err = decodeStructs(d, &m.Leases, leaseAgeFields[:])
+	}
+	return err
+}
+
+// leaseAgeFields names the fields of LeaseAge, in wire order.
+var leaseAgeFields = [...]string{
+	"ID",
+	"AgeMillis",
+}
+
+// EncodeMsgpack implements msgpack.CustomEncoder.
+func (m LeaseAge) EncodeMsgpack(e *msgpack.Encoder) error {
+	if reflectCodec {
+		c := leaseAgeReflect(m)
+		return encodeReflect(e, &c)
+	}
+	w := writer{e: e}
+	m.writeTo(&w)
+	return w.err
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (m *LeaseAge) DecodeMsgpack(d *msgpack.Decoder) error {
+	if reflectCodec {
+		return decodeReflect(d, (*leaseAgeReflect)(m))
+	}
+	return decodeStruct(d, m, leaseAgeFields[:])
+}
+
+// writeTo encodes m as the array of its fields.
+func (m *LeaseAge) writeTo(w *writer) {
+	w.arrayLen(len(leaseAgeFields))
+	w.str(m.ID)
+	w.int(m.AgeMillis)
+}
+
+// decodeField decodes field i of m (readable).
+func (m *LeaseAge) decodeField(d *msgpack.Decoder, i int) (err error) {
+	switch i {
+	case 0:
+		m.ID, err = d.DecodeString()
+	case 1:
+		m.AgeMillis, err = d.DecodeInt64()
 	}
 	return err
 }
