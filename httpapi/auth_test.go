@@ -61,7 +61,7 @@ func TestAuth(t *testing.T) {
 	}
 
 	t.Run("no credentials: 401 with a challenge and a message", func(t *testing.T) {
-		for _, p := range []string{"/eureka/apps", "/eureka/v2/apps/delta", "/cluster/members", "/eureka/status", "/metrics", "/admin/self-preservation"} {
+		for _, p := range []string{"/eureka/apps", "/eureka/v2/apps/delta", "/cluster/members", "/eureka/status", "/metrics", "/admin/self-preservation", "/admin/eviction"} {
 			res := h.get(p, "")
 			assert.Equal(t, http.StatusUnauthorized, res.code, p)
 			assert.Equal(t, `Basic realm="heureka", charset="UTF-8"`, res.header.Get("WWW-Authenticate"), p)

@@ -4,8 +4,9 @@
 // decoders, the replication batch) are package eureka's.
 //
 // Besides the Eureka API (under every BasePaths prefix) it serves
-// /healthz, /readyz, /metrics, /cluster/members and the operator endpoint
-// /admin/self-preservation.
+// /healthz, /readyz, /metrics, /cluster/members and the operator endpoints
+// /admin/self-preservation and /admin/eviction (every hold on eviction, see
+// eviction.go).
 //
 // Optional HTTP basic auth with read and write roles (Config.Auth, auth.go)
 // and Eureka's fetch rate limit (Config.RateLimit, ratelimit.go) wrap every

@@ -5,7 +5,8 @@ package httpapi
 // /metrics serves the Prometheus registry in Config.Metrics. This file owns
 // what the API itself knows: HTTP requests (count, latency by route and
 // status code, in flight), the registry's contents read from the snapshot at
-// scrape time (metrics_instances.go) and the self-preservation figures. Two
+// scrape time (metrics_instances.go), the self-preservation figures and
+// the holds on eviction (heureka_eviction_held, eviction.go). Two
 // more collectors are built by the node, which registers them on the same
 // registry: EventMetrics (metrics_events.go), the registry sink that counts
 // registrations, cancels, evictions and renewals, and ClusterCollector
@@ -45,7 +46,7 @@ type metrics struct {
 	inFlight prometheus.Gauge
 }
 
-func newMetrics(reg *prometheus.Registry, registry Registry, snaps Snapshots) *metrics {
+func newMetrics(reg *prometheus.Registry, registry Registry, snaps Snapshots, holds EvictionHoldSource) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "heureka_http_requests_total",
@@ -63,7 +64,8 @@ func newMetrics(reg *prometheus.Registry, registry Registry, snaps Snapshots) *m
 	}
 	reg.MustRegister(m.requests, m.duration, m.inFlight,
 		newInstancesCollector(snaps),
-		selfPreservationCollector{registry})
+		selfPreservationCollector{registry},
+		evictionCollector{registry: registry, src: holds})
 	registerClockSkewMetrics(reg, registry)
 	return m
 }

@@ -43,7 +43,7 @@ func observations(t *testing.T, reg *prometheus.Registry, route string) (byCode 
 // only writes or writes nothing), forwards the optional interfaces, and
 // each request is counted and observed under its route and code.
 func TestRouteMetricsRecordCodes(t *testing.T) {
-	m := newMetrics(prometheus.NewRegistry(), nil, nil)
+	m := newMetrics(prometheus.NewRegistry(), nil, nil, nil)
 	reg := prometheus.NewRegistry() // the request metrics alone
 	reg.MustRegister(m.requests, m.duration)
 	handlers := []http.HandlerFunc{

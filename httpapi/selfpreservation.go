@@ -2,7 +2,8 @@ package httpapi
 
 // Self-preservation as the API shows it: the operator's run-time switch
 // (GET and PUT /admin/self-preservation) and the figures that /eureka/status
-// and /cluster/members report about this node's decision.
+// and /cluster/members report about this node's decision. The holds on
+// eviction, self-preservation's among them, are eviction.go's.
 //
 // The figures are the registry's own reading (actors.SelfPreservationStatus),
 // shown as they are: the actors layer decides whether self-preservation is
@@ -54,6 +55,14 @@ type SelfPreservation struct {
 	// WindowSeconds is the length of the renewal window in seconds
 	// (fractional when tests shrink it).
 	WindowSeconds float64 `json:"windowSeconds"`
+	// EvictionHolds is every hold on this node's eviction now,
+	// self-preservation's own included: GET /admin/eviction's holds. GET and
+	// PUT /admin/self-preservation fill it ([] when none); where this object
+	// is embedded in another document (/eureka/status, /cluster/members, the
+	// dashboard's state) it is nil and left out, for those documents carry
+	// the holds in an eviction element of their own or not at all. Nodes
+	// from before it send none.
+	EvictionHolds []EvictionHold `json:"evictionHolds,omitzero"`
 }
 
 // NewSelfPreservation converts a reading; nil gives the zero value.
@@ -137,10 +146,20 @@ func marshalJSON(v any) []byte {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
+// adminSelfPreservation is the document of GET and PUT
+// /admin/self-preservation: the current reading and every hold on
+// eviction, both from one reading of the registry.
+func (s *Server) adminSelfPreservation() SelfPreservation {
+	st := s.cfg.Registry.SelfPreservation()
+	v := NewSelfPreservation(st)
+	v.EvictionHolds = NewEviction(st, s.cfg.EvictionHolds).Holds
+	return v
+}
+
 // getSelfPreservation serves GET /admin/self-preservation: the current
-// reading as JSON.
+// reading as JSON, with the holds on eviction.
 func (s *Server) getSelfPreservation(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, NewSelfPreservation(s.cfg.Registry.SelfPreservation()))
+	writeJSON(w, http.StatusOK, s.adminSelfPreservation())
 }
 
 // putSelfPreservation serves PUT /admin/self-preservation?enabled=true|false:
@@ -159,7 +178,7 @@ func (s *Server) putSelfPreservation(w http.ResponseWriter, r *http.Request) {
 	// An operator turning eviction protection off is worth a line in the
 	// log, with where the request came from.
 	s.log.Warn("self-preservation switched at run time", "enabled", enabled, "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, NewSelfPreservation(s.cfg.Registry.SelfPreservation()))
+	writeJSON(w, http.StatusOK, s.adminSelfPreservation())
 }
 
 // enabledParam parses the enabled query parameter: exactly one of true or

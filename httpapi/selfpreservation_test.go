@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"net/http"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"testing"
@@ -37,6 +38,10 @@ type spJSON struct {
 var spKeys = []string{"enabled", "engaged", "engagedSince", "reason", "expected", "threshold", "renewsLastWindow",
 	"localRenewals", "peerRenewals", "members", "expirationEnabled", "windowSeconds"}
 
+// adminSPKeys are the keys of GET and PUT /admin/self-preservation: spKeys
+// and the holds on eviction.
+var adminSPKeys = append(slices.Clone(spKeys), "evictionHolds")
+
 // adminSP fetches GET /admin/self-preservation, checking its shape.
 func (h *harness) adminSP() spJSON {
 	h.t.Helper()
@@ -49,7 +54,7 @@ func (h *harness) adminSP() spJSON {
 	for k := range keys {
 		got = append(got, k)
 	}
-	assert.ElementsMatch(h.t, spKeys, got, "%s", res.body)
+	assert.ElementsMatch(h.t, adminSPKeys, got, "%s", res.body)
 	var sp spJSON
 	require.NoError(h.t, json.Unmarshal(res.body, &sp), "%s", res.body)
 	return sp

@@ -75,6 +75,12 @@ type Config struct {
 	View Snapshots
 	// Cluster lists members for /eureka/status and /cluster/members.
 	Cluster Cluster
+	// EvictionHolds gives the cluster layer's holds on eviction (the node
+	// adapts cluster.Replicator); /admin/eviction, /admin/self-preservation,
+	// /eureka/status and heureka_eviction_held show them beside
+	// self-preservation's (eviction.go). Nil: a single node, held by
+	// self-preservation only.
+	EvictionHolds EvictionHoldSource
 	// Ready reports whether the node has finished its initial cluster sync.
 	// While it returns false, /readyz answers 503 and every registry read
 	// answers 403 (see gate), so that clients fetch from another server;
@@ -144,7 +150,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), log: cfg.Logger.With("component", "http"), started: time.Now()}
 	s.router = &router{mux: s.mux}
-	s.metrics = newMetrics(cfg.Metrics, cfg.Registry, cfg.View)
+	s.metrics = newMetrics(cfg.Metrics, cfg.Registry, cfg.View, cfg.EvictionHolds)
 	s.push = newPush(cfg.Push, cfg.View, cfg.Metrics)
 	s.routes()
 	var err error
@@ -219,6 +225,7 @@ func (s *Server) routes() {
 	// registry evicts anything).
 	s.handle("GET /admin/self-preservation", "admin", s.getSelfPreservation)
 	s.handle("PUT /admin/self-preservation", "admin", s.putSelfPreservation)
+	s.handle("GET /admin/eviction", "admin", s.getEviction)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
 	if s.cfg.Dashboard != nil {
 		for _, p := range []string{"GET /{$}", "GET /eureka/{$}", "GET /eureka", "GET /dashboard/"} {

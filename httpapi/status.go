@@ -22,7 +22,9 @@ import (
 // decided about self-preservation and why. It is a typed object of its own
 // rather than more generalStats entries, because generalStats is a map of
 // strings and the figures are numbers and booleans; nothing that reads
-// Eureka's StatusInfo looks past the fields it knows.
+// Eureka's StatusInfo looks past the fields it knows. A readiness element
+// and an eviction element (GET /admin/eviction's document: every hold on
+// eviction, self-preservation's and the cluster layer's) follow it.
 type statusInfo struct {
 	general  [][2]string // name, value in Eureka's order
 	replicas [3]string   // registered, available, unavailable
@@ -31,6 +33,8 @@ type statusInfo struct {
 	sp       SelfPreservation
 	// readiness says why the node is (not) ready, or that it serves alone.
 	readiness readinessJSON
+	// eviction is every hold on eviction (eviction.go).
+	eviction Eviction
 }
 
 // readinessJSON is /eureka/status's readiness element.
@@ -145,7 +149,9 @@ func (s *Server) statusInfo(r *http.Request) statusInfo {
 			st.readiness.Reason = strings.TrimPrefix(st.readiness.Reason+"; writes refused with 503: "+sk.Reason, "; ")
 		}
 	}
-	st.sp = NewSelfPreservation(s.cfg.Registry.SelfPreservation())
+	sp := s.cfg.Registry.SelfPreservation()
+	st.sp = NewSelfPreservation(sp)
+	st.eviction = NewEviction(sp, s.cfg.EvictionHolds)
 	return st
 }
 
@@ -166,7 +172,8 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		inst := eureka.AppendInstanceDocument(nil, f, st.self)
 		// Unwrap {"instance":…} to embed the object.
 		b.Write(inst[len(`{"instance":`) : len(inst)-1])
-		fmt.Fprintf(&b, `,"isHeathly":%t,"selfPreservation":%s,"readiness":%s}`, st.healthy, marshalJSON(st.sp), marshalJSON(st.readiness))
+		fmt.Fprintf(&b, `,"isHeathly":%t,"selfPreservation":%s,"readiness":%s,"eviction":%s}`, st.healthy,
+			marshalJSON(st.sp), marshalJSON(st.readiness), marshalJSON(st.eviction))
 	} else {
 		// The root and instanceInfo are named as the reference server
 		// names them (XStream's class alias; found by clients/reference).
@@ -187,6 +194,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		appendSelfPreservationXML(&b, st.sp)
 		fmt.Fprintf(&b, "  <readiness>\n    <ready>%t</ready>\n    <reason>%s</reason>\n  </readiness>\n",
 			st.readiness.Ready, escapeXMLText(st.readiness.Reason))
+		appendEvictionXML(&b, st.eviction)
 		b.WriteString("</com.netflix.eureka.util.StatusInfo>")
 	}
 	writeEntity(w, http.StatusOK, f, []byte(b.String()))
