@@ -103,3 +103,21 @@ func (c clusterView) Members() []httpapi.Member {
 	}
 	return out
 }
+
+// evictionHolds adapts the replicator's holds on eviction to what the HTTP
+// API, the dashboard and heureka_eviction_held show (httpapi.EvictionHold;
+// the reasons are the same words, checked by a test).
+type evictionHolds struct{ r *cluster.Replicator }
+
+// EvictionHolds implements httpapi.EvictionHoldSource.
+func (e evictionHolds) EvictionHolds() []httpapi.EvictionHold {
+	hs := e.r.EvictionHolds()
+	if len(hs) == 0 {
+		return nil
+	}
+	out := make([]httpapi.EvictionHold, len(hs))
+	for i, h := range hs {
+		out[i] = httpapi.EvictionHold{Reason: h.Reason, Members: h.Members, Since: h.Since, Until: h.Until, Detail: h.Detail}
+	}
+	return out
+}

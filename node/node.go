@@ -233,12 +233,14 @@ func Start(cfg Config) (*Node, error) {
 			return nil, err
 		}
 		apiCfg.Cluster = clusterView{n}
+		apiCfg.EvictionHolds = evictionHolds{n.replicator}
 		apiCfg.Ready = n.replicator.Ready
 		apiCfg.ReadyReason = func() string { return n.replicator.Readiness().Reason }
 	}
-	// The dashboard reads what the API reads: the same view, registry and members.
+	// The dashboard reads what the API reads: the same view, registry,
+	// members and holds on eviction.
 	apiCfg.Dashboard = dashboard.New(dashboard.Config{View: v, Registry: reg, Cluster: apiCfg.Cluster,
-		Ready: apiCfg.Ready, ReadyReason: apiCfg.ReadyReason, NodeName: cfg.Name, Version: cfg.Version})
+		EvictionHolds: apiCfg.EvictionHolds, Ready: apiCfg.Ready, ReadyReason: apiCfg.ReadyReason, NodeName: cfg.Name, Version: cfg.Version})
 	n.api = httpapi.New(apiCfg)
 	n.metrics.MustRegister(httpapi.NewClusterCollector(clusterStats{n}))
 	n.server = &http.Server{
@@ -327,6 +329,11 @@ func (n *Node) Stop(ctx context.Context) error {
 		}
 		if n.members != nil {
 			n.unsubscribe()
+			// Hand the applications this node owns to their next owners
+			// before leaving, so that they keep its lease clocks.
+			hctx, hcancel := context.WithTimeout(context.Background(), n.cfg.Cluster.LeaveTimeout)
+			n.replicator.HandOff(hctx)
+			hcancel()
 			if err := n.members.Leave(n.cfg.Cluster.LeaveTimeout); err != nil {
 				n.log.Warn("leaving the cluster", "err", err)
 			}

@@ -41,6 +41,10 @@ type Config struct {
 	// Cluster lists the members (httpapi.Config.Cluster); nil means a
 	// single node, shown as the only member, alive and owning everything.
 	Cluster httpapi.Cluster
+	// EvictionHolds gives the cluster layer's holds on eviction
+	// (httpapi.Config.EvictionHolds); the page lists them with
+	// self-preservation's under "Eviction held". Nil: a single node.
+	EvictionHolds httpapi.EvictionHoldSource
 	// Ready reports whether the node has finished its initial cluster sync
 	// (httpapi.Config.Ready); while it is false the page says that the
 	// registry it shows may still be partial. Nil: always ready.

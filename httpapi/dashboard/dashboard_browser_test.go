@@ -18,10 +18,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,8 +36,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/cluster"
+	"github.com/heureka/heureka/eureka"
 	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/httpapi/dashboard"
 	"github.com/heureka/heureka/node"
 )
 
@@ -553,3 +559,93 @@ func TestDashboardInBrowserWithAuth(t *testing.T) {
 		br.mu.Unlock()
 	}
 }
+
+// switchableHolds is a cluster layer whose holds on eviction the test
+// switches while the page is open.
+type switchableHolds struct {
+	mu sync.Mutex
+	hs []httpapi.EvictionHold
+}
+
+func (s *switchableHolds) set(hs ...httpapi.EvictionHold) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hs = hs
+}
+
+// EvictionHolds implements httpapi.EvictionHoldSource.
+func (s *switchableHolds) EvictionHolds() []httpapi.EvictionHold {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]httpapi.EvictionHold(nil), s.hs...)
+}
+
+// The "Eviction held" panel in a real browser: hidden while nothing holds
+// eviction; when the cluster layer holds it (a silent member, views that
+// disagree) and self-preservation is engaged, it lists every hold with its
+// detail in plain words and when it ends; when the holds end it hides
+// again. The page is the dashboard handler alone, over loopback, with a
+// fake cluster layer and a fixed self-preservation reading.
+func TestDashboardInBrowserShowsEvictionHolds(t *testing.T) {
+	calm := &actors.SelfPreservationStatus{Enabled: true, ExpirationEnabled: true, Expected: 10, Threshold: 8,
+		RenewsLastWindow: 20, Members: 3, Window: time.Minute, Reason: "not engaged: 20 renewals in the last 1m0s across 3 member(s), above the threshold of 8; expired leases are evicted"}
+	engaged := &actors.SelfPreservationStatus{Enabled: true, Engaged: true, EngagedSince: time.Now().Add(-time.Minute), Expected: 10,
+		Threshold: 8, RenewsLastWindow: 2, Members: 3, Window: time.Minute,
+		Reason: "engaged: 2 renewals in the last 1m0s across 3 member(s), at or below the threshold of 8 (85% of 10 expected clients); expired leases are kept in case the fault is on the network"}
+	reading := &switchableReading{}
+	reading.sp.Store(calm)
+	holds := &switchableHolds{}
+	h := dashboard.New(dashboard.Config{View: view.New(view.DefaultConfig(eureka.Encoders())), Registry: reading,
+		EvictionHolds: holds, NodeName: "heureka-holds", Version: "1.0.0-test", Refresh: 200 * time.Millisecond})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.Close()
+		http.DefaultClient.CloseIdleConnections()
+	})
+
+	b := openBrowser(t)
+	b.open(srv.URL)
+	b.waitFor("the page has rendered", `document.querySelector('#node-name').innerText === 'heureka-holds'`)
+	b.waitFor("self-preservation is reported not engaged",
+		`document.querySelector('#sp-headline').innerText.startsWith('Not engaged')`)
+	visible := `(() => { const s = document.querySelector('#eviction-holds'); return !s.hidden && s.offsetHeight > 0; })()`
+	hidden := `(() => { const s = document.querySelector('#eviction-holds'); return s.hidden && s.offsetHeight === 0; })()`
+	b.waitFor("no hold: the panel is hidden", hidden)
+
+	now := time.Now()
+	silent := httpapi.EvictionHold{Reason: "silent-member", Members: []string{"heureka-2"}, Since: now.Add(-40 * time.Second),
+		Until: now.Add(80 * time.Second), Detail: "eviction held: no report from heureka-2 for 40s (renewals it forwards may be lost on the way); " +
+			"held at most until 2m0s after its last report, then it counts as failed and its applications get a live owner"}
+	disagree := httpapi.EvictionHold{Reason: "views-disagree", Members: []string{"heureka-3"}, Since: now,
+		Detail: "eviction held: heureka-3 still report(s) but are not alive in this node's view; held until membership agrees"}
+	holds.set(silent, disagree)
+	reading.sp.Store(engaged)
+	b.waitFor("the panel lists three holds", visible+` && document.querySelectorAll('#holds li').length === 3`)
+	panel := b.text("#eviction-holds")
+	assert.Contains(t, panel, "Eviction held")
+	assert.Contains(t, panel, "3 holds")
+	assert.Contains(t, panel, "Self-preservation")
+	assert.Contains(t, panel, engaged.Reason, "self-preservation's reason is its detail")
+	assert.Contains(t, panel, "Silent member")
+	assert.Contains(t, panel, silent.Detail)
+	assert.Contains(t, panel, "ends by", "a bounded hold says when it ends")
+	assert.Contains(t, panel, "Membership views disagree")
+	assert.Contains(t, panel, disagree.Detail)
+	assert.Contains(t, panel, "ends when membership agrees")
+	b.screenshot("heureka-dashboard-eviction-held.png")
+
+	holds.set()
+	reading.sp.Store(calm)
+	b.waitFor("the holds ended: the panel is hidden again", hidden)
+
+	b.mu.Lock()
+	assert.Empty(t, b.errors, "uncaught JavaScript exceptions")
+	b.mu.Unlock()
+}
+
+// switchableReading is a self-preservation reading the test switches.
+type switchableReading struct {
+	sp atomic.Pointer[actors.SelfPreservationStatus]
+}
+
+func (s *switchableReading) SelfPreservation() *actors.SelfPreservationStatus { return s.sp.Load() }

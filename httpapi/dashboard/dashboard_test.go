@@ -277,3 +277,35 @@ func readAll(t *testing.T, resp *http.Response) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// stubHolds is a fixed list of the cluster layer's holds on eviction.
+type stubHolds []httpapi.EvictionHold
+
+func (s stubHolds) EvictionHolds() []httpapi.EvictionHold { return s }
+
+// The state carries every hold on eviction, self-preservation's first, as
+// GET /admin/eviction does; with none, an empty list and expiration
+// enabled.
+func TestStateEvictionHolds(t *testing.T) {
+	v := view.New(view.DefaultConfig(eureka.Encoders()))
+	since := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	silent := httpapi.EvictionHold{Reason: httpapi.HoldSilentMember, Members: []string{"c"}, Since: since, Until: since.Add(2 * time.Minute),
+		Detail: "eviction held: no report from c for 40s"}
+	engaged := &actors.SelfPreservationStatus{Enabled: true, Engaged: true, EngagedSince: since, Reason: "engaged: 3 renewals …"}
+	h := dashboard.New(dashboard.Config{View: v, Registry: stubRegistry{engaged}, EvictionHolds: stubHolds{silent}, NodeName: "b"})
+	st := h.State("")
+	assert.False(t, st.Eviction.ExpirationEnabled)
+	require.Len(t, st.Eviction.Holds, 2)
+	assert.Equal(t, httpapi.EvictionHold{Reason: httpapi.HoldSelfPreservation, Members: []string{}, Since: since,
+		Detail: "engaged: 3 renewals …"}, st.Eviction.Holds[0])
+	assert.Equal(t, silent, st.Eviction.Holds[1])
+	assert.Nil(t, st.SelfPreservation.EvictionHolds, "carried once, in eviction")
+
+	calm := &actors.SelfPreservationStatus{Enabled: true, ExpirationEnabled: true, Reason: "not engaged: …"}
+	h = dashboard.New(dashboard.Config{View: v, Registry: stubRegistry{calm}, NodeName: "b"})
+	st = h.State("")
+	assert.Equal(t, httpapi.Eviction{ExpirationEnabled: true, Holds: []httpapi.EvictionHold{}}, st.Eviction)
+	b, err := json.Marshal(st)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"eviction":{"expirationEnabled":true,"holds":[]}`)
+}

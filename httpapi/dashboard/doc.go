@@ -1,7 +1,7 @@
 // Package dashboard is the operator's web page of a Heureka node: what the
 // node is, who its cluster members are, what self-preservation decided and
-// why, and which applications and instances are registered, with a search
-// box, live refresh and the usual status actions.
+// why, what holds eviction, and which applications and instances are
+// registered, with a search box, live refresh and the usual status actions.
 //
 // # What it owns
 //
@@ -14,7 +14,7 @@
 // # How data enters and leaves
 //
 // Everything the page shows comes from the state endpoint, built on each
-// request from three sources that the Eureka API reads as well:
+// request from sources that the Eureka API reads as well:
 //
 //   - Config.View's Snapshot(): the snapshot that cached Eureka reads
 //     (/eureka/apps) serve, so the page and clients never disagree. An
@@ -22,6 +22,10 @@
 //     last change, as in /eureka/apps: renewals do not rewrite snapshots.
 //   - Config.Registry's SelfPreservation(): the registry's own reading and
 //     its plain-language Reason, shown as they are.
+//   - Config.EvictionHolds (nil: a single node): the cluster layer's holds
+//     on eviction, joined with self-preservation's by httpapi.NewEviction
+//     as GET /admin/eviction joins them, and shown under "Eviction held"
+//     with each hold's detail; the line is hidden while nothing holds.
 //   - Config.Cluster's Members() (nil: a single node): state, gossip
 //     address, ownership share and each member's self-preservation decision.
 //

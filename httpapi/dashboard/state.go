@@ -1,8 +1,8 @@
 package dashboard
 
 // The state endpoint: one JSON document with everything the page shows,
-// built per request from the snapshot, the self-preservation reading and
-// the cluster members. Field names are the page's (dashboard.js), not
+// built per request from the snapshot, the self-preservation reading, the
+// holds on eviction and the cluster members. Field names are the page's (dashboard.js), not
 // Eureka's: nothing but the page is meant to read this document, and its
 // shape may change with the page.
 
@@ -31,6 +31,9 @@ type State struct {
 	Members []MemberInfo `json:"members"`
 	// SelfPreservation is this node's reading.
 	SelfPreservation httpapi.SelfPreservation `json:"selfPreservation"`
+	// Eviction is every hold on this node's eviction, self-preservation's
+	// and the cluster layer's, as GET /admin/eviction serves it.
+	Eviction httpapi.Eviction `json:"eviction"`
 	// Registry summarizes the snapshot.
 	Registry RegistryInfo `json:"registry"`
 	// Applications are the snapshot's applications in name order ([] when
@@ -147,6 +150,7 @@ func (h *Handler) State(known string) *State {
 		},
 		Members:          h.members(sp),
 		SelfPreservation: httpapi.NewSelfPreservation(sp),
+		Eviction:         httpapi.NewEviction(sp, h.cfg.EvictionHolds),
 		Registry:         RegistryInfo{Token: h.epoch + "." + strconv.FormatUint(snap.Version(), 10), Statuses: map[string]int{}},
 	}
 	if h.cfg.ReadyReason != nil {

@@ -173,6 +173,7 @@
     } else {
       notice(why.indexOf('serving alone') === 0 ? 'This node ' + why + '.' : '', 'info');
     }
+    renderHolds(s.eviction);
     renderMembers(s.members);
     renderSelfPreservation(s.selfPreservation);
     renderSummary(s.registry);
@@ -201,6 +202,29 @@
           h('span', { class: 'badge sp-' + cssToken(decision(m.selfPreservation)) }, decision(m.selfPreservation)),
           ' ', m.selfPreservation ? h('span', { class: 'muted' }, m.selfPreservation) : null));
     }));
+  }
+
+  // holdNames are the reasons of the holds on eviction, for a person.
+  const holdNames = {
+    'self-preservation': 'Self-preservation',
+    'silent-member': 'Silent member',
+    'deaf': 'No member heard',
+    'views-disagree': 'Membership views disagree',
+  };
+
+  // renderHolds lists every hold on this node's eviction, each with its
+  // detail in the registry's words and when it ends at the latest; the
+  // section is hidden while nothing holds.
+  function renderHolds(ev) {
+    const holds = (ev && ev.holds) || [];
+    $('eviction-holds').hidden = holds.length === 0;
+    $('holds-count').textContent = holds.length ? '(' + plural(holds.length, 'hold', 'holds') + ')' : '';
+    $('holds').replaceChildren(...holds.map((hd) => h('li', { 'data-reason': hd.reason },
+      h('span', { class: 'badge sp-engaged' }, holdNames[hd.reason] || hd.reason), ' ',
+      hd.detail || '',
+      hd.since ? h('span', { class: 'until' }, ' · since ' + clock(Date.parse(hd.since))) : null,
+      h('span', { class: 'until' }, hd.until ? ' · ends by ' + clock(Date.parse(hd.until)) :
+        hd.reason === 'views-disagree' ? ' · ends when membership agrees' : ''))));
   }
 
   function renderSelfPreservation(sp) {
