@@ -91,7 +91,7 @@ func clientCommands(getenv func(string) string) []*cobra.Command {
 
 	status := &cobra.Command{
 		Use:   "status",
-		Short: "Show a running node's status, replicas and self-preservation",
+		Short: "Show a running node's status, replicas, self-preservation and eviction holds",
 		Args:  cobra.NoArgs,
 	}
 	so := add(status)

@@ -106,6 +106,7 @@ func TestClientCommandsAgainstANode(t *testing.T) {
 		assert.Regexp(t, `(?m)^replicas\s+0 available, 0 unavailable$`, out)
 		assert.Regexp(t, `(?m)^self-preservation\s+\S`, out)
 		assert.Regexp(t, `(?m)^  why\s+\S`, out)
+		assert.Regexp(t, `(?m)^eviction\s+(runs|held)`, out)
 	})
 	t.Run("json", func(t *testing.T) {
 		for _, args := range [][]string{{"members"}, {"apps"}, {"apps", "USERS"}, {"status"}} {

@@ -7,7 +7,7 @@
 //	heureka [serve] [flags]   start a node (the default command)
 //	heureka members           list the cluster's members
 //	heureka apps [APP]        list applications, or one application's instances
-//	heureka status            show a node's status and self-preservation
+//	heureka status            show a node's status, self-preservation and eviction holds
 //	heureka version           print the version (also: heureka --version)
 //	heureka help [command]    print the flags
 //

@@ -111,10 +111,12 @@ type (
 		Enabled text `json:"@enabled"`
 	}
 	// member is one row of /cluster/members; selfPreservation is GET
-	// /admin/self-preservation, also embedded in /eureka/status: the API's
+	// /admin/self-preservation, also embedded in /eureka/status; eviction
+	// is GET /admin/eviction, also embedded in /eureka/status: the API's
 	// own types.
 	member           = httpapi.Member
 	selfPreservation = httpapi.SelfPreservation
+	eviction         = httpapi.Eviction
 	// nodeStatus is /eureka/status.
 	nodeStatus struct {
 		GeneralStats     map[string]text `json:"generalStats"`
@@ -127,6 +129,8 @@ type (
 		} `json:"instanceInfo"`
 		IsHealthy        text              `json:"isHeathly"` // sic: Eureka's spelling
 		SelfPreservation *selfPreservation `json:"selfPreservation"`
+		// Eviction is nil from a node older than the eviction element.
+		Eviction *eviction `json:"eviction"`
 	}
 )
 
@@ -340,5 +344,38 @@ func printStatus(ctx context.Context, c *nodeClient, w io.Writer, asJSON bool) e
 		row("  measured", "%d renewals in the last window (%d here, %d from %d other member(s))",
 			sp.RenewsLastWindow, sp.LocalRenewals, sp.PeerRenewals, max(0, sp.Members-1))
 	}
+	if ev := st.Eviction; ev != nil {
+		printHolds(row, ev, time.Now())
+	}
 	return tw.Flush()
+}
+
+// printHolds prints the eviction rows of status: whether eviction may run,
+// then a row per hold, its reason as the key, its detail and when it began
+// and ends at the latest as the value.
+func printHolds(row func(k, format string, args ...any), ev *eviction, now time.Time) {
+	if len(ev.Holds) == 0 {
+		row("eviction", "runs: nothing holds it")
+		return
+	}
+	row("eviction", "held by %d hold(s); expired leases are kept until each ends", len(ev.Holds))
+	for _, h := range ev.Holds {
+		var when []string
+		if !h.Since.IsZero() {
+			when = append(when, "since "+ago(h.Since, now))
+		}
+		switch {
+		case !h.Until.IsZero() && h.Until.After(now):
+			when = append(when, "ends within "+h.Until.Sub(now).Round(time.Second).String())
+		case !h.Until.IsZero():
+			when = append(when, "ending now")
+		case h.Reason == httpapi.HoldViewsDisagree:
+			when = append(when, "until membership agrees")
+		}
+		extra := ""
+		if len(when) > 0 {
+			extra = " (" + strings.Join(when, ", ") + ")"
+		}
+		row("  "+h.Reason, "%s%s", orDash(h.Detail), extra)
+	}
 }

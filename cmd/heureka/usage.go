@@ -19,7 +19,7 @@ Usage:
   heureka [serve] [flags]   run the registry (the default subcommand)
   heureka members           list the cluster's members, as a running node sees them
   heureka apps [APP]        list the registered applications, or one application's instances
-  heureka status            show a running node's status and self-preservation
+  heureka status            show a running node's status, self-preservation and eviction holds
   heureka version           print the version and exit (also: heureka --version)
   heureka help [command]    print this help, or a command's, and exit
 
