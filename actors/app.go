@@ -39,6 +39,11 @@ type lease struct {
 	// the renewals forwarded to it meanwhile are on their way. It is a
 	// grace for eviction here only; records still carry lastUpdate, so no
 	// copy is born fresh elsewhere.
+	//
+	// A negative value marks a lease handed over by the application's
+	// previous owner: −(1 + when it was handed) (see handoff.go, which
+	// alone reads and writes it that way). It shares this word so that a
+	// lease stays in its size class (tombstones_test.go).
 	installed int64
 	// fast is what the renewal fast path reads and writes (fastrenew.go).
 	fast fastState
@@ -98,6 +103,9 @@ type appState struct {
 	// maxLease is the longest lease this application has held here, which
 	// keeps its tombstones (see tombstoneTTLFor).
 	maxLease time.Duration
+	// handed holds the renewals a previous owner handed over for leases
+	// this node does not hold yet (handoff.go).
+	handed map[string]handedRenewal
 }
 
 // noteLease makes d count for how long the application's tombstones are
@@ -151,7 +159,9 @@ func (a *appState) leaseTime(wallMillis, wallNow, leaseNow int64, maxAge time.Du
 }
 
 // empty reports whether the application holds nothing worth keeping.
-func (a *appState) empty() bool { return len(a.leases) == 0 && a.tombstones.len() == 0 }
+func (a *appState) empty() bool {
+	return len(a.leases) == 0 && a.tombstones.len() == 0 && !a.holdsHanded()
+}
 
 // nextVersion returns a new version for a change of a record that is at
 // version after (zero for a new record): always above after, so a local
@@ -517,10 +527,14 @@ func (a *appState) get(id string, since int64) (*Instance, bool, bool) {
 // the last renewal and since, so the renewals now forwarded to this node
 // have one whole lease to arrive.
 func (a *appState) expiredSince(l *lease, now int64, extra time.Duration, since int64) bool {
-	if sabotage.On(sabotage.NoTakeoverGrace) {
+	switch {
+	case sabotage.On(sabotage.NoTakeoverGrace):
 		since = 0
-	} else {
-		since = max(since, l.installed)
+	case l.handedFor(since):
+		// The previous owner handed its renewals over (handoff.go).
+		since = 0
+	default:
+		since = max(since, l.installedAt())
 	}
 	return now > max(l.renewed, since)+l.duration.Milliseconds()+extra.Milliseconds()
 }

@@ -173,7 +173,7 @@ func (d *sweepDue) needsSweep(leaseNow, wallNow int64, tombstonesOnly bool) bool
 // commands known to do none of these are listed; anything else counts.
 func changes(msg any) bool {
 	switch msg.(type) {
-	case *renewCmd, *renewBatchCmd, *getCmd, *recordsCmd, *versionsCmd, *collectTombstones, *collectExpired:
+	case *renewCmd, *renewBatchCmd, *getCmd, *recordsCmd, *versionsCmd, *leaseAgesCmd, *collectTombstones, *collectExpired:
 		return false
 	}
 	return !sabotage.On(sabotage.SweepSkipsChangedApps)
@@ -245,13 +245,14 @@ func (f *frontActor) Receive(ctx actor.Context) {
 func (f *frontActor) route(ctx actor.Context, app string, msg any) {
 	e := f.apps[app]
 	if e == nil {
-		if _, ok := msg.(*registerCmd); !ok {
-			if _, ok := msg.(*applyCmd); !ok {
-				// Nothing to do for an application that does not exist:
-				// answer here instead of spawning an actor.
-				f.answerMissing(msg)
-				return
-			}
+		switch msg.(type) {
+		case *registerCmd, *applyCmd, *adoptAgesCmd:
+			// A handoff may come before the records (handoff.go).
+		default:
+			// Nothing to do for an application that does not exist:
+			// answer here instead of spawning an actor.
+			f.answerMissing(msg)
+			return
 		}
 		e = &appEntry{}
 		e.fast.state = newAppState(app, f.r.opts)
@@ -476,6 +477,10 @@ func (a *appActor) handle(ctx actor.Context, msg any) {
 		}
 	case *versionsCmd:
 		m.respond(reply{ok: true, versions: s.versions()})
+	case *leaseAgesCmd:
+		m.respond(reply{ok: true, ages: s.leaseAges()})
+	case *adoptAgesCmd:
+		s.adoptAges(m.ages)
 	case *collectTombstones:
 		due := s.collectTombstones()
 		if a.entry != nil {

@@ -195,6 +195,8 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 		nl.renewed = max(l.renewed, nl.renewed)
 		nl.clientRenewed = l.clientRenewed
 		nl.installed = l.installed
+	} else if a.handed != nil {
+		a.takeHanded(r.ID, nl, mono)
 	}
 	a.share(inst)
 	nl.inst = inst

@@ -391,6 +391,7 @@ type reply struct {
 	inst     *Instance
 	records  []Record
 	versions []RecordVersion
+	ages     []LeaseAge
 	applied  int
 	refused  int
 	err      error

@@ -182,6 +182,11 @@ func (r *Replicator) MembersChanged() {
 	// its applications get a live owner. It keeps its link: it may still
 	// hear this node.
 	members := alive
+	if r.leaving.Load() {
+		// HandOff gave everything away: this node owns nothing until it
+		// stops.
+		members = slices.DeleteFunc(slices.Clone(alive), func(m string) bool { return m == self })
+	}
 	if silent := r.silentMembers(); len(silent) > 0 {
 		members = make([]string, 0, len(alive))
 		for _, m := range alive {
@@ -196,11 +201,15 @@ func (r *Replicator) MembersChanged() {
 	now := r.cfg.Clock.Now()
 	next := &ownership{self: self, members: members, base: old.base, changedAt: now,
 		takenAt: map[string]time.Time{}, known: map[string]bool{}}
+	mv := moves{}
 	if r.snaps != nil {
 		r.snaps.Snapshot().Apps(func(a *view.App) bool {
 			name := a.Name()
 			next.known[name] = true
-			if next.owner(name) != self {
+			if to := next.owner(name); to != self {
+				if old.self != "" && old.owner(name) == self && !r.leaving.Load() {
+					mv[to] = append(mv[to], name)
+				}
 				return true
 			}
 			if old.self != "" && old.owner(name) != self {
@@ -220,6 +229,7 @@ func (r *Replicator) MembersChanged() {
 		r.store.OwnershipChanged()
 	}
 	r.updateLinks(self, alive)
+	r.queueHandoffs(mv)
 	if old.self != "" {
 		for _, m := range alive {
 			if m != self && !slices.Contains(old.members, m) {

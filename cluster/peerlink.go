@@ -173,6 +173,8 @@ func (l *peerLink) pushControl(m wire.Message) bool {
 		l.mu.Unlock()
 		l.pokeClass(classControl)
 		return true
+	case *wire.Handoff:
+		// Each carries its own applications: none replaces another.
 	default:
 		l.control = slices.DeleteFunc(l.control, func(q wire.Message) bool { return q.Type() == m.Type() })
 	}

@@ -52,6 +52,8 @@ func (r *Replicator) handleMessage(b []byte) {
 		}
 	case *wire.Renewals:
 		r.onRenewals(m)
+	case *wire.Handoff:
+		r.onHandoff(m)
 	case *wire.Digest:
 		if sabotage.On(sabotage.NoAntiEntropy) {
 			return
@@ -81,8 +83,16 @@ func (r *Replicator) onRenewals(m *wire.Renewals) {
 	for _, rn := range m.Renewals {
 		byApp[rn.App] = append(byApp[rn.App], rn.ID)
 	}
+	o := r.own.Load()
 	for app, ids := range byApp {
 		r.store.RenewRemote(app, ids)
+		if owner := o.owner(app); owner != o.self && owner != "" {
+			// The application moved away from this node after the
+			// sender forwarded these (handoff.go): on to its owner.
+			for _, id := range ids {
+				r.OnRenew(app, id)
+			}
+		}
 	}
 }
 

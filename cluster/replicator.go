@@ -35,6 +35,8 @@ type Store interface {
 	RecordsNewerThan(ctx context.Context, app string, theirs []actors.RecordVersion) ([]actors.Record, error)
 	Versions(ctx context.Context, app string) ([]actors.RecordVersion, error)
 	RenewRemote(app string, ids []string)
+	LeaseAges(ctx context.Context, app string) ([]actors.LeaseAge, error)
+	AdoptLeaseAges(app string, ages []actors.LeaseAge)
 	OwnershipChanged()
 	SelfPreservation() *actors.SelfPreservationStatus
 }
@@ -153,6 +155,9 @@ type WireStats struct {
 	Dropped uint64
 	// SendErrors is how many sends failed.
 	SendErrors uint64
+	// HandoffMessages is how many handoffs of lease ages this node queued
+	// for new owners of its applications (handoff.go).
+	HandoffMessages uint64
 }
 
 // Sent is every message and byte this node sent to peers: on streams it
@@ -219,7 +224,13 @@ type Replicator struct {
 		messages, bytes, records, renewalMsgs, renewals, digests, syncs atomic.Uint64
 		answerMsgs, answerBytes                                         atomic.Uint64
 		transferRecs, dropped, sendErrors                               atomic.Uint64
+		handoffs                                                        atomic.Uint64
 	}
+	// handoffQ feeds handoffLoop the applications MembersChanged moved
+	// away from this node (handoff.go).
+	handoffQ chan moves
+	// leaving is set by HandOff: this node owns nothing from then on.
+	leaving atomic.Bool
 
 	rndMu    sync.Mutex
 	rnd      *rand.Rand
@@ -257,6 +268,7 @@ func NewReplicator(cfg ReplicatorConfig) (*Replicator, error) {
 		renews:   map[string]renewalSet{},
 		applyQ:   make(chan received, 64),
 		controlQ: make(chan wire.Message, 64),
+		handoffQ: make(chan moves, handoffQueue),
 		ready:    make(chan struct{}),
 		loads:    map[string]peerLoad{},
 		silent:   map[string]time.Time{},
@@ -295,6 +307,7 @@ func (r *Replicator) Start(peers Peers, joining bool) {
 	r.goLoop(r.renewLoop)
 	r.goLoop(r.antiEntropyLoop)
 	r.goLoop(r.loadLoop)
+	r.goLoop(r.handoffLoop)
 	if !joining || r.cfg.ReadyTimeout == 0 {
 		r.markReady("not waiting for an initial sync")
 		return
@@ -317,6 +330,7 @@ func (r *Replicator) goLoop(loop func(ctx context.Context)) {
 func (r *Replicator) Stop() {
 	r.stopOnce.Do(func() {
 		close(r.stopped)
+		r.flushRenewals() // the last forwarded renewals go with the drain
 		r.linkMu.Lock()
 		r.running = false
 		links := r.links
@@ -364,6 +378,7 @@ func (r *Replicator) Stats() WireStats {
 		RecordMessages: r.stats.records.Load(), RenewalMessages: r.stats.renewalMsgs.Load(),
 		Renewals: r.stats.renewals.Load(), DigestMessages: r.stats.digests.Load(), SyncMessages: r.stats.syncs.Load(),
 		TransferRecords: r.stats.transferRecs.Load(), Dropped: r.stats.dropped.Load(), SendErrors: r.stats.sendErrors.Load(),
+		HandoffMessages: r.stats.handoffs.Load(),
 	}
 }
 

@@ -77,7 +77,7 @@ func EncodeVersion(m Message, v uint8) ([]byte, error) {
 		return nil, fmt.Errorf("%w: encode in %d, this build speaks %d to %d", ErrVersion, v, MinProtocolVersion, ProtocolVersion)
 	}
 	t := m.Type()
-	if v < t.since() {
+	if v < t.Since() {
 		return nil, fmt.Errorf("%w: %s in version %d", ErrUnknownType, t, v)
 	}
 	buf := bufPool.Get().(*bytes.Buffer)
@@ -117,7 +117,7 @@ func Decode(b []byte) (Message, error) {
 	}
 	t := Type(b[1])
 	m := newMessage(t)
-	if m == nil || b[0] < t.since() {
+	if m == nil || b[0] < t.Since() {
 		return nil, fmt.Errorf("%w: tag %d in version %d", ErrUnknownType, b[1], b[0])
 	}
 	body := b[headerLen:]

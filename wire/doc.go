@@ -38,7 +38,7 @@
 // test decodes them and re-encodes them byte for byte). The upgrade test
 // (`make upgrade-test`) then runs the old and new binaries together. A new
 // message type is a bump too: its tag is known from its version on
-// (Type.since), a frame of an older version with that tag is refused, and
+// (Type.Since), a frame of an older version with that tag is refused, and
 // senders write it only to peers that speak that version (version 4 added
 // Handoff; version 3 peers are simply not sent one).
 //

@@ -50,8 +50,8 @@ const (
 
 var typeNames = [...]string{"", "records", "renewals", "digest", "sync-request", "load", "handoff"}
 
-// since is the first protocol version that has tag t.
-func (t Type) since() uint8 {
+// Since is the first protocol version that has tag t.
+func (t Type) Since() uint8 {
 	if t == TypeHandoff {
 		return 4
 	}

@@ -243,6 +243,12 @@ const (
 	// tags and a client that moves between them refetches (httpapi
 	// watchETag).
 	PushETagNodeLocal Switch = "push-etag-node-local"
+	// NoOwnershipHandoff drops the lease ages an application's previous
+	// owner hands to the next, as before handoffs: every ownership move
+	// grants the new owner's leases a whole lease of grace, and a client
+	// that died during a rolling restart is evicted up to a lease late
+	// (actors AdoptLeaseAges).
+	NoOwnershipHandoff Switch = "no-ownership-handoff"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -306,6 +312,7 @@ var UnitOnly = []Switch{ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutra
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, DialPerMessage, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
 	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder, PushETagNodeLocal,
+	NoOwnershipHandoff,
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
