@@ -63,8 +63,9 @@ func (r *Replicator) renewLoop(ctx context.Context) {
 }
 
 // flushRenewals hands each owner's coalesced renewals to its link. The
-// renewals of an owner with no link (it left) are dropped: its applications
-// have a new owner, which gives their leases a full lease of grace.
+// renewals of an owner with no link (it left or failed) go to their
+// applications' owners now (reroute): a new owner that a handoff spared the
+// takeover grace needs them.
 func (r *Replicator) flushRenewals() {
 	r.renewMu.Lock()
 	renews := r.renews
@@ -73,7 +74,36 @@ func (r *Replicator) flushRenewals() {
 	for owner, keys := range renews {
 		if l := r.link(owner); l != nil {
 			l.addRenewals(keys)
+		} else {
+			r.reroute(owner, keys)
 		}
+	}
+}
+
+// reroute queues renewals coalesced for gone, a member that is no longer
+// linked, for their applications' owners now, keeping when each came in
+// (so maxRenewalHold still bounds them); those that gone still owns here
+// (the membership has not caught up), this node owns, or that are too old
+// are dropped.
+func (r *Replicator) reroute(gone string, set renewalSet) {
+	if sabotage.On(sabotage.RenewalsToGoneOwnerDropped) {
+		return
+	}
+	o := r.own.Load()
+	cutoff := time.Now().Add(-r.maxRenewalHold())
+	r.renewMu.Lock()
+	defer r.renewMu.Unlock()
+	for k, p := range set {
+		owner := o.owner(k.App)
+		if owner == gone || owner == o.self || owner == "" || p.last.Before(cutoff) {
+			continue
+		}
+		m := r.renews[owner]
+		if m == nil {
+			m = renewalSet{}
+			r.renews[owner] = m
+		}
+		m.add(k, p.count, p.last)
 	}
 }
 

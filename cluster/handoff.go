@@ -78,7 +78,7 @@ func (r *Replicator) HandOff(ctx context.Context) {
 		return
 	}
 	others := slices.DeleteFunc(slices.Clone(old.members), func(m string) bool { return m == old.self })
-	next := &ownership{self: old.self, members: others, base: old.base, changedAt: r.cfg.Clock.Now(),
+	next := &ownership{self: old.self, members: others, base: old.base, changedAt: r.cfg.Clock.Now(), changedRT: time.Now(),
 		takenAt: map[string]time.Time{}, known: map[string]bool{}}
 	if len(others) == 0 {
 		next.members = nil

@@ -32,3 +32,27 @@ func TestSabotageNoOwnershipHandoffInCluster(t *testing.T) {
 	assert.Never(t, func() bool { return age(t, b, app) < time.Since(registered)-2*fwdLease }, 2*fwdLease, tick,
 		"b took a handed renewal although handoffs are dropped")
 }
+
+// With renewals-to-gone-owner-dropped on, the check of
+// TestHeldRenewalsRerouteWhenTheOwnerLeaves fails: the renewal c held for a
+// is dropped when a leaves, and b never gets it (run with -tags sabotage).
+func TestSabotageRenewalsToGoneOwnerDropped(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.RenewalsToGoneOwnerDropped))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+
+	hc := startHandoffCluster(t)
+	hc.n.BlockOneWay([]string{"c"}, []string{"a"})
+	start := time.Now()
+	hc.renew()
+	require.Eventually(t, func() bool {
+		for _, q := range hc.c.repl.PeerQueues() {
+			if q.Peer == "a" && q.Renewals > 0 {
+				return true
+			}
+		}
+		return false
+	}, waitFor, tick)
+	require.NoError(t, hc.ma.Leave(time.Second))
+	assert.Never(t, func() bool { return hc.b.lastRenewal(t, hc.app) >= start.UnixMilli() }, 2*fwdLease, tick,
+		"b got the renewal although renewals for a gone owner are dropped")
+}

@@ -19,9 +19,25 @@ import (
 // the function that renews it once on c.
 func handoffCluster(t *testing.T) (a, b *testNode, ma *Membership, app string, renew func()) {
 	t.Helper()
+	hc := startHandoffCluster(t)
+	return hc.a, hc.b, hc.ma, hc.app, hc.renew
+}
+
+// handoffNodes is what startHandoffCluster started.
+type handoffNodes struct {
+	n       *MemNetwork
+	a, b, c *testNode
+	ma      *Membership
+	app     string
+	renew   func()
+}
+
+// startHandoffCluster does handoffCluster and returns every part.
+func startHandoffCluster(t *testing.T) handoffNodes {
+	t.Helper()
 	n := NewMemNetwork(1)
 	t.Cleanup(n.Shutdown)
-	a, ma = startMemReplNode(t, n, nil, "a")
+	a, ma := startMemReplNode(t, n, nil, "a")
 	b, mb := startMemReplNode(t, n, nil, "b", "a")
 	c, mc := startMemReplNode(t, n, nil, "c", "a")
 	for _, m := range []*Membership{ma, mb, mc} {
@@ -30,6 +46,7 @@ func handoffCluster(t *testing.T) (a, b *testNode, ma *Membership, app string, r
 	require.Eventually(t, func() bool {
 		return len(a.repl.own.Load().members) == 3 && len(b.repl.own.Load().members) == 3 && len(c.repl.own.Load().members) == 3
 	}, waitFor, tick)
+	var app string
 	for i := 0; app == ""; i++ {
 		name := fmt.Sprintf("HANDED-%d", i)
 		if a.repl.OwnerOf(name) == "a" && b.repl.OwnerOf(name) == "a" && c.repl.OwnerOf(name) == "a" &&
@@ -42,12 +59,12 @@ func handoffCluster(t *testing.T) (a, b *testNode, ma *Membership, app string, r
 	ctx := context.Background()
 	require.NoError(t, c.reg.Register(ctx, in, false))
 	require.Eventually(t, func() bool { return a.has(app, "i-1") && b.has(app, "i-1") }, waitFor, tick)
-	renew = func() {
+	renew := func() {
 		res, err := c.reg.Renew(ctx, actors.RenewRequest{App: app, ID: "i-1"})
 		require.NoError(t, err)
 		require.Equal(t, actors.RenewOK, res.Outcome)
 	}
-	return a, b, ma, app, renew
+	return handoffNodes{n: n, a: a, b: b, c: c, ma: ma, app: app, renew: renew}
 }
 
 // age is how long ago n last saw app/i-1 renewed, by its LeaseAges.
@@ -119,4 +136,24 @@ func TestJoiningMemberGetsAHandoff(t *testing.T) {
 	waitView(t, ma, allAre(StateAlive, "a", "b", "c"))
 	require.Eventually(t, func() bool { return b.repl.Stats().HandoffMessages > 0 }, waitFor, tick,
 		"b hands %s to a", app)
+}
+
+// Renewals held for an owner that then leaves (c could not reach it) go to
+// the application's new owner instead of being dropped.
+func TestHeldRenewalsRerouteWhenTheOwnerLeaves(t *testing.T) {
+	hc := startHandoffCluster(t)
+	hc.n.BlockOneWay([]string{"c"}, []string{"a"})
+	start := time.Now()
+	hc.renew()
+	require.Eventually(t, func() bool {
+		for _, q := range hc.c.repl.PeerQueues() {
+			if q.Peer == "a" && q.Renewals > 0 {
+				return true
+			}
+		}
+		return false
+	}, waitFor, tick, "c holds the renewal it cannot send to a")
+	require.NoError(t, hc.ma.Leave(time.Second))
+	require.Eventually(t, func() bool { return hc.b.lastRenewal(t, hc.app) >= start.UnixMilli() }, waitFor, tick,
+		"b, the new owner, gets the renewal c held for a")
 }

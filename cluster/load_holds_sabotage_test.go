@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heureka/heureka/internal/sabotage"
+	"github.com/heureka/heureka/wire"
 )
 
 // With silent-member-holds-forever on, the silent member of
@@ -49,4 +50,22 @@ func TestSabotageFailedReportDropped(t *testing.T) {
 	sum, n := a.repl.PeerRenewals(time.Second)
 	assert.Zero(t, sum, "b's report no longer counts")
 	assert.Zero(t, n)
+}
+
+// With silent-member-holds-forever on, the check of
+// TestViewsDisagreeHoldIsBounded fails too: a stranger that keeps reporting
+// holds eviction for as long as membership does not change.
+func TestSabotageViewsDisagreeHoldsForever(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.SilentMemberHoldsForever))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+
+	bus := newFakeBus()
+	a := bus.start(t, "a", false)
+	ownedBy(t, a, "a")
+	deadline := time.Now().Add(3 * a.repl.silentBound())
+	for time.Now().Before(deadline) {
+		a.repl.onLoad(&wire.Load{Node: "stranger", WindowMillis: 1000, Renewals: 1})
+		require.NotEmpty(t, a.repl.EvictionHolds(), "the hold ended although it is held forever")
+		time.Sleep(tick)
+	}
 }

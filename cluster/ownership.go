@@ -37,6 +37,7 @@ type ownership struct {
 	members   []string             // alive members, sorted
 	base      time.Time            // this node's start
 	changedAt time.Time            // the membership change that made this value
+	changedRT time.Time            // the same instant by time.Now (runtime clock, for bounds)
 	takenAt   map[string]time.Time // owned apps that moved here, by when
 	known     map[string]bool      // the apps this node held at changedAt
 	cache     sync.Map             // app → owner
@@ -199,7 +200,7 @@ func (r *Replicator) MembersChanged() {
 	r.ownMu.Lock()
 	old := r.own.Load()
 	now := r.cfg.Clock.Now()
-	next := &ownership{self: self, members: members, base: old.base, changedAt: now,
+	next := &ownership{self: self, members: members, base: old.base, changedAt: now, changedRT: time.Now(),
 		takenAt: map[string]time.Time{}, known: map[string]bool{}}
 	mv := moves{}
 	if r.snaps != nil {

@@ -517,6 +517,11 @@ func (r *Replicator) updateLinks(self string, members []string) {
 	for name, l := range r.links {
 		if !alive[name] {
 			l.close() // abandons its transfers: the asker is gone
+			l.mu.Lock()
+			held := l.renewals
+			l.renewals = renewalSet{}
+			l.mu.Unlock()
+			r.reroute(name, held) // on to the applications' new owners
 			delete(r.links, name)
 			r.forgetLoad(name)
 			removed = append(removed, name)

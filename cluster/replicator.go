@@ -281,7 +281,7 @@ func NewReplicator(cfg ReplicatorConfig) (*Replicator, error) {
 	}
 	r.ae.init()
 	now := cfg.Clock.Now()
-	r.own.Store(&ownership{base: now, changedAt: now})
+	r.own.Store(&ownership{base: now, changedAt: now, changedRT: time.Now()})
 	return r, nil
 }
 
