@@ -42,7 +42,7 @@ const RequestTimeout = time.Second
 var errOtherSide = errors.New("node on the other side of the partition")
 
 // start starts the client's life; it runs until stop. The first renewal
-// comes one RenewInterval after the registration.
+// comes one renewal interval after the registration.
 func (c *Client) start() {
 	lastDirty := time.Now().UnixMilli()
 	life := c.r.rec.lifeStarted(c.App, c.ID, c.Location, time.Now())
@@ -51,9 +51,9 @@ func (c *Client) start() {
 		App: c.App, ID: c.ID, Order: c.order, LastDirty: lastDirty,
 		Body: simclient.RegisterBody(simclient.Instance{
 			App: c.App, ID: c.ID, HostName: strings.ToLower(c.ID) + ".netns", IP: clientIP,
-			LastDirty: lastDirty, RenewSecs: 1, LeaseSecs: int(LeaseDuration / time.Second),
+			LastDirty: lastDirty, RenewSecs: max(1, int(timers.RenewInterval/time.Second)), LeaseSecs: int(timers.LeaseDuration / time.Second),
 		}),
-		Phase: RenewInterval, RenewInterval: RenewInterval,
+		Phase: timers.RenewInterval, RenewInterval: timers.RenewInterval,
 		Send: c.send,
 		Events: simclient.Events{
 			Registered: func(node string, sent, at time.Time, _ bool) {

@@ -26,22 +26,18 @@ import (
 // (client load), run_faults.go (fault injection), run_drive.go (Drive's
 // helpers).
 
-// The clients' timers and the observer's period, as in the in-process
-// simulations (simulations.DefaultTimers).
-const (
-	LeaseDuration  = 3 * time.Second
-	RenewInterval  = time.Second
-	SampleInterval = 200 * time.Millisecond
-)
-
-// Timers are the timers the nodes run with (ServerFlags), in the
-// simulations' terms, for the checkers.
+// Timers are the timers of the netns runs, in the simulations' terms: the
+// one table of the in-process simulations (simulations.DefaultTimers), with
+// the probes read in the sampler's rounds. The nodes get them as flags
+// (ServerFlags); the clients, the observer and the checkers read them here.
 func Timers() simulations.Timers {
 	t := simulations.DefaultTimers()
-	t.SampleInterval = SampleInterval
-	t.ProbeInterval = SampleInterval // probes come from the same rounds
+	t.ProbeInterval = t.SampleInterval // probes come from the same rounds
 	return t
 }
+
+// timers is Timers(), for the clients and the observer.
+var timers = Timers()
 
 // Config configures the runs.
 type Config struct {
@@ -81,7 +77,7 @@ func (c *Config) defaults() {
 		c.Thresholds = simulations.DefaultThresholds(Timers())
 	}
 	if c.SettleTail == 0 {
-		c.SettleTail = LeaseDuration
+		c.SettleTail = timers.LeaseDuration
 	}
 }
 
@@ -224,7 +220,7 @@ func RunScenario(ctx context.Context, sc Scenario, cfg Config) (res *Result, err
 	}
 	r.rec = newRecorder(time.Now(), nodes, progress)
 	r.rec.mark(func(o *simulations.Observations) {
-		o.SampleInterval, o.LeaseDuration, o.Timers = SampleInterval, LeaseDuration, Timers()
+		o.SampleInterval, o.LeaseDuration, o.Timers = timers.SampleInterval, timers.LeaseDuration, timers
 	})
 	r.rec.event("start", "%d heureka processes formed a cluster in %v (namespaces %s…)",
 		cfg.Nodes, time.Since(wall).Round(time.Millisecond), res.Namespaces)

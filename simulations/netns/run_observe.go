@@ -13,13 +13,13 @@ import (
 )
 
 // The run's measurement: the observer reads every running node each
-// SampleInterval into the recorder (observe.go turns the readings into
+// timers.SampleInterval into the recorder (observe.go turns the readings into
 // simulations.Observations), and the run's last phases, settle and
 // teardown, wait on what it saw.
 
-// observe reads every running node every SampleInterval until ctx ends.
+// observe reads every running node every timers.SampleInterval until ctx ends.
 func (r *Run) observe(ctx context.Context) {
-	tick := time.NewTicker(SampleInterval)
+	tick := time.NewTicker(timers.SampleInterval)
 	defer tick.Stop()
 	for {
 		select {
@@ -97,7 +97,7 @@ func (r *Run) settle() {
 		if p := r.rec.lastProbe(); p != nil && p.At.After(from) && converged(p) && membersComplete(p) {
 			break
 		}
-		if !sleepCtx(r.ctx, SampleInterval) {
+		if !sleepCtx(r.ctx, timers.SampleInterval) {
 			return
 		}
 	}
@@ -128,9 +128,9 @@ func (r *Run) teardown() {
 		if p := r.rec.lastProbe(); p != nil && p.At.After(since) && converged(p) && !holdsAny(p, stopped) {
 			break
 		}
-		if !sleepCtx(r.ctx, SampleInterval) {
+		if !sleepCtx(r.ctx, timers.SampleInterval) {
 			return
 		}
 	}
-	sleepCtx(r.ctx, 2*SampleInterval)
+	sleepCtx(r.ctx, 2*timers.SampleInterval)
 }
