@@ -30,7 +30,8 @@ package cluster
 // by its share for a whole window, and a rolling restart is one such dip
 // per node, enough to engage self-preservation through most of the roll.
 // So a graceful leave keeps the member's last report: it counts in full
-// for one LoadInterval (the report is that old at most), then less and less
+// for two LoadIntervals (the report is up to one old, and the reports that
+// should hold the moved renewals lag by up to one more), then less and less
 // as the other members' windows fill with the moved renewals, down to
 // nothing one window later. A member that fails (kill -9, power loss) is
 // judged as a failure: its report counts only while it is fresh (three
@@ -74,11 +75,16 @@ type peerLoad struct {
 }
 
 // leftShare is how much of a departed member's report still counts at now:
-// all of it for one LoadInterval after the leave, then linearly less, down
+// all of it for two LoadIntervals after the leave, then linearly less, down
 // to nothing one of its windows later, as the renewals its clients moved
-// fill the other members' windows.
+// fill the other members' windows. Two, not one: the departed report is
+// up to one LoadInterval old when the member leaves, and the other
+// members' reports that should hold the moved renewals are up to one
+// LoadInterval old when they are summed, so their windows lag the leave by
+// that much more (a rolling restart engaged self-preservation for a moment
+// at one).
 func (p peerLoad) leftShare(now time.Time, every time.Duration) float64 {
-	d := now.Sub(p.left) - every
+	d := now.Sub(p.left) - 2*every
 	if d <= 0 {
 		return 1
 	}

@@ -104,9 +104,9 @@ func TestSilentMemberBackWhenItReports(t *testing.T) {
 func TestLeftReportFades(t *testing.T) {
 	p := peerLoad{msg: &wire.Load{Node: "x", WindowMillis: 2000, Renewals: 100}, at: time.Now(), left: time.Now()}
 	every := 500 * time.Millisecond
-	assert.InDelta(t, 1, p.leftShare(p.left.Add(every), every), 1e-9, "all of it for one LoadInterval")
-	assert.InDelta(t, 0.5, p.leftShare(p.left.Add(every+time.Second), every), 1e-9, "half a window later, half")
-	assert.InDelta(t, 0, p.leftShare(p.left.Add(every+2*time.Second), every), 1e-9, "one window later, nothing")
+	assert.InDelta(t, 1, p.leftShare(p.left.Add(2*every), every), 1e-9, "all of it for two LoadIntervals")
+	assert.InDelta(t, 0.5, p.leftShare(p.left.Add(2*every+time.Second), every), 1e-9, "half a window later, half")
+	assert.InDelta(t, 0, p.leftShare(p.left.Add(2*every+2*time.Second), every), 1e-9, "one window later, nothing")
 
 	bus := newFakeBus()
 	a := bus.start(t, "a", false)

@@ -15,8 +15,11 @@ import (
 // the node's first ready sample without the instance is at most
 // Thresholds.EvictionLatency. A node still listing it when observation ends
 // counts with the time until then, if that is already over the bound (else
-// it is left out: too close to the end to judge). Lives followed by a
-// restart under the same id are left out.
+// it is left out: too close to the end to judge). A node that served
+// nothing between its last sample listing the instance and its first
+// without it (it was stopped for a restart) is judged at the sample after
+// the last one listing it: a stopped node serves no stale instance. Lives
+// followed by a restart under the same id are left out.
 func CheckEvictionLatency(o *Observations, th Thresholds) Verdict {
 	v := Verdict{Invariant: InvEvictionLatency, Property: 5,
 		Threshold: fmt.Sprintf("p99 of last renewal → first sample of each node without a silently dead client's instance ≤ %s", secs(th.EvictionLatency)),
@@ -37,7 +40,7 @@ func CheckEvictionLatency(o *Observations, th Thresholds) Verdict {
 			dead++
 			last := lastRenewal(lf)
 			for _, n := range o.Nodes {
-				var absent time.Time
+				var absent, listed time.Time
 				observed := false
 				for _, smp := range idx[[2]string{n, l.App}] {
 					if smp.At.Before(lf.End) || smp.IDs == nil || !smp.Ready {
@@ -50,6 +53,20 @@ func CheckEvictionLatency(o *Observations, th Thresholds) Verdict {
 					if !smp.IDs[l.ID] {
 						absent = smp.At
 						break
+					}
+					listed = smp.At
+				}
+				from := listed
+				if from.IsZero() {
+					from = lf.End
+				}
+				if gap := 2 * o.SampleInterval; !absent.IsZero() && gap > 0 && absent.Sub(from) > gap {
+					// The node served nothing in between (it was stopped
+					// for a restart): it last served the instance at
+					// from, and a sample later it would have been judged.
+					absent = from.Add(o.SampleInterval)
+					if absent.Before(last) {
+						absent = last
 					}
 				}
 				switch {

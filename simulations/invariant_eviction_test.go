@@ -44,3 +44,36 @@ func TestCheckEvictionLatency(t *testing.T) {
 	assert.Contains(t, v.Measured, "6 still listed at the end")
 	assert.Contains(t, v.Details[0], "still listed when observation ended")
 }
+
+// A node stopped for a restart serves nothing: its first sample without the
+// dead instance comes after the restart, but it is judged a sample after
+// its last one listing the instance (before the stop). A node that lists
+// the instance after the restart is still judged by that listing.
+func TestCheckEvictionLatencySkipsAStoppedNode(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers()) // bound 4.25s
+	build := func(listedAfterRestart bool) *Observations {
+		h := newHistory("n0", "n1")
+		h.o.QuietEnd = h.at(20)
+		h.life("APP", "a", "n0", 0, 2, false)
+		h.o.Instances["a"].Lives[0].Renewed = map[string]time.Time{"n0": h.at(1.9)}
+		h.samples("n0", "APP", 0, 20, nil, func(sec float64) []string {
+			if sec < 5 {
+				return []string{"a"}
+			}
+			return nil
+		})
+		// n1 lists it until 4, is stopped from 4 to 8, then serves.
+		h.samples("n1", "APP", 0, 4, nil, func(float64) []string { return []string{"a"} })
+		h.samples("n1", "APP", 8, 20, nil, func(sec float64) []string {
+			if listedAfterRestart && sec < 9 {
+				return []string{"a"}
+			}
+			return nil
+		})
+		return h.o
+	}
+	v := CheckEvictionLatency(build(false), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	v = CheckEvictionLatency(build(true), th)
+	assert.False(t, v.Pass, "the restarted node served the dead instance: %s", v.Measured)
+}
