@@ -98,15 +98,13 @@ type Sim struct {
 	rngMu sync.Mutex
 	rng   *rand.Rand
 
-	mu        sync.Mutex
-	clients   []*Client
-	apps      map[string]bool
-	seq       map[string]int
-	faulted   bool
-	lastLift  time.Time // when a fault was last lifted
-	quiet     bool
-	churnStop chan struct{}
-	churnWG   sync.WaitGroup
+	mu      sync.Mutex
+	clients []*Client
+	apps    map[string]bool
+	seq     map[string]int
+
+	// phases tracks the churn and the end of the faults.
+	phases Phases
 
 	stats clientCounters
 
@@ -434,52 +432,15 @@ func (s *Sim) StartChurn(spec ChurnSpec) {
 	if spec.Locations == nil {
 		spec.Locations = s.c.Names()
 	}
-	stop := make(chan struct{})
-	s.mu.Lock()
-	s.churnStop = stop
-	s.mu.Unlock()
 	s.Event("churn", "a client every ~%v, living %v–%v, %.0f%% die silently", spec.Every, spec.MinLife, spec.MaxLife, spec.Silent*100)
-	s.churnWG.Add(1)
-	go func() {
-		defer s.churnWG.Done()
-		for {
-			t := time.NewTimer(s.Between(spec.Every/2, spec.Every*3/2))
-			select {
-			case <-stop:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			app := spec.Apps[s.IntN(len(spec.Apps))]
-			loc := spec.Locations[s.IntN(len(spec.Locations))]
-			life := s.Between(spec.MinLife, spec.MaxLife)
-			silent := s.Float() < spec.Silent
-			cl := s.NewClient(app, loc)
-			s.churnWG.Add(1)
-			go func() {
-				defer s.churnWG.Done()
-				lt := time.NewTimer(life)
-				defer lt.Stop()
-				select {
-				case <-stop:
-				case <-lt.C:
-					cl.stop(!silent)
-				}
-			}()
-		}
-	}()
-}
-
-// stopChurn stops starting clients.
-func (s *Sim) stopChurn() {
-	s.mu.Lock()
-	stop := s.churnStop
-	s.churnStop = nil
-	s.mu.Unlock()
-	if stop != nil {
-		close(stop)
-		s.churnWG.Wait()
-	}
+	s.phases.Churn(func() time.Duration { return s.Between(spec.Every/2, spec.Every*3/2) }, func() (time.Duration, func()) {
+		app := spec.Apps[s.IntN(len(spec.Apps))]
+		loc := spec.Locations[s.IntN(len(spec.Locations))]
+		life := s.Between(spec.MinLife, spec.MaxLife)
+		silent := s.Float() < spec.Silent
+		cl := s.NewClient(app, loc)
+		return life, func() { cl.stop(!silent) }
+	})
 }
 
 // StopClients stops cs: gracefully (they cancel) or silently (a crash).
@@ -637,42 +598,20 @@ func (s *Sim) RecoverClients(cs []*Client) {
 }
 
 // fault notes that the scenario injected a fault.
-func (s *Sim) fault() {
-	s.mu.Lock()
-	s.faulted = true
-	s.mu.Unlock()
-}
+func (s *Sim) fault() { s.phases.Fault() }
 
 // lifted notes that a fault was just lifted.
-func (s *Sim) lifted() {
-	s.mu.Lock()
-	s.lastLift = time.Now()
-	s.mu.Unlock()
-}
+func (s *Sim) lifted() { s.phases.Lifted() }
 
 // FaultsOver marks the end of the churn and of the faults (which end, for
 // the checkers, when the last one was lifted): from now on the cluster
 // should settle. It is idempotent; the harness calls it after Drive.
 func (s *Sim) FaultsOver() {
-	s.mu.Lock()
-	if s.quiet {
-		s.mu.Unlock()
+	mark := s.phases.FaultsOver()
+	if mark == nil {
 		return
 	}
-	s.quiet = true
-	faulted, lift := s.faulted, s.lastLift
-	s.mu.Unlock()
-	s.stopChurn()
-	now := time.Now()
-	if lift.IsZero() {
-		lift = now
-	}
-	s.rec.mark(func(o *Observations) {
-		o.QuietStart = now
-		if faulted {
-			o.FaultsEnd = lift
-		}
-	})
+	s.rec.mark(mark)
 	s.Event("faults-end", "faults lifted and churn stopped; waiting for the cluster to settle")
 }
 

@@ -146,12 +146,10 @@ type Run struct {
 	unreached map[string]bool // paused or link down: the observer does not ask
 	clients   []*Client
 	seq       map[string]int
-	faulted   bool
-	lastLift  time.Time
-	quiet     bool
-	churnStop chan struct{}
-	churnWG   sync.WaitGroup
 	figures   []string
+
+	// phases tracks the churn and the end of the faults.
+	phases simulations.Phases
 }
 
 // RunScenario runs sc on a fresh lab: namespaces, bridge, one heureka

@@ -91,49 +91,13 @@ func (r *Run) StopClients(cs []*Client, graceful bool) {
 // random node) living minLife–maxLife, a share silent dying without
 // cancelling, until FaultsOver.
 func (r *Run) StartChurn(apps []string, every, minLife, maxLife time.Duration, silent float64) {
-	stop := make(chan struct{})
-	r.mu.Lock()
-	r.churnStop = stop
-	r.mu.Unlock()
 	r.Event("churn", "a client every ~%v, living %v–%v, %.0f%% die silently", every, minLife, maxLife, silent*100)
-	r.churnWG.Add(1)
-	go func() {
-		defer r.churnWG.Done()
-		for {
-			t := time.NewTimer(r.Between(every/2, every*3/2))
-			select {
-			case <-stop:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			app := apps[r.IntN(len(apps))]
-			loc := r.lab.Nodes[r.IntN(len(r.lab.Nodes))]
-			life := r.Between(minLife, maxLife)
-			quiet := r.IntN(1000) < int(silent*1000)
-			c := r.NewClient(app, loc)
-			r.churnWG.Add(1)
-			go func() {
-				defer r.churnWG.Done()
-				lt := time.NewTimer(life)
-				defer lt.Stop()
-				select {
-				case <-stop:
-				case <-lt.C:
-					c.stop(!quiet)
-				}
-			}()
-		}
-	}()
-}
-
-func (r *Run) stopChurn() {
-	r.mu.Lock()
-	stop := r.churnStop
-	r.churnStop = nil
-	r.mu.Unlock()
-	if stop != nil {
-		close(stop)
-		r.churnWG.Wait()
-	}
+	r.phases.Churn(func() time.Duration { return r.Between(every/2, every*3/2) }, func() (time.Duration, func()) {
+		app := apps[r.IntN(len(apps))]
+		loc := r.lab.Nodes[r.IntN(len(r.lab.Nodes))]
+		life := r.Between(minLife, maxLife)
+		quiet := r.IntN(1000) < int(silent*1000)
+		c := r.NewClient(app, loc)
+		return life, func() { c.stop(!quiet) }
+	})
 }

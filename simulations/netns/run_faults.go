@@ -31,40 +31,18 @@ func (r *Run) editTopo(edit func(t *simulations.Topology)) {
 	r.topo.Store(t)
 }
 
-func (r *Run) fault() {
-	r.mu.Lock()
-	r.faulted = true
-	r.mu.Unlock()
-}
+func (r *Run) fault() { r.phases.Fault() }
 
-func (r *Run) lifted() {
-	r.mu.Lock()
-	r.lastLift = time.Now()
-	r.mu.Unlock()
-}
+func (r *Run) lifted() { r.phases.Lifted() }
 
 // FaultsOver stops the churn and marks the end of the faults (the last
 // lift) for the checkers. The harness calls it after Drive.
 func (r *Run) FaultsOver() {
-	r.mu.Lock()
-	if r.quiet {
-		r.mu.Unlock()
+	mark := r.phases.FaultsOver()
+	if mark == nil {
 		return
 	}
-	r.quiet = true
-	faulted, lift := r.faulted, r.lastLift
-	r.mu.Unlock()
-	r.stopChurn()
-	now := time.Now()
-	if lift.IsZero() {
-		lift = now
-	}
-	r.rec.mark(func(o *simulations.Observations) {
-		o.QuietStart = now
-		if faulted {
-			o.FaultsEnd = lift
-		}
-	})
+	r.rec.mark(mark)
 	r.Event("faults-end", "faults lifted and churn stopped; waiting for the cluster to settle")
 }
 

@@ -55,7 +55,7 @@ func (r *Run) running() ([]string, map[string]*Proc) {
 
 // stopAll stops the clients, the churn and every process.
 func (r *Run) stopAll() {
-	r.stopChurn()
+	r.phases.StopChurn()
 	r.mu.Lock()
 	cs := slices.Clone(r.clients)
 	ps := make([]*Proc, 0, len(r.procs))
