@@ -1,0 +1,311 @@
+package federation
+
+// A region's state
+//
+// regionState is the plain core of one remote region, driven by its
+// puller (pull.go) and testable without a network: it holds the instances
+// exactly as the remote served them (raw), so that apps__hashcode can be
+// checked against the remote's, and a window of recent changes for the
+// region part of ?regions= deltas. publish turns it into an immutable
+// regionSnap, the only thing readers see.
+//
+// Raw and served differ: every served instance is a copy marked with its
+// region (MarkerKey) and, when it has none, a zone (ZoneKey) equal to its
+// region, and a raw instance that already carries a region marker is not
+// served at all. Heureka never re-exports remote data, so such an instance
+// was re-exported by something else (a Java Eureka server with transparent
+// fallback, say), and serving it would echo a region's own instances back
+// to it, or hand clients a second, possibly stale, copy of another
+// region's.
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/heureka/heureka/actors"
+)
+
+// MarkerKey is the metadata key that names the region a served remote
+// instance came from.
+const MarkerKey = "heureka.region"
+
+// ZoneKey is the metadata key of an instance's availability zone (Spring
+// Cloud's eureka.instance.metadata-map.zone), which Spring LoadBalancer's
+// zone preference compares with the caller's zone. A remote instance
+// without one is given its region's name, so that zone preference picks
+// same-datacenter instances first and fails over to remote ones.
+const ZoneKey = "zone"
+
+// State is a region's state as operators see it.
+type State string
+
+// The region states.
+const (
+	// StateLoading: no pull has succeeded yet; ?regions= reads answer 403.
+	StateLoading State = "loading"
+	// StateOK: the last pull succeeded within StaleAfter.
+	StateOK State = "ok"
+	// StateStale: no successful pull for StaleAfter; still served.
+	StateStale State = "stale"
+	// StateDropped: no successful pull for DropAfter; nothing served.
+	StateDropped State = "dropped"
+)
+
+// change is one entry of a region's delta window: the served copy of an
+// instance as last changed, with its ActionType, and when it changed.
+type change struct {
+	at   time.Time
+	inst *actors.Instance
+}
+
+// regionState is one region's mutable state; only its puller touches it.
+type regionState struct {
+	name, home string // the region, and the region this cluster is in
+	raw        map[actors.Key]*actors.Instance
+	window     map[actors.Key]change
+	state      State
+	loaded     bool      // a pull has succeeded once
+	lastOK     time.Time // last successful pull
+	lastChange time.Time // last change of raw
+	lastErr    string
+}
+
+func newRegionState(name, home string) *regionState {
+	return &regionState{name: name, home: home, raw: map[actors.Key]*actors.Instance{},
+		window: map[actors.Key]change{}, state: StateLoading}
+}
+
+// replace makes raw the instances of a full fetch and records the
+// difference in the window; it reports whether anything changed.
+func (r *regionState) replace(insts []*actors.Instance, now time.Time) bool {
+	next := make(map[actors.Key]*actors.Instance, len(insts))
+	for _, in := range insts {
+		next[in.Key()] = in
+	}
+	changed := false
+	for k, old := range r.raw {
+		if _, ok := next[k]; !ok {
+			r.record(old, actors.ActionDeleted, now)
+			changed = true
+		}
+	}
+	for k, in := range next {
+		old, ok := r.raw[k]
+		switch {
+		case !ok:
+			r.record(in, actors.ActionAdded, now)
+			changed = true
+		case differs(old, in):
+			r.record(in, actors.ActionModified, now)
+			changed = true
+		}
+	}
+	r.raw = next
+	if changed {
+		r.lastChange = now
+	}
+	return changed
+}
+
+// apply applies a delta's instances; it reports whether anything changed.
+func (r *regionState) apply(insts []*actors.Instance, now time.Time) bool {
+	changed := false
+	for _, in := range insts {
+		k := in.Key()
+		old, ok := r.raw[k]
+		if in.ActionType == actors.ActionDeleted {
+			if ok {
+				delete(r.raw, k)
+				r.record(old, actors.ActionDeleted, now)
+				changed = true
+			}
+			continue
+		}
+		if ok && !differs(old, in) {
+			continue // a delta repeats a change for its whole retention
+		}
+		r.raw[k] = in
+		if ok {
+			r.record(in, actors.ActionModified, now)
+		} else {
+			r.record(in, actors.ActionAdded, now)
+		}
+		changed = true
+	}
+	if changed {
+		r.lastChange = now
+	}
+	return changed
+}
+
+// differs reports whether b is a change of a: what Eureka's delta would
+// carry (status, or anything that moves lastDirtyTimestamp or
+// lastUpdatedTimestamp).
+func differs(a, b *actors.Instance) bool {
+	return a.Status != b.Status || a.OverriddenStatus != b.OverriddenStatus ||
+		a.LastDirtyTimestamp != b.LastDirtyTimestamp || a.LastUpdatedTimestamp != b.LastUpdatedTimestamp
+}
+
+// record puts a served copy of in with action into the window.
+func (r *regionState) record(in *actors.Instance, action actors.ActionType, now time.Time) {
+	s := r.serve(in)
+	if s == nil {
+		return
+	}
+	s.ActionType = action
+	r.window[in.Key()] = change{at: now, inst: s}
+}
+
+// serve returns the copy of a raw instance that readers get: marked with
+// the region and given a zone; nil for an instance that is not served
+// (it carries a region marker already: see the file comment).
+func (r *regionState) serve(in *actors.Instance) *actors.Instance {
+	if _, marked := in.Metadata[MarkerKey]; marked {
+		return nil
+	}
+	c := in.Clone()
+	if c.Metadata == nil {
+		c.Metadata = make(map[string]string, 2)
+	}
+	c.Metadata[MarkerKey] = r.name
+	if c.Metadata[ZoneKey] == "" {
+		c.Metadata[ZoneKey] = r.name
+	}
+	return c
+}
+
+// prune drops window entries older than retention.
+func (r *regionState) prune(now time.Time, retention time.Duration) bool {
+	pruned := false
+	for k, c := range r.window {
+		if now.Sub(c.at) > retention {
+			delete(r.window, k)
+			pruned = true
+		}
+	}
+	return pruned
+}
+
+// hashcode is Eureka's apps__hashcode of the raw instances, to compare
+// with the remote's.
+func (r *regionState) hashcode() string {
+	var c counts
+	for _, in := range r.raw {
+		c.add(in.Status)
+	}
+	return c.String()
+}
+
+// regionSnap is an immutable served state of a region.
+type regionSnap struct {
+	name   string
+	state  State
+	loaded bool
+	// apps maps application names to their served instances, sorted by
+	// id; names lists them sorted.
+	apps  map[string][]*actors.Instance
+	names []string
+	// delta is the window, grouped the same way.
+	delta      map[string][]*actors.Instance
+	deltaNames []string
+	total      int
+	lastOK     time.Time
+	lastChange time.Time
+	lastErr    string
+}
+
+// snapshot builds the served state. A dropped region serves nothing.
+func (r *regionState) snapshot() *regionSnap {
+	s := &regionSnap{name: r.name, state: r.state, loaded: r.loaded, lastOK: r.lastOK,
+		lastChange: r.lastChange, lastErr: r.lastErr}
+	if r.state != StateDropped {
+		s.apps, s.names = group(func(yield func(*actors.Instance)) {
+			for _, in := range r.raw {
+				if c := r.serve(in); c != nil {
+					yield(c)
+				}
+			}
+		})
+		for _, l := range s.apps {
+			s.total += len(l)
+		}
+	}
+	s.delta, s.deltaNames = group(func(yield func(*actors.Instance)) {
+		for _, c := range r.window {
+			yield(c.inst)
+		}
+	})
+	return s
+}
+
+// group groups instances by application, each list sorted by id.
+func group(all func(yield func(*actors.Instance))) (map[string][]*actors.Instance, []string) {
+	m := map[string][]*actors.Instance{}
+	all(func(in *actors.Instance) { m[in.App] = append(m[in.App], in) })
+	names := make([]string, 0, len(m))
+	for n, l := range m {
+		names = append(names, n)
+		slices.SortFunc(l, func(a, b *actors.Instance) int { return strings.Compare(a.ID(), b.ID()) })
+	}
+	sort.Strings(names)
+	return m, names
+}
+
+// counts are instance counts by status, in actors.AllStatuses order.
+type counts [len(actors.AllStatuses)]int
+
+func (c *counts) add(s actors.Status) {
+	for i, st := range actors.AllStatuses {
+		if st == s {
+			c[i]++
+			return
+		}
+	}
+	c[3]++ // UNKNOWN
+}
+
+// String is Eureka's apps__hashcode of the counts: STATUS_count_ for each
+// status with a count, in alphabetical order (the view's own rule).
+func (c *counts) String() string {
+	var b strings.Builder
+	for i, n := range c {
+		if n > 0 {
+			b.WriteString(string(actors.AllStatuses[i]))
+			b.WriteByte('_')
+			b.WriteString(itoa(n))
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// parseCounts reads an apps__hashcode back into counts (the local view
+// exposes its counts only as the hashcode).
+func parseCounts(h string) counts {
+	var c counts
+	parts := strings.Split(h, "_")
+	// "DOWN_1_OUT_OF_SERVICE_2_UP_3_": a status name may hold '_', so
+	// read each count as the first all-digit part after a name.
+	name := ""
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if n, ok := atoi(p); ok && name != "" {
+			for i, st := range actors.AllStatuses {
+				if string(st) == name {
+					c[i] += n
+				}
+			}
+			name = ""
+			continue
+		}
+		if name != "" {
+			name += "_"
+		}
+		name += p
+	}
+	return c
+}
