@@ -96,6 +96,9 @@ func writeHeaders(w http.ResponseWriter, f view.Format, gz bool, length int) {
 // per application measured 0.4–0.7 of a single write (BENCHMARKS.md); per
 // block the calls are 32 times fewer.
 func (s *Server) getApps(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Regions != nil && s.serveRegionDoc(w, r, false) {
+		return
+	}
 	f, gz := negotiate(r)
 	writeBody(w, f, gz, s.cfg.View.Snapshot().FullBody(f, gz))
 }
@@ -103,6 +106,9 @@ func (s *Server) getApps(w http.ResponseWriter, r *http.Request) {
 // getDelta serves the delta; with an ETag, and held by If-None-Match and
 // wait (watch.go).
 func (s *Server) getDelta(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Regions != nil && s.serveRegionDoc(w, r, true) {
+		return
+	}
 	s.serveWatched(w, r, resource{kind: resDelta})
 }
 
@@ -121,11 +127,17 @@ func (s *Server) getApp(w http.ResponseWriter, r *http.Request, p params) {
 
 // getVIP serves a VIP's instances, like getApp.
 func (s *Server) getVIP(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Regions != nil && s.serveRegionVIP(w, r, r.PathValue("vip"), false) {
+		return
+	}
 	s.serveWatched(w, r, resource{kind: resVIP, name: r.PathValue("vip")})
 }
 
 // getSVIP serves a secure VIP's instances, like getApp.
 func (s *Server) getSVIP(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Regions != nil && s.serveRegionVIP(w, r, r.PathValue("svip"), true) {
+		return
+	}
 	s.serveWatched(w, r, resource{kind: resSVIP, name: r.PathValue("svip")})
 }
 

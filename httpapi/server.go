@@ -112,6 +112,10 @@ type Config struct {
 	// (ratelimit.go); nil: no limit. New panics if it is invalid: check it
 	// with RateLimitConfig.Validate first.
 	RateLimit *RateLimitConfig
+	// Regions serves remote regions' instances on ?regions= reads, and on
+	// every read with transparent fallback (regions.go; package
+	// federation). Nil: no remote region; ?regions= is ignored.
+	Regions Regions
 	// Push configures blocking reads and the change stream (watch.go,
 	// stream.go); nil: DefaultPushConfig. New panics if it is invalid:
 	// check it with PushConfig.Validate first.
@@ -226,6 +230,7 @@ func (s *Server) routes() {
 	s.handle("GET /admin/self-preservation", "admin", s.getSelfPreservation)
 	s.handle("PUT /admin/self-preservation", "admin", s.putSelfPreservation)
 	s.handle("GET /admin/eviction", "admin", s.getEviction)
+	s.handle("GET /admin/regions", "admin", s.getRegions)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
 	if s.cfg.Dashboard != nil {
 		for _, p := range []string{"GET /{$}", "GET /eureka/{$}", "GET /eureka", "GET /dashboard/"} {

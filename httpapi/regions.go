@@ -1,0 +1,136 @@
+package httpapi
+
+// Remote regions
+//
+// With Config.Regions set (package federation), GET apps, apps/delta and
+// the VIP reads answer as a Eureka server with remote regions does:
+//
+//   - ?regions=dc2,dc3 on apps and apps/delta adds those regions'
+//     instances to the local ones, in the same application elements, with
+//     apps__hashcode over the union. The list is lower-cased, split on ','
+//     and sorted, like Eureka's; unknown names are ignored. Until every
+//     configured region has loaded once, such a read answers 403 (the Java
+//     client then tries another server, or fetches in full after a 403
+//     delta).
+//   - Without ?regions=, reads stay local unless transparent fallback is
+//     on; then apps, apps/delta and the VIP reads carry every region
+//     (Eureka's VIP reads ignore ?regions= and follow that switch too).
+//   - A pull by another region's server (User-Agent
+//     Java-EurekaClient-RemoteRegion…) always gets local data only, so that
+//     no region re-exports another's instances, whatever the topology.
+//
+// The region-less path costs one nil check when federation is off, and a
+// query-string check when it is on: it still serves the view's prepared
+// bytes. Region reads have no ETag and do not block (wait=): that is for
+// the local resources.
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/heureka/heureka/actors/view"
+)
+
+// Regions is the read side of federation (package federation's
+// Federation implements it). Every method is safe for concurrent use.
+type Regions interface {
+	// Ready reports whether every configured region has loaded once.
+	Ready() bool
+	// TransparentFallback reports whether reads without ?regions= carry
+	// every region.
+	TransparentFallback() bool
+	// Apps is the full registry document of local with the named regions
+	// (sorted, lower case; nil: every region).
+	Apps(local *view.Snapshot, regions []string, f view.Format, gz bool) []byte
+	// Delta is the delta document of local with the named regions' recent
+	// changes, apps__hashcode over the full union.
+	Delta(local *view.Snapshot, regions []string, f view.Format, gz bool) []byte
+	// VIP is the document of a VIP (secure: a secure VIP) over local and
+	// every region.
+	VIP(local *view.Snapshot, vip string, secure bool, f view.Format, gz bool) []byte
+	// Report is what GET /admin/regions serves (JSON).
+	Report() any
+}
+
+// errRegionsNotReady answers a ?regions= read before every region loaded.
+var errRegionsNotReady = &httpError{code: http.StatusForbidden,
+	msg: "remote regions not loaded yet; fetch from another server or retry"}
+
+// regionPullAgent starts the User-Agent of a remote region's pull (a Java
+// Eureka server's RemoteRegionRegistry and Heureka's federation send it).
+const regionPullAgent = "Java-EurekaClient-RemoteRegion"
+
+// regionsOf says whether r is a region read and which regions it asks
+// for: explicit (the ?regions= list, parsed as Eureka parses it) or, with
+// transparent fallback, nil for every region. explicit reports a
+// ?regions= list (only those wait for every region to load).
+func (s *Server) regionsOf(r *http.Request) (regions []string, ok, explicit bool) {
+	rg := s.cfg.Regions
+	if r.URL.RawQuery != "" {
+		if v := r.URL.Query().Get("regions"); v != "" {
+			if list := parseRegions(v); len(list) > 0 {
+				return list, true, true
+			}
+		}
+	}
+	if rg.TransparentFallback() && !strings.HasPrefix(headerValue(r.Header, "User-Agent"), regionPullAgent) {
+		return nil, true, false
+	}
+	return nil, false, false
+}
+
+// parseRegions lower-cases, splits on ',' and sorts a regions parameter;
+// blank and repeated names are dropped.
+func parseRegions(v string) []string {
+	var out []string
+	for _, p := range strings.Split(strings.ToLower(v), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// serveRegionDoc serves a region read of apps or apps/delta; it reports
+// false when r is not one (the caller serves the local document).
+func (s *Server) serveRegionDoc(w http.ResponseWriter, r *http.Request, delta bool) bool {
+	regions, ok, explicit := s.regionsOf(r)
+	if !ok {
+		return false
+	}
+	if explicit && !s.cfg.Regions.Ready() {
+		s.fail(w, r, errRegionsNotReady)
+		return true
+	}
+	f, gz := negotiate(r)
+	snap := s.cfg.View.Snapshot()
+	if delta {
+		writeDoc(w, f, gz, s.cfg.Regions.Delta(snap, regions, f, gz))
+	} else {
+		writeDoc(w, f, gz, s.cfg.Regions.Apps(snap, regions, f, gz))
+	}
+	return true
+}
+
+// serveRegionVIP serves a VIP read with transparent fallback; false when
+// the read stays local.
+func (s *Server) serveRegionVIP(w http.ResponseWriter, r *http.Request, vip string, secure bool) bool {
+	if !s.cfg.Regions.TransparentFallback() || strings.HasPrefix(headerValue(r.Header, "User-Agent"), regionPullAgent) {
+		return false
+	}
+	f, gz := negotiate(r)
+	writeDoc(w, f, gz, s.cfg.Regions.VIP(s.cfg.View.Snapshot(), vip, secure, f, gz))
+	return true
+}
+
+// getRegions serves GET /admin/regions: this cluster's region and every
+// remote region's state, lag, last change and instance count.
+func (s *Server) getRegions(w http.ResponseWriter, _ *http.Request) {
+	if s.cfg.Regions == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"remotes": []any{}})
+		return
+	}
+	writeJSON(w, http.StatusOK, s.cfg.Regions.Report())
+}
