@@ -21,6 +21,7 @@ import (
 	"github.com/heureka/heureka/cluster"
 	"github.com/heureka/heureka/eureka"
 	"github.com/heureka/heureka/eurekapeer"
+	"github.com/heureka/heureka/federation"
 	"github.com/heureka/heureka/httpapi"
 	"github.com/heureka/heureka/httpapi/dashboard"
 )
@@ -80,6 +81,11 @@ type Config struct {
 	// legacy Eureka servers (package eurekapeer; --eureka-peers). Its
 	// Registry, Logger and Metrics are filled in by the node. nil: none.
 	EurekaPeers *eurekapeer.Config
+	// Federation, when set with remote regions, pulls those regions and
+	// serves them on ?regions= reads (package federation; --region,
+	// --remote-region). Its Logger and Metrics are filled in by the node.
+	// nil or no remote region: ?regions= is ignored.
+	Federation *federation.Config
 }
 
 // DefaultConfig returns a node on ":8761" with Eureka's defaults.
@@ -111,9 +117,10 @@ type Node struct {
 	replicator  *cluster.Replicator
 	unsubscribe func()
 
-	metrics *prometheus.Registry // served at /metrics (see metrics.go)
-	eureka  *eurekapeer.Sender   // nil unless Config.EurekaPeers
-	selfReg *selfRegistration    // nil unless Config.SelfRegister
+	metrics *prometheus.Registry   // served at /metrics (see metrics.go)
+	eureka  *eurekapeer.Sender     // nil unless Config.EurekaPeers
+	fed     *federation.Federation // nil unless Config.Federation has remotes
+	selfReg *selfRegistration      // nil unless Config.SelfRegister
 
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -212,6 +219,21 @@ func Start(cfg Config) (*Node, error) {
 		n.eureka = s
 		apiReg = eurekapeer.Observe(reg, s)
 	}
+	if fc := cfg.Federation; fc != nil && len(fc.Remotes) > 0 {
+		c := *fc
+		c.Logger = log
+		c.Metrics = n.metrics
+		f, err := federation.New(c, eureka.Encoders())
+		if err != nil {
+			_ = ln.Close()
+			if n.eureka != nil {
+				_ = n.eureka.Close(context.Background())
+			}
+			reg.Close()
+			return nil, fmt.Errorf("node: %w", err)
+		}
+		n.fed = f
+	}
 	apiCfg := httpapi.Config{
 		Registry:     apiReg,
 		View:         v,
@@ -222,6 +244,9 @@ func Start(cfg Config) (*Node, error) {
 		RateLimit:    cfg.RateLimit,
 		Logger:       log,
 		Metrics:      n.metrics,
+	}
+	if n.fed != nil {
+		apiCfg.Regions = n.fed
 	}
 	if cfg.Cluster != nil {
 		if err := n.startCluster(log); err != nil {
@@ -277,6 +302,9 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.SelfRegister {
 		n.startSelfRegistration()
 	}
+	if n.fed != nil {
+		n.fed.Start()
+	}
 	log.Info("heureka node started", "http", ln.Addr().String(), "tls", certs != nil,
 		"auth", cfg.Auth.Enabled(), "rateLimit", cfg.RateLimit != nil)
 	return n, nil
@@ -306,6 +334,10 @@ func (n *Node) Registry() *actors.Registry { return n.registry }
 
 // View returns the node's read view.
 func (n *Node) View() *view.View { return n.view }
+
+// Federation returns the node's federation with remote regions, nil when
+// it has none.
+func (n *Node) Federation() *federation.Federation { return n.fed }
 
 // Handler returns the node's HTTP handler.
 func (n *Node) Handler() http.Handler { return n.api }
@@ -339,6 +371,9 @@ func (n *Node) Stop(ctx context.Context) error {
 			}
 			n.replicator.Stop()
 			_ = n.members.Shutdown()
+		}
+		if n.fed != nil {
+			n.fed.Stop()
 		}
 		n.cancel()
 		n.wg.Wait()
