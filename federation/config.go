@@ -120,7 +120,7 @@ var (
 )
 
 // Validate checks c and says precisely what is wrong.
-func (c *Config) Validate() error {
+func (c Config) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...)
 	}

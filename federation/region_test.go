@@ -1,0 +1,76 @@
+package federation
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/actors"
+)
+
+func inst(app, id string, st actors.Status, dirty int64) *actors.Instance {
+	return &actors.Instance{App: app, InstanceID: id, HostName: id, Status: st, LastDirtyTimestamp: dirty}
+}
+
+func TestCountsRoundTrip(t *testing.T) {
+	for _, h := range []string{"", "UP_3_", "DOWN_1_UP_3_", "DOWN_2_OUT_OF_SERVICE_1_STARTING_4_UNKNOWN_5_UP_10_"} {
+		c := parseCounts(h)
+		assert.Equal(t, h, c.String())
+	}
+}
+
+func TestRegionStateReplaceAndApply(t *testing.T) {
+	now := time.Unix(1000, 0)
+	r := newRegionState("dc2", "dc1")
+	assert.True(t, r.replace([]*actors.Instance{inst("A", "a1", actors.StatusUp, 1), inst("A", "a2", actors.StatusDown, 1)}, now))
+	assert.Equal(t, "DOWN_1_UP_1_", r.hashcode())
+	assert.False(t, r.replace([]*actors.Instance{inst("A", "a1", actors.StatusUp, 1), inst("A", "a2", actors.StatusDown, 1)}, now),
+		"the same full fetch changes nothing")
+
+	// A delta repeats changes for its whole retention: applying one twice
+	// changes nothing the second time.
+	up := inst("A", "a2", actors.StatusUp, 2)
+	up.ActionType = actors.ActionModified
+	assert.True(t, r.apply([]*actors.Instance{up}, now))
+	assert.False(t, r.apply([]*actors.Instance{up}, now))
+	gone := inst("A", "a1", actors.StatusUp, 3)
+	gone.ActionType = actors.ActionDeleted
+	assert.True(t, r.apply([]*actors.Instance{gone}, now))
+	assert.Equal(t, "UP_1_", r.hashcode())
+
+	s := r.snapshot()
+	require.Len(t, s.apps["A"], 1)
+	assert.Equal(t, "dc2", s.apps["A"][0].Metadata[MarkerKey])
+	assert.Equal(t, "dc2", s.apps["A"][0].Metadata[ZoneKey])
+	require.Len(t, s.delta["A"], 2)
+	assert.Equal(t, actors.ActionDeleted, s.delta["A"][0].ActionType) // a1
+	assert.Equal(t, actors.ActionModified, s.delta["A"][1].ActionType)
+
+	assert.True(t, r.prune(now.Add(time.Hour), time.Minute))
+	assert.Empty(t, r.snapshot().delta)
+}
+
+func TestRegionStateDoesNotServeMarkedInstances(t *testing.T) {
+	r := newRegionState("dc2", "dc1")
+	echo := inst("A", "a1", actors.StatusUp, 1)
+	echo.Metadata = map[string]string{MarkerKey: "dc1"} // re-exported by someone
+	r.replace([]*actors.Instance{echo, inst("A", "a2", actors.StatusUp, 1)}, time.Unix(1, 0))
+	assert.Equal(t, "UP_2_", r.hashcode(), "the hashcode compares with the remote's: raw")
+	s := r.snapshot()
+	require.Len(t, s.apps["A"], 1)
+	assert.Equal(t, "a2", s.apps["A"][0].InstanceID)
+}
+
+func TestDecodeAppsSingleObjects(t *testing.T) {
+	d, err := decodeApps([]byte(`{"applications":{"versions__delta":1,"apps__hashcode":"UP_1_","application":` +
+		`{"name":"A","instance":{"instanceId":"a1","hostName":"h","app":"a","status":"UP","actionType":"ADDED",` +
+		`"dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$MyDataCenterInfo","name":"MyOwn"}}}}}`))
+	require.NoError(t, err)
+	assert.Equal(t, "1", d.versionDelta)
+	assert.Equal(t, "UP_1_", d.hashcode)
+	require.Len(t, d.instances, 1)
+	assert.Equal(t, "A", d.instances[0].App)
+	assert.Equal(t, actors.ActionAdded, d.instances[0].ActionType)
+}
