@@ -16,8 +16,10 @@ package cluster
 //
 // A graceful stop calls HandOff before it leaves: this node gives up its
 // applications at once (it evicts nothing more), hands them to the members
-// that own them without it, and the peer links' drain at Stop sends the
-// handoffs and the last forwarded renewals.
+// that own them without it, tells every member that it leaves (its renewal
+// report then fades out there as a departed member's, load.go, even when
+// it is back before they see it go), and the peer links' drain at Stop
+// sends the handoffs and the last forwarded renewals.
 
 import (
 	"context"
@@ -59,7 +61,7 @@ func (r *Replicator) handoffLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case mv := <-r.handoffQ:
-			r.sendHandoffs(ctx, mv)
+			r.sendHandoffs(ctx, mv, false)
 		}
 	}
 }
@@ -100,16 +102,20 @@ func (r *Replicator) HandOff(ctx context.Context) {
 	if r.store != nil {
 		r.store.OwnershipChanged()
 	}
-	r.sendHandoffs(ctx, mv)
+	for _, m := range others {
+		if _, ok := mv[m]; !ok {
+			mv[m] = nil // told that this node leaves, with nothing to take
+		}
+	}
+	r.sendHandoffs(ctx, mv, true)
 }
 
 // sendHandoffs reads each moving application's lease ages and queues them
-// for its new owner, in messages of at most maxHandoffLeases leases. A new
-// owner that speaks no protocol with handoffs, or has no link, is skipped.
-func (r *Replicator) sendHandoffs(ctx context.Context, mv moves) {
-	if r.store == nil {
-		return
-	}
+// for its new owner, in messages of at most maxHandoffLeases leases, marked
+// leaving when this node hands over to leave (then every member gets one,
+// with or without applications). A new owner that speaks no protocol with
+// handoffs, or has no link, is skipped.
+func (r *Replicator) sendHandoffs(ctx context.Context, mv moves, leaving bool) {
 	for owner, apps := range mv {
 		if r.peerProtocol(owner) < wire.TypeHandoff.Since() {
 			r.log.Debug("no handoff: the new owner speaks an older protocol", "owner", owner, "apps", len(apps))
@@ -119,16 +125,20 @@ func (r *Replicator) sendHandoffs(ctx context.Context, mv moves) {
 		if l == nil {
 			continue
 		}
-		msg := &wire.Handoff{Node: r.localName()}
-		n, total := 0, 0
+		msg := &wire.Handoff{Node: r.localName(), Leaving: leaving}
+		n, total, sent := 0, 0, false
 		flush := func() {
-			if len(msg.Apps) > 0 {
+			if len(msg.Apps) > 0 || (leaving && !sent) {
 				l.pushControl(msg)
 				r.stats.handoffs.Add(1)
+				sent = true
 			}
-			msg, n = &wire.Handoff{Node: r.localName()}, 0
+			msg, n = &wire.Handoff{Node: r.localName(), Leaving: leaving}, 0
 		}
 		for _, app := range apps {
+			if r.store == nil {
+				break
+			}
 			ages, err := r.store.LeaseAges(ctx, app)
 			if err != nil {
 				r.log.Debug("no handoff of an application", "app", app, "err", err)
@@ -148,8 +158,13 @@ func (r *Replicator) sendHandoffs(ctx context.Context, mv moves) {
 	}
 }
 
-// onHandoff adopts the lease ages a previous owner handed over.
+// onHandoff adopts the lease ages a previous owner handed over, and, when
+// the sender is leaving, keeps its renewal report as a departed member's
+// (markLeaving).
 func (r *Replicator) onHandoff(m *wire.Handoff) {
+	if m.Leaving {
+		r.markLeaving(m.Node)
+	}
 	if r.store == nil {
 		return
 	}

@@ -42,6 +42,7 @@ func TestSabotageRenewalsToGoneOwnerDropped(t *testing.T) {
 
 	hc := startHandoffCluster(t)
 	hc.n.BlockOneWay([]string{"c"}, []string{"a"})
+	hc.n.BlockOneWay([]string{"a"}, []string{"c"}) // nor may a pull them from c
 	start := time.Now()
 	hc.renew()
 	require.Eventually(t, func() bool {

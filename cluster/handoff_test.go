@@ -138,11 +138,12 @@ func TestJoiningMemberGetsAHandoff(t *testing.T) {
 		"b hands %s to a", app)
 }
 
-// Renewals held for an owner that then leaves (c could not reach it) go to
-// the application's new owner instead of being dropped.
+// Renewals held for an owner that then leaves (c and a could not reach each
+// other) go to the application's new owner instead of being dropped.
 func TestHeldRenewalsRerouteWhenTheOwnerLeaves(t *testing.T) {
 	hc := startHandoffCluster(t)
 	hc.n.BlockOneWay([]string{"c"}, []string{"a"})
+	hc.n.BlockOneWay([]string{"a"}, []string{"c"}) // nor may a pull them from c
 	start := time.Now()
 	hc.renew()
 	require.Eventually(t, func() bool {
@@ -156,4 +157,23 @@ func TestHeldRenewalsRerouteWhenTheOwnerLeaves(t *testing.T) {
 	require.NoError(t, hc.ma.Leave(time.Second))
 	require.Eventually(t, func() bool { return hc.b.lastRenewal(t, hc.app) >= start.UnixMilli() }, waitFor, tick,
 		"b, the new owner, gets the renewal c held for a")
+}
+
+// A member that leaves gracefully tells every member so, with or without
+// applications to hand over: each keeps its last renewal report as a
+// departed member's (fading out), even before membership shows it gone.
+func TestLeavingMemberReportFades(t *testing.T) {
+	hc := startHandoffCluster(t)
+	require.Eventually(t, func() bool {
+		hc.c.repl.loadMu.Lock()
+		defer hc.c.repl.loadMu.Unlock()
+		_, ok := hc.c.repl.loads["a"]
+		return ok
+	}, waitFor, tick, "c has a's report")
+	hc.a.repl.HandOff(context.Background())
+	require.Eventually(t, func() bool {
+		hc.c.repl.loadMu.Lock()
+		defer hc.c.repl.loadMu.Unlock()
+		return !hc.c.repl.loads["a"].left.IsZero()
+	}, waitFor, tick, "c keeps a's report as a departed member's")
 }

@@ -215,7 +215,8 @@ func (r *Replicator) silentMembers() map[string]time.Time {
 
 // sendLoad queues this node's renewal report for every member.
 func (r *Replicator) sendLoad() {
-	if r.store == nil {
+	if r.store == nil || r.leaving.Load() {
+		// Leaving: the members keep the last report fading (markLeaving).
 		return
 	}
 	st := r.store.SelfPreservation()
@@ -280,6 +281,22 @@ func (r *Replicator) deafLocked(except string, now time.Time) bool {
 	return true
 }
 
+// markLeaving keeps name's report as a departed member's from now (it said
+// it leaves gracefully, load.go's Leaves): it fades out with leftShare, and
+// a report from its next process keeps it fading (onLoad), whether or not
+// this node sees the member leave before it is back.
+func (r *Replicator) markLeaving(name string) {
+	if sabotage.On(sabotage.LeftReportDropped) || name == r.localName() {
+		return
+	}
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	if p, ok := r.loads[name]; ok && p.left.IsZero() {
+		p.left = time.Now()
+		r.loads[name] = p
+	}
+}
+
 // forgetLoad drops the report of a member that is no longer alive here,
 // unless it left gracefully: then the report stays, counting less and less
 // for one more window (leftShare); or unless it is still fresh: then it
@@ -297,7 +314,7 @@ func (r *Replicator) forgetLoad(name string) {
 	delete(r.answered, name)
 	p, ok := r.loads[name]
 	switch {
-	case ok && left:
+	case ok && (left || !p.left.IsZero()):
 		if p.left.IsZero() {
 			p.left = now
 			r.loads[name] = p

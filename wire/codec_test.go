@@ -71,7 +71,7 @@ func sampleMessages() map[string]Message {
 		"sync-request-nil": &SyncRequest{},
 		"load":             &Load{Node: "node-a", WindowMillis: 60000, Renewals: 1234, Expected: 700, Engaged: true, Reason: "engaged: …"},
 		"handoff": &Handoff{Node: "node-a", Apps: []HandoffApp{
-			{App: "APP", Leases: []LeaseAge{{ID: "i-1", AgeMillis: 1234}, {ID: "i-2"}}}, {App: "EMPTY"}}},
+			{App: "APP", Leases: []LeaseAge{{ID: "i-1", AgeMillis: 1234}, {ID: "i-2"}}}, {App: "EMPTY"}}, Leaving: true},
 	}
 }
 

@@ -318,6 +318,12 @@ type Handoff struct {
 	Node string
 	// Apps are the applications handed over.
 	Apps []HandoffApp
+	// Leaving says that the sender hands over because it is leaving
+	// gracefully: it sends one to every member, with or without
+	// applications, so that each keeps its last renewal report fading out
+	// as a departed member's (its clients move to the others), even if
+	// it comes back before they see it leave.
+	Leaving bool
 }
 
 // Type returns TypeHandoff.

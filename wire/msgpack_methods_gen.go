@@ -838,6 +838,7 @@ func (m *Load) decodeField(d *msgpack.Decoder, i int) (err error) {
 var handoffFields = [...]string{
 	"Node",
 	"Apps",
+	"Leaving",
 }
 
 // EncodeMsgpack implements msgpack.CustomEncoder.
@@ -864,6 +865,7 @@ func (m *Handoff) writeTo(w *writer) {
 	w.arrayLen(len(handoffFields))
 	w.str(m.Node)
 	writeStructs(w, m.Apps)
+	w.boolean(m.Leaving)
 }
 
 // decodeField decodes field i of m (readable).
@@ -873,6 +875,8 @@ func (m *Handoff) decodeField(d *msgpack.Decoder, i int) (err error) {
 		m.Node, err = d.DecodeString()
 	case 1:
 		err = decodeStructs(d, &m.Apps, handoffAppFields[:])
+	case 2:
+		m.Leaving, err = d.DecodeBool()
 	}
 	return err
 }
