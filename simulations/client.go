@@ -77,7 +77,7 @@ func (c *Client) start() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.lastDirty = time.Now().UnixMilli()
-	life := c.sim.rec.lifeStarted(c.App, c.ID, c.Location, time.Now())
+	life := c.sim.rec.LifeStarted(c.App, c.ID, c.Location, time.Now())
 	c.cl.Start(simclient.Config{
 		App: c.App, ID: c.ID, Order: c.order, Body: c.registerBody(), LastDirty: c.lastDirty,
 		Phase: c.phase, RenewInterval: c.sim.cfg.Timers.RenewInterval,
@@ -95,14 +95,14 @@ func (c *Client) events(life int) simclient.Events {
 			if again {
 				st.reRegistrations.Add(1)
 			}
-			rec.acked(c.ID, life, node, sent, at)
-			rec.renewed(c.ID, life, node, at)
+			rec.Acked(c.ID, life, node, sent, at)
+			rec.Renewed(c.ID, life, node, at)
 		},
 		Renewed: func(node string, at time.Time) {
 			st.renewals.Add(1)
-			rec.renewed(c.ID, life, node, at)
+			rec.Renewed(c.ID, life, node, at)
 			if owner := c.sim.ownerSeenBy(node, c.App); owner != "" && owner != node {
-				rec.forwarded(c.ID, life, owner, at)
+				rec.Forwarded(c.ID, life, owner, at)
 			}
 		},
 		RenewFailed: func() { st.renewFailures.Add(1) },
@@ -118,7 +118,7 @@ func (c *Client) events(life int) simclient.Events {
 			case simclient.CancelFailed:
 				st.cancelFailures.Add(1)
 			}
-			rec.lifeEnded(c.ID, life, at, by)
+			rec.LifeEnded(c.ID, life, at, by)
 		},
 	}
 }

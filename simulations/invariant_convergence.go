@@ -28,7 +28,7 @@ func CheckConvergence(o *Observations, th Thresholds) Verdict {
 			continue
 		}
 		last = p
-		if p.converged() {
+		if p.Converged() {
 			if first == nil {
 				first = p
 			}

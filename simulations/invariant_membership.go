@@ -23,7 +23,7 @@ func CheckMembership(o *Observations, th Thresholds) Verdict {
 		if p.At.Before(from) {
 			continue
 		}
-		if p.membersComplete() {
+		if p.MembersComplete() {
 			d := p.At.Sub(from)
 			v.Key = keySecs("membership time", d)
 			v.Pass = d <= th.Membership

@@ -32,7 +32,7 @@ func CheckRestartConvergence(o *Observations, th Thresholds) Verdict {
 			if p.At.Before(at) {
 				continue
 			}
-			if len(p.Up) == len(o.Nodes) && p.converged() && p.membersComplete() {
+			if len(p.Up) == len(o.Nodes) && p.Converged() && p.MembersComplete() {
 				took = p.At.Sub(at)
 				break
 			}

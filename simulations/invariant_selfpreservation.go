@@ -29,21 +29,10 @@ func CheckSelfPreservation(o *Observations, th Thresholds) Verdict {
 		v.Measured = "no mass client failure in this run"
 		return v
 	}
-	var pre *Probe
-	for i := range o.Probes {
-		if o.Probes[i].At.Before(crash) {
-			pre = &o.Probes[i]
-		}
-	}
+	pre, affected := spAffected(o, crash)
 	if pre == nil {
 		v.Measured = "no probe before the failure"
 		return v
-	}
-	var affected []string
-	for _, n := range pre.Up {
-		if sp, ok := pre.SP[n]; ok && sp.Enabled && sp.Expected > 0 {
-			affected = append(affected, n)
-		}
 	}
 	if len(affected) == 0 {
 		v.Measured = "no node expected renewals before the failure"
@@ -98,34 +87,16 @@ func CheckSelfPreservation(o *Observations, th Thresholds) Verdict {
 		if engagedAt.After(allEngaged) {
 			allEngaged = engagedAt
 		}
-		if engagedAt.IsZero() {
+		engage := spStep{node: n, what: "engaged", since: crash, after: "the failure", bound: th.SPEngage}
+		if !engage.judge(&v, &fig, engagedAt, &worstEngage) {
 			ok = false
-			v.Details = append(v.Details, fmt.Sprintf("%s never engaged self-preservation", n))
-			fig += ", never engaged"
-		} else {
-			d := engagedAt.Sub(crash)
-			worstEngage = max(worstEngage, d)
-			fig += ", engaged after " + secs(d)
-			if d > th.SPEngage {
-				ok = false
-				v.Details = append(v.Details, fmt.Sprintf("%s engaged only %s after the failure", n, secs(d)))
-			}
 		}
 		if flapped {
 			ok = false
 		}
-		if releasedAt.IsZero() {
+		release := spStep{node: n, what: "released", since: recov, after: "the recovery", neverAfter: true, bound: th.SPRelease}
+		if !release.judge(&v, &fig, releasedAt, &worstRelease) {
 			ok = false
-			v.Details = append(v.Details, fmt.Sprintf("%s never released self-preservation after the recovery", n))
-			fig += ", never released"
-		} else {
-			d := releasedAt.Sub(recov)
-			worstRelease = max(worstRelease, d)
-			fig += ", released after " + secs(d)
-			if d > th.SPRelease {
-				ok = false
-				v.Details = append(v.Details, fmt.Sprintf("%s released only %s after the recovery", n, secs(d)))
-			}
 		}
 		figures = append(figures, fig)
 	}
@@ -218,4 +189,58 @@ func spReading(sp actors.SelfPreservationStatus) string {
 		out += ": " + sp.Reason
 	}
 	return out
+}
+
+// spAffected returns the last probe before t and the nodes that, in it,
+// had self-preservation on and expected renewals: those a collapse of the
+// renewals at t should make engage. pre is nil when no probe came before t.
+func spAffected(o *Observations, t time.Time) (pre *Probe, affected []string) {
+	for i := range o.Probes {
+		if o.Probes[i].At.Before(t) {
+			pre = &o.Probes[i]
+		}
+	}
+	if pre == nil {
+		return nil, nil
+	}
+	for _, n := range pre.Up {
+		if sp, ok := pre.SP[n]; ok && sp.Enabled && sp.Expected > 0 {
+			affected = append(affected, n)
+		}
+	}
+	return pre, affected
+}
+
+// spStep is one step of a node's self-preservation that CheckSelfPreservation
+// expects: it engages after the failure, or releases after the recovery,
+// within bound of since.
+type spStep struct {
+	node, what string    // the node; "engaged" or "released"
+	since      time.Time // the failure or the recovery
+	after      string    // what since is, for the details
+	neverAfter bool      // whether a step that never came names since too
+	bound      time.Duration
+}
+
+// judge judges the step that came at at (zero: never): it adds the delay
+// to fig, raises worst to it, puts a missing or late step in v's details
+// and reports whether the step came within the bound.
+func (st spStep) judge(v *Verdict, fig *string, at time.Time, worst *time.Duration) bool {
+	if at.IsZero() {
+		never := fmt.Sprintf("%s never %s self-preservation", st.node, st.what)
+		if st.neverAfter {
+			never += " after " + st.after
+		}
+		v.Details = append(v.Details, never)
+		*fig += ", never " + st.what
+		return false
+	}
+	d := at.Sub(st.since)
+	*worst = max(*worst, d)
+	*fig += ", " + st.what + " after " + secs(d)
+	if d > st.bound {
+		v.Details = append(v.Details, fmt.Sprintf("%s %s only %s after %s", st.node, st.what, secs(d), st.after))
+		return false
+	}
+	return true
 }

@@ -35,21 +35,10 @@ func CheckSPRecountRelease(o *Observations, th Thresholds) Verdict {
 	if end.IsZero() {
 		end = o.End
 	}
-	var pre *Probe
-	for i := range o.Probes {
-		if o.Probes[i].At.Before(crash) {
-			pre = &o.Probes[i]
-		}
-	}
+	pre, affected := spAffected(o, crash)
 	if pre == nil {
 		v.Measured = "no probe before the deaths"
 		return v
-	}
-	var affected []string
-	for _, n := range pre.Up {
-		if sp, ok := pre.SP[n]; ok && sp.Enabled && sp.Expected > 0 {
-			affected = append(affected, n)
-		}
 	}
 	if len(affected) == 0 {
 		v.Measured = "no node expected renewals before the deaths"

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -186,158 +184,6 @@ func (o *Observations) settled() time.Time {
 	return o.QuietStart
 }
 
-// recorder collects observations while a scenario runs.
-type recorder struct {
-	mu        sync.Mutex
-	obs       Observations
-	progress  func(Event)
-	instances map[string]*InstanceLog
-	lastRound time.Time // start of the latest finished sampling round
-}
-
-func newRecorder(start time.Time, nodes []string, progress func(Event)) *recorder {
-	r := &recorder{progress: progress, instances: map[string]*InstanceLog{}}
-	r.obs.Start = start
-	r.obs.Nodes = nodes
-	return r
-}
-
-func (r *recorder) event(kind, detail string) {
-	r.mu.Lock()
-	ev := Event{At: time.Since(r.obs.Start), Kind: kind, Detail: detail}
-	r.obs.Timeline = append(r.obs.Timeline, ev)
-	r.mu.Unlock()
-	if r.progress != nil {
-		r.progress(ev)
-	}
-}
-
-func (r *recorder) mark(fn func(o *Observations)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	fn(&r.obs)
-}
-
-// lifeStarted opens a life for id and returns its index.
-func (r *recorder) lifeStarted(app, id, loc string, at time.Time) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	l := r.instances[id]
-	if l == nil {
-		l = &InstanceLog{App: app, ID: id, Location: loc}
-		r.instances[id] = l
-	}
-	l.Lives = append(l.Lives, Life{Start: at})
-	return len(l.Lives) - 1
-}
-
-func (r *recorder) acked(id string, life int, node string, sent, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	lf := &r.instances[id].Lives[life]
-	if lf.Acked.IsZero() {
-		lf.Acked, lf.AckedBy = at, node
-	}
-	lf.Registrations = append(lf.Registrations, Span{From: sent, To: at})
-}
-
-func (r *recorder) renewed(id string, life int, node string, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	lf := &r.instances[id].Lives[life]
-	if lf.Renewed == nil {
-		lf.Renewed = map[string]time.Time{}
-	}
-	lf.Renewed[node] = at
-}
-
-func (r *recorder) forwarded(id string, life int, owner string, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	lf := &r.instances[id].Lives[life]
-	if lf.Forwarded == nil {
-		lf.Forwarded = map[string]time.Time{}
-	}
-	lf.Forwarded[owner] = at
-}
-
-func (r *recorder) lifeEnded(id string, life int, at time.Time, cancelledBy string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	lf := &r.instances[id].Lives[life]
-	lf.End, lf.Deregistered, lf.CancelledBy = at, cancelledBy != "", cancelledBy
-}
-
-// crashed notes that the node name lost its process at at.
-func (r *recorder) crashed(name string, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.obs.Crashes = append(r.obs.Crashes, NodeCrash{Node: name, At: at})
-}
-
-// roundDone notes that a sampling round that started at start finished.
-func (r *recorder) roundDone(start time.Time) {
-	r.mu.Lock()
-	if start.After(r.lastRound) {
-		r.lastRound = start
-	}
-	r.mu.Unlock()
-}
-
-// sampledSince reports whether a sampling round that started after t has
-// finished.
-func (r *recorder) sampledSince(t time.Time) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.lastRound.After(t)
-}
-
-func (r *recorder) addSamples(s []Sample) {
-	r.mu.Lock()
-	r.obs.Samples = append(r.obs.Samples, s...)
-	r.mu.Unlock()
-}
-
-func (r *recorder) addProbe(p Probe) {
-	r.mu.Lock()
-	r.obs.Probes = append(r.obs.Probes, p)
-	r.mu.Unlock()
-}
-
-// lastProbe returns the newest probe, or nil.
-func (r *recorder) lastProbe() *Probe {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.obs.Probes) == 0 {
-		return nil
-	}
-	p := r.obs.Probes[len(r.obs.Probes)-1]
-	return &p
-}
-
-// observations returns a copy of what was recorded, samples sorted by time.
-func (r *recorder) observations() *Observations {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	o := r.obs
-	o.Samples = append([]Sample(nil), r.obs.Samples...)
-	sort.SliceStable(o.Samples, func(i, j int) bool { return o.Samples[i].At.Before(o.Samples[j].At) })
-	o.Probes = append([]Probe(nil), r.obs.Probes...)
-	o.Timeline = append([]Event(nil), r.obs.Timeline...)
-	o.Instances = map[string]*InstanceLog{}
-	for id, l := range r.instances {
-		c := *l
-		c.Lives = append([]Life(nil), l.Lives...)
-		for i := range c.Lives {
-			c.Lives[i].Renewed = maps.Clone(c.Lives[i].Renewed)
-			c.Lives[i].Forwarded = maps.Clone(c.Lives[i].Forwarded)
-			c.Lives[i].Registrations = slices.Clone(c.Lives[i].Registrations)
-		}
-		o.Instances[id] = &c
-	}
-	return &o
-}
-
 // sampler reads every application from every running node over HTTP
 // every interval, one goroutine per node per round, until ctx ends.
 func (s *Sim) sampler(ctx context.Context) {
@@ -375,11 +221,11 @@ func (s *Sim) sampler(ctx context.Context) {
 					}
 					out = append(out, smp)
 				}
-				s.rec.addSamples(out)
+				s.rec.AddSamples(out)
 			}()
 		}
 		wg.Wait()
-		s.rec.roundDone(start)
+		s.rec.RoundDone(start)
 	}
 }
 
@@ -440,7 +286,7 @@ func (s *Sim) prober(ctx context.Context) {
 		if n%every == 0 {
 			p.Tombstones = s.tombstoneCensus(ctx, p.Up)
 		}
-		s.rec.addProbe(p)
+		s.rec.AddProbe(p)
 		w.note(s.rec, &p)
 		select {
 		case <-ctx.Done():
@@ -518,11 +364,12 @@ func (s *Sim) tombstoneCensus(ctx context.Context, up []string) map[string]Tombs
 	return out
 }
 
-// holdsAny reports whether some node holds an instance of one of cs.
-func (p *Probe) holdsAny(cs []*Client) bool {
+// HoldsAny reports whether some node of p lists one of the instances keys
+// (APP/ID).
+func (p *Probe) HoldsAny(keys []string) bool {
 	for _, fp := range p.Fingerprint {
-		for _, cl := range cs {
-			if strings.Contains(fp, "|"+cl.App+"/"+cl.ID+"@") {
+		for _, k := range keys {
+			if strings.Contains(fp, "|"+k+"@") {
 				return true
 			}
 		}
@@ -530,10 +377,19 @@ func (p *Probe) holdsAny(cs []*Client) bool {
 	return false
 }
 
-// converged reports whether every running node is ready and all hold the
-// same registry.
-func (p *Probe) converged() bool {
-	if len(p.Up) == 0 {
+// instanceKeys returns the instance keys (APP/ID) of cs, for HoldsAny.
+func instanceKeys(cs []*Client) []string {
+	keys := make([]string, len(cs))
+	for i, cl := range cs {
+		keys[i] = cl.App + "/" + cl.ID
+	}
+	return keys
+}
+
+// Converged reports whether every running node of p is ready and all hold
+// the same registry. A nil probe has not converged.
+func (p *Probe) Converged() bool {
+	if p == nil || len(p.Up) == 0 {
 		return false
 	}
 	ref := p.Fingerprint[p.Up[0]]
@@ -545,21 +401,15 @@ func (p *Probe) converged() bool {
 	return true
 }
 
-// membersComplete reports whether every running node sees exactly the
-// running nodes as live.
-func (p *Probe) membersComplete() bool {
-	if len(p.Up) == 0 {
+// MembersComplete reports whether every running node of p sees exactly the
+// running nodes as live. A nil probe is not complete.
+func (p *Probe) MembersComplete() bool {
+	if p == nil || len(p.Up) == 0 {
 		return false
 	}
 	for _, n := range p.Up {
-		live := p.Live[n]
-		if len(live) != len(p.Up) {
+		if !slices.Equal(p.Live[n], p.Up) {
 			return false
-		}
-		for i := range live {
-			if live[i] != p.Up[i] {
-				return false
-			}
 		}
 	}
 	return true
@@ -578,16 +428,16 @@ type transitions struct {
 	spEvents bool
 }
 
-func (w *transitions) note(r *recorder, p *Probe) {
+func (w *transitions) note(r *Recorder, p *Probe) {
 	var tearingDown bool
-	r.mark(func(o *Observations) { tearingDown = !o.QuietEnd.IsZero() })
+	r.Mark(func(o *Observations) { tearingDown = !o.QuietEnd.IsZero() })
 	if tearingDown {
 		return
 	}
 	for _, n := range p.Up {
 		live := strings.Join(p.Live[n], ",")
 		if prev, ok := w.live[n]; ok && prev != live {
-			r.event("members", fmt.Sprintf("%s sees %d live: %s", n, len(p.Live[n]), live))
+			r.Event("members", fmt.Sprintf("%s sees %d live: %s", n, len(p.Live[n]), live))
 		}
 		w.live[n] = live
 		sp, ok := p.SP[n]
@@ -602,9 +452,9 @@ func (w *transitions) note(r *recorder, p *Probe) {
 		}
 		if prev, ok := w.sp[n]; ok && prev != sp.ExpirationEnabled && w.spEvents {
 			if sp.ExpirationEnabled {
-				r.event("sp-release", fmt.Sprintf("%s: %d renewals in the last window > threshold %d (expected %d)", n, sp.RenewsLastWindow, sp.Threshold, sp.Expected))
+				r.Event("sp-release", fmt.Sprintf("%s: %d renewals in the last window > threshold %d (expected %d)", n, sp.RenewsLastWindow, sp.Threshold, sp.Expected))
 			} else {
-				r.event("sp-engage", fmt.Sprintf("%s: %d renewals in the last window ≤ threshold %d (expected %d)", n, sp.RenewsLastWindow, sp.Threshold, sp.Expected))
+				r.Event("sp-engage", fmt.Sprintf("%s: %d renewals in the last window ≤ threshold %d (expected %d)", n, sp.RenewsLastWindow, sp.Threshold, sp.Expected))
 			}
 		}
 		w.sp[n] = sp.ExpirationEnabled

@@ -12,11 +12,9 @@ import (
 
 // driveSteadyChurn: steady clients and churn, no faults.
 func driveSteadyChurn(s *Sim) error {
-	steady := s.NewClients(6, Apps)
-	if err := s.WaitRegistered(steady, registerWithin); err != nil {
+	if _, err := s.steadyClients(6); err != nil {
 		return err
 	}
-	s.Event("clients", "%d steady clients registered", len(steady))
 	s.StartChurn(standardChurn(400 * time.Millisecond))
 	if err := s.Sleep(s.Duration()); err != nil {
 		return err
@@ -125,7 +123,7 @@ func driveScaleDown(s *Sim) error {
 		if err := s.Sleep(t.ProbeInterval); err != nil {
 			return err
 		}
-		p := s.rec.lastProbe()
+		p := s.rec.LastProbe()
 		if p == nil {
 			continue
 		}
@@ -134,7 +132,7 @@ func driveScaleDown(s *Sim) error {
 		}
 		// Done once self-preservation engaged and let go everywhere and the
 		// dead are gone (or it never engaged and the dead are gone).
-		if (engaged || time.Since(start) > th.SPEngage) && s.allReleased() && !p.holdsAny(dead) {
+		if (engaged || time.Since(start) > th.SPEngage) && s.allReleased() && !p.HoldsAny(instanceKeys(dead)) {
 			break
 		}
 	}

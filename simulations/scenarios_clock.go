@@ -14,11 +14,9 @@ const clockSkew = 3 * time.Minute
 // the phase, then minutes behind for a third, then right again, under
 // churn.
 func driveClockSkew(s *Sim) error {
-	steady := s.NewClients(3, Apps)
-	if err := s.WaitRegistered(steady, registerWithin); err != nil {
+	if _, err := s.steadyClients(3); err != nil {
 		return err
 	}
-	s.Event("clients", "%d steady clients registered", len(steady))
 	s.StartChurn(standardChurn(500 * time.Millisecond))
 	d := s.Duration()
 	lead := fraction(d, 0.1, time.Second)

@@ -19,6 +19,17 @@ func standardChurn(every time.Duration) ChurnSpec {
 	return ChurnSpec{Every: every, MinLife: 2 * time.Second, MaxLife: 5 * time.Second, Silent: 0.25, Apps: Apps}
 }
 
+// steadyClients starts perNode clients next to each node (NewClients), waits
+// until they have registered and notes it on the timeline.
+func (s *Sim) steadyClients(perNode int) ([]*Client, error) {
+	steady := s.NewClients(perNode, Apps)
+	if err := s.WaitRegistered(steady, registerWithin); err != nil {
+		return nil, err
+	}
+	s.Event("clients", "%d steady clients registered", len(steady))
+	return steady, nil
+}
+
 // shuffledClients returns a seeded permutation of cs.
 func (s *Sim) shuffledClients(cs []*Client) []*Client {
 	out := append([]*Client(nil), cs...)
@@ -54,7 +65,7 @@ func sortedCopy(names []string) []string {
 // allReleased reports whether, in the latest probe, every node that
 // expects renewals lets leases expire.
 func (s *Sim) allReleased() bool {
-	p := s.rec.lastProbe()
+	p := s.rec.LastProbe()
 	if p == nil {
 		return false
 	}

@@ -10,11 +10,9 @@ import (
 
 // driveLossy: loss and delay while clients churn.
 func driveLossy(s *Sim) error {
-	steady := s.NewClients(4, Apps)
-	if err := s.WaitRegistered(steady, registerWithin); err != nil {
+	if _, err := s.steadyClients(4); err != nil {
 		return err
 	}
-	s.Event("clients", "%d steady clients registered", len(steady))
 	s.StartChurn(standardChurn(400 * time.Millisecond))
 	d := s.Duration()
 	lead := fraction(d, 0.1, time.Second)
@@ -35,11 +33,9 @@ func driveLossy(s *Sim) error {
 // driveOneWayLoss: 40% of the packets one node sends to the others are
 // lost (its incoming packets and every stream are not), under churn.
 func driveOneWayLoss(s *Sim) error {
-	steady := s.NewClients(3, Apps)
-	if err := s.WaitRegistered(steady, registerWithin); err != nil {
+	if _, err := s.steadyClients(3); err != nil {
 		return err
 	}
-	s.Event("clients", "%d steady clients registered", len(steady))
 	s.StartChurn(standardChurn(400 * time.Millisecond))
 	d := s.Duration()
 	lead := fraction(d, 0.1, time.Second)
@@ -61,11 +57,9 @@ func driveOneWayLoss(s *Sim) error {
 // while clients churn; it keeps gossiping, so the others keep it as a live
 // member and keep sending to it.
 func driveSlowPeer(s *Sim) error {
-	steady := s.NewClients(3, Apps)
-	if err := s.WaitRegistered(steady, registerWithin); err != nil {
+	if _, err := s.steadyClients(3); err != nil {
 		return err
 	}
-	s.Event("clients", "%d steady clients registered", len(steady))
 	s.StartChurn(standardChurn(400 * time.Millisecond))
 	d := s.Duration()
 	lead := fraction(d, 0.15, 2*time.Second) + s.Between(0, 500*time.Millisecond)

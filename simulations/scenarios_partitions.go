@@ -27,11 +27,10 @@ func (s *Sim) split() (minority, majority []string) {
 // drivePartitionHeal: a minority and a majority side both take writes for
 // long enough to declare each other dead, then heal.
 func drivePartitionHeal(s *Sim) error {
-	steady := s.NewClients(4, Apps)
-	if err := s.WaitRegistered(steady, registerWithin); err != nil {
+	steady, err := s.steadyClients(4)
+	if err != nil {
 		return err
 	}
-	s.Event("clients", "%d steady clients registered", len(steady))
 	s.StartChurn(standardChurn(500 * time.Millisecond))
 	d := s.Duration()
 	lead := fraction(d, 0.1, time.Second) + s.Between(0, 500*time.Millisecond)
@@ -98,11 +97,10 @@ func driveLongPartitionLone(s *Sim) error { return longPartition(s, true) }
 // longPartition drives long-partition; lone makes it long-partition-lone.
 func longPartition(s *Sim, lone bool) error {
 	t := s.Timers()
-	steady := s.NewClients(4, Apps)
-	if err := s.WaitRegistered(steady, registerWithin); err != nil {
+	steady, err := s.steadyClients(4)
+	if err != nil {
 		return err
 	}
-	s.Event("clients", "%d steady clients registered", len(steady))
 	s.StartChurn(standardChurn(700 * time.Millisecond))
 	d := s.Duration()
 	// Two renewal windows, so that self-preservation has counted every
@@ -211,11 +209,9 @@ const restartBeforeHeal = 2500 * time.Millisecond
 // process runs on; while cut off only the clients next to it reach it),
 // under churn.
 func driveFlapping(s *Sim) error {
-	steady := s.NewClients(3, Apps)
-	if err := s.WaitRegistered(steady, registerWithin); err != nil {
+	if _, err := s.steadyClients(3); err != nil {
 		return err
 	}
-	s.Event("clients", "%d steady clients registered", len(steady))
 	s.StartChurn(standardChurn(500 * time.Millisecond))
 	d := s.Duration()
 	begin := time.Now()
@@ -242,11 +238,9 @@ func driveFlapping(s *Sim) error {
 // dropped, dials refused) while the majority still reaches it, under
 // churn; clients reach every node.
 func driveAsymmetric(s *Sim) error {
-	steady := s.NewClients(3, Apps)
-	if err := s.WaitRegistered(steady, registerWithin); err != nil {
+	if _, err := s.steadyClients(3); err != nil {
 		return err
 	}
-	s.Event("clients", "%d steady clients registered", len(steady))
 	s.StartChurn(standardChurn(500 * time.Millisecond))
 	d := s.Duration()
 	lead := fraction(d, 0.1, time.Second) + s.Between(0, 500*time.Millisecond)

@@ -113,23 +113,9 @@ func driveRestartDuringEviction(s *Sim) error {
 
 // driveRollingRestart: every node in turn stops gracefully and comes back
 // as a fresh process, under steady clients; a new client registers while
-// each node is down. After each restart the harness waits until the
-// cluster agrees again (or the convergence bound passed) before the next.
+// each node is down.
 func driveRollingRestart(s *Sim) error {
-	steady := s.NewClients(3, Apps)
-	if err := s.WaitRegistered(steady, registerWithin); err != nil {
-		return err
-	}
-	s.Event("clients", "%d steady clients registered", len(steady))
-	begin := time.Now()
-	if err := s.Sleep(s.Between(time.Second, 2*time.Second)); err != nil {
-		return err
-	}
-	names := s.Cluster().Names()
-	for _, n := range s.Shuffled(names) {
-		if err := s.StopNode(n, "(rolling restart)"); err != nil {
-			return err
-		}
+	return rollingRestart(s, 3, func(_ []*Client, _ int, n string, names []string) {
 		var others []string
 		for _, o := range names {
 			if o != n {
@@ -138,6 +124,29 @@ func driveRollingRestart(s *Sim) error {
 		}
 		nc := s.NewClient(Apps[s.IntN(len(Apps))], others[s.IntN(len(others))])
 		s.Event("register", "%s registers next to %s while %s is down", nc.ID, nc.Location, n)
+	})
+}
+
+// rollingRestart registers clients steady clients, then stops every node
+// in turn gracefully and brings it back as a fresh process; whileDown runs
+// while the i-th node, n, is down. After each restart it waits until the
+// cluster agrees again (or the convergence bound passed) before the next,
+// and it runs for the scenario's duration.
+func rollingRestart(s *Sim, clients int, whileDown func(steady []*Client, i int, n string, names []string)) error {
+	steady, err := s.steadyClients(clients)
+	if err != nil {
+		return err
+	}
+	begin := time.Now()
+	if err := s.Sleep(s.Between(time.Second, 2*time.Second)); err != nil {
+		return err
+	}
+	names := s.Cluster().Names()
+	for i, n := range s.Shuffled(names) {
+		if err := s.StopNode(n, "(rolling restart)"); err != nil {
+			return err
+		}
+		whileDown(steady, i, n, names)
 		if err := s.Sleep(s.Between(500*time.Millisecond, 1500*time.Millisecond)); err != nil {
 			return err
 		}
@@ -164,7 +173,7 @@ func driveRollingRestart(s *Sim) error {
 func (s *Sim) waitAgreed(since time.Time, within time.Duration) error {
 	limit := since.Add(within)
 	for time.Now().Before(limit) {
-		if p := s.rec.lastProbe(); p != nil && p.At.After(since) && p.converged() && p.membersComplete() &&
+		if p := s.rec.LastProbe(); p != nil && p.At.After(since) && p.Converged() && p.MembersComplete() &&
 			len(p.Up) == len(s.c.Names()) {
 			s.Event("agreed", "every node ready, same registry, full membership %v after the restart", p.At.Sub(since).Round(time.Millisecond))
 			return nil
@@ -181,39 +190,10 @@ func (s *Sim) waitAgreed(since time.Time, within time.Duration) error {
 // after the first stop; five clients per node, so that the one killed is
 // well within self-preservation's 15%.
 func driveRollingRestartQuiet(s *Sim) error {
-	steady := s.NewClients(5, Apps)
-	if err := s.WaitRegistered(steady, registerWithin); err != nil {
-		return err
-	}
-	s.Event("clients", "%d steady clients registered", len(steady))
-	begin := time.Now()
-	if err := s.Sleep(s.Between(time.Second, 2*time.Second)); err != nil {
-		return err
-	}
-	names := s.Cluster().Names()
-	for i, n := range s.Shuffled(names) {
-		if err := s.StopNode(n, "(rolling restart)"); err != nil {
-			return err
-		}
+	return rollingRestart(s, 5, func(steady []*Client, i int, _ string, _ []string) {
 		if i == 1 {
 			victim := steady[s.IntN(len(steady))]
 			s.KillClients([]*Client{victim})
 		}
-		if err := s.Sleep(s.Between(500*time.Millisecond, 1500*time.Millisecond)); err != nil {
-			return err
-		}
-		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
-		err := s.Restart(ctx, n)
-		cancel()
-		if err != nil {
-			return err
-		}
-		if err := s.waitAgreed(time.Now(), s.cfg.Thresholds.Convergence); err != nil {
-			return err
-		}
-		if err := s.Sleep(s.Between(500*time.Millisecond, time.Second)); err != nil {
-			return err
-		}
-	}
-	return s.Sleep(max(time.Second, time.Until(begin.Add(s.Duration()))))
+	})
 }

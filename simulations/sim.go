@@ -90,7 +90,7 @@ type Sim struct {
 	cfg  Config
 	sc   Scenario
 	c    *Cluster
-	rec  *recorder
+	rec  *Recorder
 	http *http.Client
 	dur  time.Duration
 	ctx  context.Context
@@ -153,11 +153,11 @@ func Run(ctx context.Context, sc Scenario, cfg Config) (*Result, error) {
 	if cfg.Progress != nil {
 		progress = func(ev Event) { cfg.Progress(sc.Name, ev) }
 	}
-	s.rec = newRecorder(time.Now(), c.Names(), progress)
+	s.rec = NewRecorder(time.Now(), c.Names(), progress)
 	s.rec.obs.SampleInterval = cfg.Timers.SampleInterval
 	s.rec.obs.LeaseDuration = cfg.Timers.LeaseDuration
 	s.rec.obs.Timers = cfg.Timers
-	s.rec.event("start", fmt.Sprintf("%d nodes formed a cluster in %v", cfg.Nodes, time.Since(wallStart).Round(time.Millisecond)))
+	s.rec.Event("start", fmt.Sprintf("%d nodes formed a cluster in %v", cfg.Nodes, time.Since(wallStart).Round(time.Millisecond)))
 
 	obsCtx, stopObs := context.WithCancel(ctx)
 	var obsWG sync.WaitGroup
@@ -173,14 +173,14 @@ func Run(ctx context.Context, sc Scenario, cfg Config) (*Result, error) {
 		s.settle(ctx)
 	}
 	quietEnd := time.Now()
-	s.rec.mark(func(o *Observations) { o.QuietEnd = quietEnd })
+	s.rec.Mark(func(o *Observations) { o.QuietEnd = quietEnd })
 	// A probe that started before the end of the quiet phase may still be
 	// reading the nodes; the teardown's cancels must not land in it (the
 	// convergence checker judges the last probe before QuietEnd). The
 	// prober is sequential: once a probe that started after QuietEnd is in,
 	// every earlier one is complete.
 	for limit := time.Now().Add(5 * time.Second); time.Now().Before(limit); {
-		if p := s.rec.lastProbe(); p != nil && p.At.After(quietEnd) {
+		if p := s.rec.LastProbe(); p != nil && p.At.After(quietEnd) {
 			break
 		}
 		if !sleepCtx(ctx, 10*time.Millisecond) {
@@ -188,11 +188,11 @@ func Run(ctx context.Context, sc Scenario, cfg Config) (*Result, error) {
 		}
 	}
 	s.teardown(ctx)
-	s.rec.mark(func(o *Observations) { o.End = time.Now() })
+	s.rec.Mark(func(o *Observations) { o.End = time.Now() })
 	stopObs()
 	obsWG.Wait()
 
-	obs := s.rec.observations()
+	obs := s.rec.Observations()
 	res.Observations = obs
 	res.Timeline = obs.Timeline
 	res.Clients = s.stats.snapshot()
@@ -233,7 +233,7 @@ func (s *Sim) settle(ctx context.Context) {
 	th := s.cfg.Thresholds
 	limit := time.Now().Add(max(th.Convergence, th.Membership) + time.Second)
 	for time.Now().Before(limit) {
-		if p := s.rec.lastProbe(); p != nil && p.At.After(s.settledAt()) && p.converged() && p.membersComplete() {
+		if p := s.rec.LastProbe(); p != nil && p.At.After(s.settledAt()) && p.Converged() && p.MembersComplete() {
 			break
 		}
 		if !sleepCtx(ctx, s.cfg.Timers.ProbeInterval) {
@@ -245,7 +245,7 @@ func (s *Sim) settle(ctx context.Context) {
 
 func (s *Sim) settledAt() time.Time {
 	var t time.Time
-	s.rec.mark(func(o *Observations) { t = o.settled() })
+	s.rec.Mark(func(o *Observations) { t = o.settled() })
 	return t
 }
 
@@ -268,11 +268,12 @@ func (s *Sim) teardown(ctx context.Context) {
 		}
 	}
 	wg.Wait()
-	s.rec.event("teardown", fmt.Sprintf("%d clients cancelled", len(stopped)))
+	s.rec.Event("teardown", fmt.Sprintf("%d clients cancelled", len(stopped)))
 	since := time.Now()
 	limit := since.Add(s.cfg.Thresholds.Convergence)
+	keys := instanceKeys(stopped)
 	for time.Now().Before(limit) {
-		if p := s.rec.lastProbe(); p != nil && p.At.After(since) && p.converged() && !p.holdsAny(stopped) {
+		if p := s.rec.LastProbe(); p != nil && p.At.After(since) && p.Converged() && !p.HoldsAny(keys) {
 			break
 		}
 		if !sleepCtx(ctx, s.cfg.Timers.ProbeInterval) {
@@ -280,7 +281,7 @@ func (s *Sim) teardown(ctx context.Context) {
 		}
 	}
 	settled := time.Now()
-	for time.Now().Before(limit.Add(time.Second)) && !s.rec.sampledSince(settled) {
+	for time.Now().Before(limit.Add(time.Second)) && !s.rec.SampledSince(settled) {
 		if !sleepCtx(ctx, s.cfg.Timers.ProbeInterval) {
 			return
 		}
@@ -300,7 +301,7 @@ func (s *Sim) Timers() Timers { return s.cfg.Timers }
 
 // Event adds an entry to the timeline.
 func (s *Sim) Event(kind, format string, args ...any) {
-	s.rec.event(kind, fmt.Sprintf(format, args...))
+	s.rec.Event(kind, fmt.Sprintf(format, args...))
 }
 
 // Sleep waits d; it returns an error once the run's context has ended.
@@ -393,11 +394,14 @@ func (s *Sim) NewClients(perNode int, apps []string) []*Client {
 // time it succeeds marks the end of the warm-up (Observations.SteadyAt).
 func (s *Sim) WaitRegistered(cs []*Client, within time.Duration) error {
 	limit := time.Now().Add(within)
+	ids := make([]string, len(cs))
+	for i, cl := range cs {
+		ids[i] = cl.ID
+	}
 	for {
-		obs := s.rec.snapshotAcks(cs)
-		if obs {
+		if s.rec.AllAcked(ids) {
 			now := time.Now()
-			s.rec.mark(func(o *Observations) {
+			s.rec.Mark(func(o *Observations) {
 				if o.SteadyAt.IsZero() {
 					o.SteadyAt = now
 				}
@@ -478,7 +482,7 @@ func (s *Sim) Crash(name, why string) error {
 	if err := s.c.Crash(name); err != nil {
 		return err
 	}
-	s.rec.crashed(name, at)
+	s.rec.Crashed(name, at)
 	s.Event("crash", "%s %s", name, why)
 	return nil
 }
@@ -563,7 +567,7 @@ func (s *Sim) CrashClients(cs []*Client) {
 		ids = append(ids, cl.ID)
 	}
 	sort.Strings(ids)
-	s.rec.mark(func(o *Observations) {
+	s.rec.Mark(func(o *Observations) {
 		o.ClientsCrashed = time.Now()
 		o.CrashedIDs = ids
 	})
@@ -580,7 +584,7 @@ func (s *Sim) KillClients(cs []*Client) {
 		ids = append(ids, cl.ID)
 	}
 	sort.Strings(ids)
-	s.rec.mark(func(o *Observations) {
+	s.rec.Mark(func(o *Observations) {
 		o.ClientsCrashed = time.Now()
 		o.CrashedIDs = ids
 	})
@@ -590,7 +594,7 @@ func (s *Sim) KillClients(cs []*Client) {
 // RecoverClients restarts cs with their instance ids and marks the
 // recovery.
 func (s *Sim) RecoverClients(cs []*Client) {
-	s.rec.mark(func(o *Observations) { o.ClientsRecovered = time.Now() })
+	s.rec.Mark(func(o *Observations) { o.ClientsRecovered = time.Now() })
 	for _, cl := range cs {
 		cl.start()
 	}
@@ -611,7 +615,7 @@ func (s *Sim) FaultsOver() {
 	if mark == nil {
 		return
 	}
-	s.rec.mark(mark)
+	s.rec.Mark(mark)
 	s.Event("faults-end", "faults lifted and churn stopped; waiting for the cluster to settle")
 }
 
@@ -625,19 +629,6 @@ func (s *Sim) appNames() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// snapshotAcks reports whether every client in cs has an acked life.
-func (r *recorder) snapshotAcks(cs []*Client) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, cl := range cs {
-		l := r.instances[cl.ID]
-		if l == nil || len(l.Lives) == 0 || l.Lives[len(l.Lives)-1].Acked.IsZero() {
-			return false
-		}
-	}
-	return true
 }
 
 // errStopped is returned by Drive helpers when the run's context ended.

@@ -45,7 +45,7 @@ var errOtherSide = errors.New("node on the other side of the partition")
 // comes one renewal interval after the registration.
 func (c *Client) start() {
 	lastDirty := time.Now().UnixMilli()
-	life := c.r.rec.lifeStarted(c.App, c.ID, c.Location, time.Now())
+	life := c.r.rec.LifeStarted(c.App, c.ID, c.Location, time.Now())
 	rec := c.r.rec
 	c.cl.Start(simclient.Config{
 		App: c.App, ID: c.ID, Order: c.order, LastDirty: lastDirty,
@@ -57,11 +57,11 @@ func (c *Client) start() {
 		Send: c.send,
 		Events: simclient.Events{
 			Registered: func(node string, sent, at time.Time, _ bool) {
-				rec.acked(c.ID, life, node, sent, at)
-				rec.renewed(c.ID, life, node, at)
+				rec.Acked(c.ID, life, node, sent, at)
+				rec.Renewed(c.ID, life, node, at)
 			},
-			Renewed: func(node string, at time.Time) { rec.renewed(c.ID, life, node, at) },
-			Ended:   func(at time.Time, _ simclient.Ending, by string) { rec.lifeEnded(c.ID, life, at, by) },
+			Renewed: func(node string, at time.Time) { rec.Renewed(c.ID, life, node, at) },
+			Ended:   func(at time.Time, _ simclient.Ending, by string) { rec.LifeEnded(c.ID, life, at, by) },
 		},
 	})
 }

@@ -24,7 +24,7 @@ var histNodes = []string{"n0", "n1", "n2"}
 // phase ends at 10s.
 type history struct {
 	t0  time.Time
-	rec *recorder
+	rec *simulations.Recorder
 }
 
 func (h *history) at(sec float64) time.Time {
@@ -81,13 +81,13 @@ func membersJSON(live []string) []byte {
 func build(t *testing.T, view func(node string, s float64, def nodeView) nodeView) *simulations.Observations {
 	t.Helper()
 	h := &history{t0: time.Unix(1_800_000_000, 0)}
-	h.rec = newRecorder(h.t0, histNodes, nil)
-	o1 := h.rec.lifeStarted("ORDERS", "o-1", "n0", h.at(0.1))
-	h.rec.acked("o-1", o1, "n0", h.at(0.1), h.at(0.12))
-	h.rec.renewed("o-1", o1, "n0", h.at(7.1))
-	h.rec.lifeEnded("o-1", o1, h.at(8), "n0")
-	o2 := h.rec.lifeStarted("ORDERS", "o-2", "n1", h.at(0.1))
-	h.rec.acked("o-2", o2, "n1", h.at(0.1), h.at(0.12))
+	h.rec = simulations.NewRecorder(h.t0, histNodes, nil)
+	o1 := h.rec.LifeStarted("ORDERS", "o-1", "n0", h.at(0.1))
+	h.rec.Acked("o-1", o1, "n0", h.at(0.1), h.at(0.12))
+	h.rec.Renewed("o-1", o1, "n0", h.at(7.1))
+	h.rec.LifeEnded("o-1", o1, h.at(8), "n0")
+	o2 := h.rec.LifeStarted("ORDERS", "o-2", "n1", h.at(0.1))
+	h.rec.Acked("o-2", o2, "n1", h.at(0.1), h.at(0.12))
 	topo := &simulations.Topology{Down: map[string]bool{}}
 	for s := 0.2; s < 12; s += 0.2 {
 		def := nodeView{status: 200, ids: []string{"o-2"}, live: histNodes}
@@ -114,15 +114,16 @@ func build(t *testing.T, view func(node string, s float64, def nodeView) nodeVie
 			}
 			rs = append(rs, rd)
 		}
-		samples, probe := roundOf(h.at(s), histNodes, h.rec.appNames(), topo, rs)
-		h.rec.addRound(samples, probe)
+		samples, probe := roundOf(h.at(s), histNodes, h.rec.AppNames(), topo, rs)
+		h.rec.AddSamples(samples)
+		h.rec.AddProbe(probe)
 	}
-	h.rec.mark(func(o *simulations.Observations) {
+	h.rec.Mark(func(o *simulations.Observations) {
 		o.FaultsEnd, o.QuietStart, o.QuietEnd, o.End = h.at(2), h.at(2), h.at(10), h.at(12)
 		o.SampleInterval, o.LeaseDuration = 200*time.Millisecond, 3*time.Second
 		o.Timers = simulations.DefaultTimers()
 	})
-	return h.rec.observations()
+	return h.rec.Observations()
 }
 
 func verdict(t *testing.T, inv string, o *simulations.Observations) simulations.Verdict {
@@ -282,7 +283,7 @@ func TestRoundOf(t *testing.T) {
 	if !p.Ready["n0"] || p.Ready["n1"] || p.Ready["n2"] || len(p.Up) != 3 {
 		t.Errorf("probe %+v", p)
 	}
-	if converged(&p) || membersComplete(&p) {
+	if p.Converged() || p.MembersComplete() {
 		t.Error("a probe with unready nodes counts as converged or complete")
 	}
 }

@@ -8,14 +8,14 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/heureka/heureka/simulations"
 )
 
-// What the harness records, in the simulations package's own types, so that
-// its checkers (simulations.CheckNoMissingRenewer, CheckConvergence,
+// What the harness records, through the simulations package's own
+// recorder (simulations.Recorder) and in its own types, so that its
+// checkers (simulations.CheckNoMissingRenewer, CheckConvergence,
 // CheckNoResurrection, CheckMembership) judge these runs exactly as they
 // judge the in-process ones. Everything comes over HTTP from the client
 // namespace:
@@ -34,151 +34,6 @@ import (
 // "@clock.node"), so the checks that read versions out of the fingerprint
 // (no-resurrection's re-publication check, renewer-kept) find none and
 // stay silent; the fingerprint has no '.', so they cannot misread it.
-
-// recorder collects one run's observations.
-type recorder struct {
-	mu        sync.Mutex
-	obs       simulations.Observations
-	instances map[string]*simulations.InstanceLog
-	apps      map[string]bool
-	progress  func(simulations.Event)
-}
-
-func newRecorder(start time.Time, nodes []string, progress func(simulations.Event)) *recorder {
-	r := &recorder{instances: map[string]*simulations.InstanceLog{}, apps: map[string]bool{}, progress: progress}
-	r.obs.Start = start
-	r.obs.Nodes = slices.Clone(nodes)
-	return r
-}
-
-// event puts an entry on the timeline.
-func (r *recorder) event(kind, format string, args ...any) {
-	r.mu.Lock()
-	ev := simulations.Event{At: time.Since(r.obs.Start), Kind: kind, Detail: fmt.Sprintf(format, args...)}
-	r.obs.Timeline = append(r.obs.Timeline, ev)
-	r.mu.Unlock()
-	if r.progress != nil {
-		r.progress(ev)
-	}
-}
-
-func (r *recorder) mark(fn func(o *simulations.Observations)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	fn(&r.obs)
-}
-
-// appNames returns the applications the clients use, sorted.
-func (r *recorder) appNames() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Sorted(maps.Keys(r.apps))
-}
-
-func (r *recorder) lifeStarted(app, id, loc string, at time.Time) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.apps[app] = true
-	l := r.instances[id]
-	if l == nil {
-		l = &simulations.InstanceLog{App: app, ID: id, Location: loc}
-		r.instances[id] = l
-	}
-	l.Lives = append(l.Lives, simulations.Life{Start: at})
-	return len(l.Lives) - 1
-}
-
-func (r *recorder) acked(id string, life int, node string, sent, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	lf := &r.instances[id].Lives[life]
-	if lf.Acked.IsZero() {
-		lf.Acked, lf.AckedBy = at, node
-	}
-	lf.Registrations = append(lf.Registrations, simulations.Span{From: sent, To: at})
-}
-
-func (r *recorder) renewed(id string, life int, node string, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	lf := &r.instances[id].Lives[life]
-	if lf.Renewed == nil {
-		lf.Renewed = map[string]time.Time{}
-	}
-	lf.Renewed[node] = at
-}
-
-// lifeEnded notes that a life ended at at, cancelled by the node
-// cancelledBy ("" when the client died or its cancel failed).
-func (r *recorder) lifeEnded(id string, life int, at time.Time, cancelledBy string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	lf := &r.instances[id].Lives[life]
-	lf.End, lf.Deregistered, lf.CancelledBy = at, cancelledBy != "", cancelledBy
-}
-
-// crashed notes that node's process was killed at at.
-func (r *recorder) crashed(node string, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.obs.Crashes = append(r.obs.Crashes, simulations.NodeCrash{Node: node, At: at})
-}
-
-func (r *recorder) addRound(samples []simulations.Sample, p simulations.Probe) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.obs.Samples = append(r.obs.Samples, samples...)
-	r.obs.Probes = append(r.obs.Probes, p)
-}
-
-// lastProbe returns the newest probe, or nil.
-func (r *recorder) lastProbe() *simulations.Probe {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.obs.Probes) == 0 {
-		return nil
-	}
-	p := r.obs.Probes[len(r.obs.Probes)-1]
-	return &p
-}
-
-// acked reports whether the current life of every id has registered.
-func (r *recorder) allAcked(ids []string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, id := range ids {
-		l := r.instances[id]
-		if l == nil || len(l.Lives) == 0 || l.Lives[len(l.Lives)-1].Acked.IsZero() {
-			return false
-		}
-	}
-	return true
-}
-
-// observations returns a deep copy of what was recorded, samples sorted by
-// time.
-func (r *recorder) observations() *simulations.Observations {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	o := r.obs
-	o.Samples = slices.Clone(r.obs.Samples)
-	sort.SliceStable(o.Samples, func(i, j int) bool { return o.Samples[i].At.Before(o.Samples[j].At) })
-	o.Probes = slices.Clone(r.obs.Probes)
-	o.Timeline = slices.Clone(r.obs.Timeline)
-	o.Instances = map[string]*simulations.InstanceLog{}
-	for id, l := range r.instances {
-		c := *l
-		c.Lives = slices.Clone(l.Lives)
-		for i := range c.Lives {
-			c.Lives[i].Renewed = maps.Clone(c.Lives[i].Renewed)
-			c.Lives[i].Registrations = slices.Clone(c.Lives[i].Registrations)
-		}
-		o.Instances[id] = &c
-	}
-	return &o
-}
-
-// ---- what a node answers -----------------------------------------------------
 
 // Registry is one node's GET /eureka/apps, reduced to what the checkers use.
 type Registry struct {
@@ -332,45 +187,4 @@ func roundOf(at time.Time, up []string, apps []string, topo *simulations.Topolog
 		}
 	}
 	return samples, p
-}
-
-// converged reports whether every running node of p is ready and all hold
-// the same registry (simulations' Probe.converged).
-func converged(p *simulations.Probe) bool {
-	if p == nil || len(p.Up) == 0 {
-		return false
-	}
-	ref := p.Fingerprint[p.Up[0]]
-	for _, n := range p.Up {
-		if !p.Ready[n] || p.Fingerprint[n] != ref {
-			return false
-		}
-	}
-	return true
-}
-
-// membersComplete reports whether every running node of p sees exactly the
-// running nodes as live.
-func membersComplete(p *simulations.Probe) bool {
-	if p == nil || len(p.Up) == 0 {
-		return false
-	}
-	for _, n := range p.Up {
-		if !slices.Equal(p.Live[n], p.Up) {
-			return false
-		}
-	}
-	return true
-}
-
-// holdsAny reports whether some node of p lists one of ids (APP/ID keys).
-func holdsAny(p *simulations.Probe, keys []string) bool {
-	for _, fp := range p.Fingerprint {
-		for _, k := range keys {
-			if strings.Contains(fp, "|"+k+"@") {
-				return true
-			}
-		}
-	}
-	return false
 }

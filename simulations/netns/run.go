@@ -135,7 +135,7 @@ type Run struct {
 	sc   Scenario
 	lab  *Lab
 	http *http.Client
-	rec  *recorder
+	rec  *simulations.Recorder
 	rng  *rand.Rand
 	topo atomic.Pointer[simulations.Topology]
 
@@ -216,12 +216,12 @@ func RunScenario(ctx context.Context, sc Scenario, cfg Config) (res *Result, err
 	if cfg.Progress != nil {
 		progress = func(ev simulations.Event) { cfg.Progress(sc.Name, ev) }
 	}
-	r.rec = newRecorder(time.Now(), nodes, progress)
-	r.rec.mark(func(o *simulations.Observations) {
+	r.rec = simulations.NewRecorder(time.Now(), nodes, progress)
+	r.rec.Mark(func(o *simulations.Observations) {
 		o.SampleInterval, o.LeaseDuration, o.Timers = timers.SampleInterval, timers.LeaseDuration, timers
 	})
-	r.rec.event("start", "%d heureka processes formed a cluster in %v (namespaces %s…)",
-		cfg.Nodes, time.Since(wall).Round(time.Millisecond), res.Namespaces)
+	r.rec.Event("start", fmt.Sprintf("%d heureka processes formed a cluster in %v (namespaces %s…)",
+		cfg.Nodes, time.Since(wall).Round(time.Millisecond), res.Namespaces))
 
 	obsCtx, stopObs := context.WithCancel(ctx)
 	obsDone := make(chan struct{})
@@ -233,13 +233,13 @@ func RunScenario(ctx context.Context, sc Scenario, cfg Config) (res *Result, err
 	if driveErr == nil {
 		r.settle()
 	}
-	r.rec.mark(func(o *simulations.Observations) { o.QuietEnd = time.Now() })
+	r.rec.Mark(func(o *simulations.Observations) { o.QuietEnd = time.Now() })
 	r.teardown()
-	r.rec.mark(func(o *simulations.Observations) { o.End = time.Now() })
+	r.rec.Mark(func(o *simulations.Observations) { o.End = time.Now() })
 	stopObs()
 	<-obsDone
 
-	obs := r.rec.observations()
+	obs := r.rec.Observations()
 	res.Observations = obs
 	res.Timeline = obs.Timeline
 	res.Instances, res.Samples, res.Probes = len(obs.Instances), len(obs.Samples), len(obs.Probes)

@@ -51,7 +51,7 @@ func (r *Run) WaitRegistered(cs []*Client, within time.Duration) error {
 		ids[i] = c.ID
 	}
 	deadline := time.Now().Add(within)
-	for !r.rec.allAcked(ids) {
+	for !r.rec.AllAcked(ids) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("netns: %d clients not registered within %v", len(cs), within)
 		}
@@ -59,7 +59,7 @@ func (r *Run) WaitRegistered(cs []*Client, within time.Duration) error {
 			return err
 		}
 	}
-	r.rec.mark(func(o *simulations.Observations) {
+	r.rec.Mark(func(o *simulations.Observations) {
 		if o.SteadyAt.IsZero() {
 			o.SteadyAt = time.Now()
 		}

@@ -17,7 +17,7 @@ func (r *Run) Nodes() []string { return slices.Clone(r.lab.Nodes) }
 
 // Event puts an entry on the timeline.
 func (r *Run) Event(kind, format string, args ...any) {
-	r.rec.event(kind, format, args...)
+	r.rec.Event(kind, fmt.Sprintf(format, args...))
 	if r.cfg.PanicAt != "" && kind == r.cfg.PanicAt {
 		panic(fmt.Sprintf("netns: forced panic at %s in %s (PanicAt)", kind, r.sc.Name))
 	}

@@ -42,7 +42,7 @@ func (r *Run) FaultsOver() {
 	if mark == nil {
 		return
 	}
-	r.rec.mark(mark)
+	r.rec.Mark(mark)
 	r.Event("faults-end", "faults lifted and churn stopped; waiting for the cluster to settle")
 }
 
@@ -92,7 +92,7 @@ func (r *Run) Kill(node string) error {
 	if err := p.Kill(); err != nil {
 		return err
 	}
-	r.rec.crashed(node, at)
+	r.rec.Crashed(node, at)
 	r.Event("kill", "%s (pid %d) SIGKILLed", node, p.Pid())
 	return nil
 }

@@ -4,6 +4,7 @@ package netns
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -29,7 +30,7 @@ func (r *Run) observe(ctx context.Context) {
 		}
 		start := time.Now()
 		up, procs := r.running()
-		apps := r.rec.appNames()
+		apps := r.rec.AppNames()
 		topo := r.Topology()
 		r.mu.Lock()
 		unreached := copySet(r.unreached)
@@ -68,7 +69,8 @@ func (r *Run) observe(ctx context.Context) {
 			return
 		}
 		samples, probe := roundOf(start, up, apps, topo, readings)
-		r.rec.addRound(samples, probe)
+		r.rec.AddSamples(samples)
+		r.rec.AddProbe(probe)
 	}
 }
 
@@ -86,7 +88,7 @@ func copySet(m map[string]bool) map[string]bool {
 func (r *Run) settle() {
 	th := r.cfg.Thresholds
 	var from time.Time
-	r.rec.mark(func(o *simulations.Observations) {
+	r.rec.Mark(func(o *simulations.Observations) {
 		from = o.FaultsEnd
 		if from.IsZero() {
 			from = o.QuietStart
@@ -94,7 +96,7 @@ func (r *Run) settle() {
 	})
 	limit := time.Now().Add(max(th.Convergence, th.Membership) + time.Second)
 	for time.Now().Before(limit) {
-		if p := r.rec.lastProbe(); p != nil && p.At.After(from) && converged(p) && membersComplete(p) {
+		if p := r.rec.LastProbe(); p != nil && p.At.After(from) && p.Converged() && p.MembersComplete() {
 			break
 		}
 		if !sleepCtx(r.ctx, timers.SampleInterval) {
@@ -121,11 +123,11 @@ func (r *Run) teardown() {
 		}
 	}
 	wg.Wait()
-	r.rec.event("teardown", "%d clients cancelled", len(stopped))
+	r.rec.Event("teardown", fmt.Sprintf("%d clients cancelled", len(stopped)))
 	since := time.Now()
 	limit := since.Add(r.cfg.Thresholds.Convergence)
 	for time.Now().Before(limit) {
-		if p := r.rec.lastProbe(); p != nil && p.At.After(since) && converged(p) && !holdsAny(p, stopped) {
+		if p := r.rec.LastProbe(); p != nil && p.At.After(since) && p.Converged() && !p.HoldsAny(stopped) {
 			break
 		}
 		if !sleepCtx(r.ctx, timers.SampleInterval) {

@@ -197,6 +197,12 @@ func driveCancelDuringPartition(r *Run) error {
 }
 
 func driveCrashRestart(r *Run) error {
+	return faultFor(r, func() error { return r.Kill("n0") }, func() error { return r.Restart("n0") }, 8*time.Second, 5*time.Second)
+}
+
+// faultFor warms up, starts the churn and two seconds later injects a
+// fault; it lifts the fault d later and observes for tail.
+func faultFor(r *Run, inject, lift func() error, d, tail time.Duration) error {
 	if _, err := warmUp(r); err != nil {
 		return err
 	}
@@ -204,16 +210,16 @@ func driveCrashRestart(r *Run) error {
 	if err := r.Sleep(2 * time.Second); err != nil {
 		return err
 	}
-	if err := r.Kill("n0"); err != nil {
+	if err := inject(); err != nil {
 		return err
 	}
-	if err := r.Sleep(8 * time.Second); err != nil {
+	if err := r.Sleep(d); err != nil {
 		return err
 	}
-	if err := r.Restart("n0"); err != nil {
+	if err := lift(); err != nil {
 		return err
 	}
-	return r.Sleep(5 * time.Second)
+	return r.Sleep(tail)
 }
 
 // driveLoss drops pct% of the packets on every bridge port's egress for d.
@@ -266,44 +272,18 @@ func driveLoss(r *Run, pct int, d time.Duration) error {
 }
 
 func driveLinkDown(r *Run) error {
-	if _, err := warmUp(r); err != nil {
-		return err
+	down := func() error {
+		if err := r.LinkDown("n3"); err != nil {
+			return err
+		}
+		if s, rc, err := r.Ping("c", r.IP("n3"), 10, 10*time.Millisecond); err == nil {
+			r.Figure("link check with ping: client→n3 %d of %d answered while the link is down", rc, s)
+		}
+		return nil
 	}
-	churn(r)
-	if err := r.Sleep(2 * time.Second); err != nil {
-		return err
-	}
-	if err := r.LinkDown("n3"); err != nil {
-		return err
-	}
-	if s, rc, err := r.Ping("c", r.IP("n3"), 10, 10*time.Millisecond); err == nil {
-		r.Figure("link check with ping: client→n3 %d of %d answered while the link is down", rc, s)
-	}
-	if err := r.Sleep(8 * time.Second); err != nil {
-		return err
-	}
-	if err := r.LinkUp("n3"); err != nil {
-		return err
-	}
-	return r.Sleep(4 * time.Second)
+	return faultFor(r, down, func() error { return r.LinkUp("n3") }, 8*time.Second, 4*time.Second)
 }
 
 func drivePause(r *Run) error {
-	if _, err := warmUp(r); err != nil {
-		return err
-	}
-	churn(r)
-	if err := r.Sleep(2 * time.Second); err != nil {
-		return err
-	}
-	if err := r.Pause("n2"); err != nil {
-		return err
-	}
-	if err := r.Sleep(12 * time.Second); err != nil {
-		return err
-	}
-	if err := r.Resume("n2"); err != nil {
-		return err
-	}
-	return r.Sleep(4 * time.Second)
+	return faultFor(r, func() error { return r.Pause("n2") }, func() error { return r.Resume("n2") }, 12*time.Second, 4*time.Second)
 }
