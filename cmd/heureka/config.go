@@ -172,6 +172,8 @@ type Config struct {
 	// Security holds the auth, TLS, header limit, rate limit and gossip
 	// keyring options (security.go).
 	Security
+	// Regions holds the federation options (regions.go).
+	Regions
 }
 
 // envPrefix starts the name of every environment variable heureka reads.
@@ -209,6 +211,7 @@ func DefaultConfig() Config {
 		LogLevel:                       "info",
 		LogFormat:                      "text",
 		Security:                       DefaultSecurity(),
+		Regions:                        DefaultRegions(),
 	}
 }
 
@@ -298,6 +301,7 @@ func (c Config) Validate() error {
 		bad("log-format", c.LogFormat, "want text or json")
 	}
 	errs = append(errs, c.Security.validate(c.GossipKey)...)
+	errs = append(errs, c.Regions.validate(c.DeltaRetention)...)
 	return errors.Join(errs...)
 }
 

@@ -69,6 +69,8 @@ func TestDefaultConfig(t *testing.T) {
 		LogFormat:                      "text",
 		Security: Security{MaxHeaderBytes: 64 << 10, RateLimitBurst: 10, RateLimitFetchRate: 500,
 			RateLimitFullFetchRate: 100},
+		Regions: Regions{Region: "us-east-1", RegionPullInterval: 5 * time.Second, RegionStaleAfter: time.Minute,
+			RegionDropAfter: 10 * time.Minute},
 	}, c)
 	require.NoError(t, c.Validate())
 
@@ -271,6 +273,7 @@ func TestLoadConfigYAMLFiles(t *testing.T) {
 				LogFormat:                      "json",
 				ConfigFile:                     "testdata/heureka.yaml",
 				Security:                       DefaultSecurity(),
+				Regions:                        DefaultRegions(),
 			},
 		},
 		{
@@ -735,7 +738,7 @@ func TestEnvNames(t *testing.T) {
 		require.True(t, ok, name)
 		assert.Equal(t, env, o.env())
 	}
-	assert.Len(t, options, 29+13, "one option per Config field (13 in Security)")
+	assert.Len(t, options, 29+13+6, "one option per Config field (13 in Security, 6 in Regions)")
 }
 
 // The Eureka peers' passwords never reach the effective-configuration log.

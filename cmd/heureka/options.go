@@ -193,7 +193,7 @@ var options = append([]option{
 		get: func(c Config) string { return c.LogFormat },
 	},
 	stringOpt("config", "file", "YAML configuration file (heureka keys and Spring Cloud Eureka properties)", func(c *Config) *string { return &c.ConfigFile }),
-}, securityOptions...)
+}, append(regionOptions, securityOptions...)...)
 
 // optionByName finds an option by flag name.
 func optionByName(name string) (option, bool) {

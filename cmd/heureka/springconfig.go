@@ -136,7 +136,7 @@ var keyPrefixes = map[string]bool{ // canonical prefix -> ignored
 var springServerIgnored = []string{
 	"a-s-g-cache-expiry-timeout-ms", "a-s-g-query-timeout-ms", "a-s-g-update-interval-ms",
 	"aws-access-id", "aws-secret-key", "batch-replication", "binding-strategy",
-	"disable-delta", "disable-delta-for-remote-regions", "disable-transparent-fallback-to-other-region",
+	"disable-delta", "disable-delta-for-remote-regions",
 	"e-i-p-bind-rebind-retries", "e-i-p-binding-retry-interval-ms", "e-i-p-binding-retry-interval-ms-when-unbound",
 	"enable-replicated-request-compression", "experimental", "g-zip-content-from-remote-region",
 	"initial-capacity-of-response-cache", "json-codec-name", "list-auto-scaling-groups-role-name",
@@ -150,9 +150,9 @@ var springServerIgnored = []string{
 	"peer-node-total-connections", "peer-node-total-connections-per-host", "prime-aws-replica-connections",
 	"property-resolver", "registry-sync-retry-wait-ms", "remote-region-app-whitelist",
 	"remote-region-connect-timeout-ms", "remote-region-connection-idle-timeout-seconds",
-	"remote-region-fetch-thread-pool-size", "remote-region-read-timeout-ms", "remote-region-registry-fetch-interval",
+	"remote-region-fetch-thread-pool-size", "remote-region-read-timeout-ms",
 	"remote-region-total-connections", "remote-region-total-connections-per-host", "remote-region-trust-store",
-	"remote-region-trust-store-password", "remote-region-urls", "remote-region-urls-with-name",
+	"remote-region-trust-store-password", "remote-region-urls",
 	"response-cache-auto-expiration-in-seconds", "route53-bind-rebind-retries", "route53-binding-retry-interval-ms",
 	"route53-domain-t-t-l", "sync-when-timestamp-differs", "wait-time-in-ms-when-sync-empty", "xml-codec-name",
 }
@@ -205,6 +205,11 @@ func buildFileKeys() map[string]fileKey {
 	server("rate-limiter-registry-fetch-average-rate", springOption("rate-limit-fetch-rate"))
 	server("rate-limiter-full-fetch-average-rate", springOption("rate-limit-full-fetch-rate"))
 	server("rate-limiter-privileged-clients", springOption("rate-limit-privileged-clients"))
+	// Remote regions (regions.go).
+	server("remote-region-urls-with-name", springRemoteRegions)
+	server("remote-region-registry-fetch-interval", springDuration("region-pull-interval", time.Second))
+	server("disable-transparent-fallback-to-other-region", springNoFallback)
+	add("eureka.client.region", false, springOption("region"))
 	add("eureka.instance.registry.expected-number-of-clients-sending-renews", false, springExpectedRenewers)
 	add("server.port", false, springServerPort)
 	add("server.address", false, springServerAddress)

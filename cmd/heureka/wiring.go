@@ -70,6 +70,11 @@ func nodeConfig(c Config, log *slog.Logger) (node.Config, error) {
 	// LoadInterval stays 0: the node sets it to a quarter of the renewal
 	// window.
 	nc.Replication = rp
+	if fc, ok, err := c.Regions.federationConfig(c.DeltaRetention); err != nil {
+		return nc, err
+	} else if ok {
+		nc.Federation = &fc
+	}
 	if len(c.EurekaPeers) > 0 {
 		ep := eurekapeer.DefaultConfig(c.EurekaPeers...)
 		nc.EurekaPeers = &ep

@@ -1,0 +1,183 @@
+package main
+
+// Federation options: this cluster's region and the remote regions every
+// node pulls (package federation, docs/federation.md). The Spring Cloud
+// Eureka server's keys map onto them, so that a migrated configuration
+// keeps its remote regions:
+//
+//	eureka.server.remote-region-urls-with-name.<region>: <url>   --remote-region <region>=<url>
+//	eureka.remoteRegionUrlsWithName: "<region>;<url>,…"         (Netflix spelling, same)
+//	eureka.server.remote-region-registry-fetch-interval (s)      --region-pull-interval
+//	eureka.server.disable-transparent-fallback-to-other-region   --region-transparent-fallback (inverted)
+//	eureka.client.region                                         --region
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/heureka/heureka/federation"
+)
+
+// Regions are the federation settings of Config.
+type Regions struct {
+	// Region is this cluster's region name, what other regions' clients
+	// ask for in ?regions=. --region, HEUREKA_REGION, default "us-east-1"
+	// (Eureka's).
+	Region string
+	// RemoteRegions are the regions to pull, each "name=url" with the
+	// remote registry's Eureka base URL. --remote-region (may be
+	// repeated, or comma-separated), HEUREKA_REMOTE_REGION, default none.
+	RemoteRegions []string
+	// RegionPullInterval is the time between two pulls of a remote region.
+	// --region-pull-interval, HEUREKA_REGION_PULL_INTERVAL, default 5s.
+	RegionPullInterval time.Duration
+	// RegionStaleAfter: a remote region with no successful pull for this
+	// long is shown stale (still served). --region-stale-after, default 1m.
+	RegionStaleAfter time.Duration
+	// RegionDropAfter: a remote region with no successful pull for this
+	// long is no longer served. --region-drop-after, default 10m.
+	RegionDropAfter time.Duration
+	// RegionTransparentFallback makes reads without ?regions= carry every
+	// remote region (Eureka's default; off here).
+	// --region-transparent-fallback, default false.
+	RegionTransparentFallback bool
+}
+
+// DefaultRegions returns federation's defaults: no remote region.
+func DefaultRegions() Regions {
+	d := federation.DefaultConfig()
+	return Regions{Region: d.Region, RegionPullInterval: d.PullInterval, RegionStaleAfter: d.StaleAfter,
+		RegionDropAfter: d.DropAfter, RegionTransparentFallback: d.TransparentFallback}
+}
+
+// regionOptions are the federation options, in Usage order.
+var regionOptions = []option{
+	{
+		name: "region", arg: "name", quote: true,
+		usage: "this cluster's region (datacenter) name, as other regions' clients name it in ?regions=",
+		set: func(c *Config, v string) error {
+			c.Region = strings.ToLower(strings.TrimSpace(v))
+			fc := federation.DefaultConfig()
+			fc.Region = c.Region
+			return trimFed(fc.Validate())
+		},
+		get: func(c Config) string { return c.Region },
+	},
+	{
+		name: "remote-region", arg: "name=url", list: true,
+		usage: "a remote region to pull and serve on ?regions= reads: its name and its registry's Eureka URL; may be repeated",
+		set: func(c *Config, v string) error {
+			var out []string
+			for _, e := range splitList(v) {
+				r, err := federation.ParseRemote(e)
+				if err != nil {
+					return trimFed(err)
+				}
+				out = append(out, r.Name+"="+r.URL)
+			}
+			c.RemoteRegions = out
+			return nil
+		},
+		get: func(c Config) string { return strings.Join(c.RemoteRegions, ",") },
+	},
+	durationOpt("region-pull-interval", "time between two pulls of each remote region", func(c *Config) *time.Duration { return &c.RegionPullInterval }),
+	durationOpt("region-stale-after", "a remote region with no successful pull for this long is shown stale (still served)", func(c *Config) *time.Duration { return &c.RegionStaleAfter }),
+	durationOpt("region-drop-after", "a remote region with no successful pull for this long is no longer served", func(c *Config) *time.Duration { return &c.RegionDropAfter }),
+	boolOpt("region-transparent-fallback", "serve every remote region on reads without ?regions= too (Eureka's default; a remote region's pull still gets local data only)", func(c *Config) *bool { return &c.RegionTransparentFallback }),
+}
+
+// trimFed drops the package prefix of a federation error for a flag
+// message.
+func trimFed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.New(strings.TrimPrefix(err.Error(), federation.ErrConfig.Error()+": "))
+}
+
+// federationConfig is the federation configuration of c; ok is false when
+// no remote region is configured.
+func (r Regions) federationConfig(deltaRetention time.Duration) (federation.Config, bool, error) {
+	fc := federation.DefaultConfig()
+	fc.Region = r.Region
+	fc.PullInterval = r.RegionPullInterval
+	fc.StaleAfter = r.RegionStaleAfter
+	fc.DropAfter = r.RegionDropAfter
+	fc.TransparentFallback = r.RegionTransparentFallback
+	fc.RequestTimeout = min(fc.RequestTimeout, r.RegionStaleAfter)
+	fc.DeltaRetention = deltaRetention // remote changes stay as long as local ones
+	for _, s := range r.RemoteRegions {
+		rr, err := federation.ParseRemote(s)
+		if err != nil {
+			return fc, false, err
+		}
+		fc.Remotes = append(fc.Remotes, rr)
+	}
+	if err := fc.Validate(); err != nil {
+		return fc, false, err
+	}
+	return fc, len(fc.Remotes) > 0, nil
+}
+
+// validate reports what is wrong with the federation settings.
+func (r Regions) validate(deltaRetention time.Duration) []error {
+	if _, _, err := r.federationConfig(deltaRetention); err != nil {
+		return []error{fmt.Errorf("federation options (--region, --remote-region, --region-*): %v", trimFed(err))}
+	}
+	return nil
+}
+
+// springRemoteRegions handles eureka.server.remote-region-urls-with-name:
+// Spring's mapping of region → URL, or Netflix's "region;url,region;url"
+// string.
+func springRemoteRegions(l *fileLoader, at keyRef, v *yaml.Node) {
+	var pairs []string
+	switch v.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k, u := deref(v.Content[i]), deref(v.Content[i+1])
+			if k.Kind != yaml.ScalarNode || u.Kind != yaml.ScalarNode {
+				l.errorf(at, "wrong type: want a mapping of region names to URLs")
+				return
+			}
+			pairs = append(pairs, k.Value+"="+u.Value)
+		}
+	default:
+		s, ok := l.scalar(at, v)
+		if !ok {
+			return
+		}
+		for _, e := range splitList(s) {
+			name, u, ok := strings.Cut(e, ";")
+			if !ok {
+				l.errorf(at, "invalid value %q: want region;url pairs separated by commas", e)
+				return
+			}
+			pairs = append(pairs, strings.TrimSpace(name)+"="+strings.TrimSpace(u))
+		}
+	}
+	sort.Strings(pairs)
+	text := strings.Join(pairs, ",")
+	o, _ := optionByName("remote-region")
+	var scratch Config
+	if err := o.set(&scratch, text); err != nil {
+		l.errs = append(l.errs, invalidValue(fmt.Sprintf("%s:%d: %s", l.file, at.line, at.path), text, false, err))
+		return
+	}
+	l.assigns = append(l.assigns, assignment{field: "remote-region", at: at, text: text})
+}
+
+// springNoFallback handles disable-transparent-fallback-to-other-region,
+// the inverse of --region-transparent-fallback. Eureka's default is false
+// (fallback on); Heureka's default is off, so only an explicit key counts.
+func springNoFallback(l *fileLoader, at keyRef, v *yaml.Node) {
+	if b, ok := springValue(l, at, v, parseBool); ok {
+		l.assigns = append(l.assigns, assignment{field: "region-transparent-fallback", at: at, text: strconv.FormatBool(!b)})
+	}
+}
