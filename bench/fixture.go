@@ -6,7 +6,7 @@
 // the reference Eureka server), the workloads (renew, re-register, fresh
 // registrations, cancels, deploys, churn, reads), the load generator, the
 // baseline servers and the process accounting (getrusage, /proc). The Go
-// benchmarks live in bench_test.go, the tests of the workloads in
+// benchmarks live in scenario_bench_test.go, the tests of the workloads in
 // workloads_test.go; the tables of BENCHMARKS.md are printed by the report
 // program in cmd/report.
 package bench

@@ -3,7 +3,8 @@
 // 127.0.0.1, HTTP on 127.0.0.1) or on a cluster.MemNetwork (so partitions can
 // be injected and the bytes on the wire counted exactly).
 //
-// The benchmarks are in bench_test.go and renewal_cpu_test.go (CPU per
+// The cluster of nodes they run is in cluster.go; the benchmarks are in
+// cluster_bench_test.go and cluster_renewal_cpu_test.go (CPU per
 // renewal at a fixed rate per node) and measure whole scenarios, not one
 // operation: each runs once and reports its figures with b.ReportMetric, so
 // run them with -benchtime 1x:

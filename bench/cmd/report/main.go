@@ -25,7 +25,7 @@
 //
 // Every ratio a table prints is the quotient (or difference) of two
 // figures printed in the same row; the column header names them ("ratio =
-// A ÷ B"), and report_test.go recomputes each one from the output. Figures
+// A ÷ B"), and check_test.go recomputes each one from the output. Figures
 // over rounds are medians. CPU time per request is getrusage of this
 // process (load generator and, in-process, the server) plus, for a server
 // process, its /proc/PID/stat utime+stime. The 1-minute load average is

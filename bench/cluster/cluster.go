@@ -1,5 +1,12 @@
 package clusterbench
 
+// The benchmarks' cluster and its tools: the nodes' logger and diagnostics
+// (profiles, traces, goroutine dumps, the CPU share of the process), the
+// generated instances and the HTTP client that loads them, and the cluster
+// itself (start, add, stop, wait for membership and convergence). Only the
+// benchmarks use it; it takes a testing.TB where it fails a run, as raft's
+// testing.go does.
+
 import (
 	"context"
 	"encoding/binary"
