@@ -16,8 +16,9 @@ package httpapi
 //     on; then apps, apps/delta and the VIP reads carry every region
 //     (Eureka's VIP reads ignore ?regions= and follow that switch too).
 //   - A pull by another region's server (User-Agent
-//     Java-EurekaClient-RemoteRegion…) always gets local data only, so that
-//     no region re-exports another's instances, whatever the topology.
+//     Java-EurekaClient-RemoteRegion…) always gets local data only, with or
+//     without ?regions=, so that no region re-exports another's instances,
+//     whatever the topology.
 //
 // The region-less path costs one nil check when federation is off, and a
 // query-string check when it is on: it still serves the view's prepared
@@ -67,6 +68,9 @@ const regionPullAgent = "Java-EurekaClient-RemoteRegion"
 // ?regions= list (only those wait for every region to load).
 func (s *Server) regionsOf(r *http.Request) (regions []string, ok, explicit bool) {
 	rg := s.cfg.Regions
+	if strings.HasPrefix(headerValue(r.Header, "User-Agent"), regionPullAgent) {
+		return nil, false, false // another region's pull: local only, whatever it asks
+	}
 	if r.URL.RawQuery != "" {
 		if v := r.URL.Query().Get("regions"); v != "" {
 			if list := parseRegions(v); len(list) > 0 {
@@ -74,7 +78,7 @@ func (s *Server) regionsOf(r *http.Request) (regions []string, ok, explicit bool
 			}
 		}
 	}
-	if rg.TransparentFallback() && !strings.HasPrefix(headerValue(r.Header, "User-Agent"), regionPullAgent) {
+	if rg.TransparentFallback() {
 		return nil, true, false
 	}
 	return nil, false, false

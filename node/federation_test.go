@@ -187,6 +187,8 @@ func TestFederationRegionsReads(t *testing.T) {
 	assert.Len(t, local.ids(t), 1)
 	_, pulled := fedGet(t, dc2.URL(), "/apps", "User-Agent", federation.UserAgent)
 	assert.Len(t, pulled.ids(t), 1)
+	_, pulled = fedGet(t, dc2.URL(), "/apps?regions=dc1", "User-Agent", "Java-EurekaClient-RemoteRegion/v1.10.17")
+	assert.Len(t, pulled.ids(t), 1, "a pull gets local data only, even if it asks for regions")
 	// Unknown regions are ignored.
 	_, other := fedGet(t, dc2.URL(), "/apps?regions=nowhere")
 	assert.Len(t, other.ids(t), 1)
