@@ -47,10 +47,13 @@ package cluster
 // the delegates with its locks held, so no code holding mu calls memberlist.
 // lifecycle serialises Start, Leave and Shutdown and is taken before either.
 //
-// Files: this one holds the Membership type, its lifecycle and its API;
-// join.go, leave.go, reconnect.go and suspicion.go the loops named above;
-// events.go the event dispatch; delegate.go memberlist's hooks; meta.go the
-// node meta; pushpull.go Membership's part of the push/pull state.
+// Files: this one holds the Membership type and its lifecycle (New, Start,
+// Shutdown); membership_members.go the member states and the queries over
+// them; membership_subscribe.go the subscribers; membership_send.go sending
+// to a member; join.go, leave.go, reconnect.go (the failed members kept and
+// re-dialled) and suspicion.go the loops named above; events.go the event
+// dispatch; delegate.go memberlist's hooks; meta.go the node meta;
+// pushpull.go Membership's part of the push/pull state.
 
 import (
 	"context"
@@ -60,10 +63,8 @@ import (
 	"log/slog"
 	"net"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/hashicorp/memberlist"
 
@@ -86,79 +87,12 @@ var (
 	ErrProtocolMismatch = errors.New("cluster: peer speaks another wire protocol")
 )
 
-// State is a member's state as this node sees it.
-type State string
-
-// The member states.
-const (
-	// StateAlive: the member answers.
-	StateAlive State = "alive"
-	// StateSuspect: this node's probes of the member go unanswered;
-	// unless it answers again in time it will be declared dead. Only this
-	// node's own suspicions show, as observed by Membership (see the file
-	// comment of membership.go); memberlist exposes none.
-	StateSuspect State = "suspect"
-	// StateDead: the member failed (declared dead by the cluster).
-	StateDead State = "dead"
-	// StateLeft: the member left gracefully.
-	StateLeft State = "left"
-)
-
-// Live reports whether the state counts as a live member (alive or suspect),
-// as memberlist counts them.
-func (s State) Live() bool { return s == StateAlive || s == StateSuspect }
-
-// Member is a node of the cluster as this node sees it.
-type Member struct {
-	// Name is the member's NodeName.
-	Name string
-	// Address is where the member gossips, "host:port".
-	Address string
-	// State is the member's state.
-	State State
-	// Meta is the member's Config.Delegate NodeMeta, without Membership's
-	// header. Do not modify it.
-	Meta []byte
-	// Protocol is the wire protocol version the member advertises.
-	Protocol uint8
-	// Since is when this node saw the member enter State (local clock).
-	Since time.Time
-}
-
 // Lifecycle states of a Membership.
 const (
 	stateNew = iota
 	stateRunning
 	stateStopped
 )
-
-// member is Membership's record of one node.
-type member struct {
-	Member
-	node    memberlist.Node // last known memberlist node, for sending
-	leaving bool            // announced a graceful leave
-	// lastAck is when the member last answered a probe of this node (or
-	// joined, or stopped being suspect): the clock of suspicion.
-	lastAck time.Time
-}
-
-// queued is one item for the dispatcher: a change to log and, if notify,
-// to deliver to subscribers and Config.Events.
-type queued struct {
-	seq    uint64
-	ev     MemberEvent
-	node   memberlist.Node // copy for Config.Events
-	notify bool
-	msg    string // log message
-	debug  bool   // log at Debug, not Info/Warn
-}
-
-// subscriber is one Subscribe callback; it sees events with seq > since.
-type subscriber struct {
-	id    int
-	since uint64
-	fn    func(MemberEvent)
-}
 
 // Membership is this node's view of the cluster: it joins, tracks members
 // and leaves. Create it with New, then Start it. All methods are safe for
@@ -369,116 +303,6 @@ func (m *Membership) Memberlist() *memberlist.Memberlist {
 		return nil
 	}
 	return m.ml // written before state left stateNew, under mu
-}
-
-// Members returns every member this node knows, itself included, in any
-// state, sorted by name. Failed members stay listed for
-// Config.ReconnectTimeout, departed ones for Config.TombstoneTimeout.
-func (m *Membership) Members() []Member {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.membersLocked(func(State) bool { return true })
-}
-
-// LiveMembers returns the alive and suspect members, itself included, sorted
-// by name: the set memberlist gossips with.
-func (m *Membership) LiveMembers() []Member {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.membersLocked(State.Live)
-}
-
-func (m *Membership) membersLocked(keep func(State) bool) []Member {
-	out := make([]Member, 0, len(m.members))
-	for _, mem := range m.members {
-		if keep(mem.State) {
-			out = append(out, mem.Member)
-		}
-	}
-	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
-
-// Member returns the member called name, if this node knows it.
-func (m *Membership) Member(name string) (Member, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	mem, ok := m.members[name]
-	if !ok {
-		return Member{}, false
-	}
-	return mem.Member, true
-}
-
-// LocalNode returns this node as a member (the zero Member before Start).
-func (m *Membership) LocalNode() Member {
-	mem, _ := m.Member(m.cfg.NodeName)
-	return mem
-}
-
-// Subscribe registers fn to be told of every membership change from now on
-// and returns the members as they stand (as Members would), so a caller can
-// build its view from the snapshot and keep it current with the events,
-// missing nothing and seeing nothing twice. fn is called in order, from one
-// goroutine shared by all subscribers; it may call Membership's methods but
-// should not block for long, as it delays later events (and Shutdown, which
-// delivers the last ones), and must not call Leave or Shutdown. cancel stops
-// delivery to fn.
-func (m *Membership) Subscribe(fn func(MemberEvent)) (current []Member, cancel func()) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.nextSub++
-	id := m.nextSub
-	m.subs = append(m.subs, subscriber{id: id, since: m.seq, fn: fn})
-	current = m.membersLocked(func(State) bool { return true })
-	return current, func() {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		m.subs = slices.DeleteFunc(m.subs, func(s subscriber) bool { return s.id == id })
-	}
-}
-
-// SendReliable sends msg to the live member called node over a stream
-// (memberlist's SendReliable): delivered in full if it returns nil, any size.
-// The receiver gets it in its Config.Delegate's NotifyMsg. A message that
-// cannot be written within Config.StreamTimeout (a peer that does not read,
-// or died mid-transfer) fails with an error satisfying
-// errors.Is(err, os.ErrDeadlineExceeded) (on MemNetwork and TCP alike).
-func (m *Membership) SendReliable(node string, msg []byte) error {
-	ml, n, err := m.target(node)
-	if err != nil {
-		return err
-	}
-	return ml.SendReliable(n, msg)
-}
-
-// SendBestEffort sends msg to the live member called node in one packet
-// (memberlist's SendBestEffort): it may be lost, and must fit the transport's
-// packet size (about 1.4 kB on UDP).
-func (m *Membership) SendBestEffort(node string, msg []byte) error {
-	ml, n, err := m.target(node)
-	if err != nil {
-		return err
-	}
-	return ml.SendBestEffort(n, msg)
-}
-
-// target returns the memberlist and a copy of the live node called name.
-func (m *Membership) target(name string) (*memberlist.Memberlist, *memberlist.Node, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	switch m.state {
-	case stateNew:
-		return nil, nil, ErrNotStarted
-	case stateStopped:
-		return nil, nil, ErrShutdown
-	}
-	mem, ok := m.members[name]
-	if !ok || !mem.State.Live() {
-		return nil, nil, fmt.Errorf("%w: %q", ErrUnknownMember, name)
-	}
-	n := mem.node
-	return m.ml, &n, nil
 }
 
 // Shutdown leaves the cluster gracefully (unless Leave was called), stops
