@@ -30,10 +30,10 @@ type Scenario struct {
 // request, cancel then removes those instances again, oldest first. Every
 // read scenario starts from a quiet delta window and warm caches.
 //
-// The targets are issue 9's goals: renew ≥ 0.9 and fresh registrations
+// The targets are the performance goals (BENCHMARKS.md): renew ≥ 0.9 and fresh registrations
 // ≥ 0.6 of the trivial ceiling, one application, the delta and the full
 // documents ≥ 0.9 of the static one. register's 0.4 is the earlier goal for
-// re-registrations, which issue 9 does not name.
+// re-registrations, which the goals do not name.
 var Scenarios = []Scenario{
 	{Name: AA, Ceiling: "trivial"},
 	{Name: "renew", Ceiling: "trivial", Target: 0.9},

@@ -42,7 +42,7 @@ func RunJoinLoaded(ctx context.Context, cfg Config, size int) (*Result, error) {
 	cfg.Timers.ProbeInterval = time.Second
 	// The initial sync of a large registry takes longer than the default,
 	// and the joiner agrees with the others once it holds the registry:
-	// both are judged by the bound for a node joining a cluster of
+	// both are judged by the goals' bound for a node joining a cluster of
 	// 1M instances (ready within 30 s), not by the chaos sweep's 10 s for
 	// small registries.
 	cfg.Timers.ReadyTimeout = 30 * time.Second

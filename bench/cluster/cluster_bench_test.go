@@ -579,12 +579,12 @@ func (w renewalWire) per(r float64) perRenewal {
 // ---- 3. time for a new node to become ready ---------------------------------------
 
 // readySizes are the registry sizes of BenchmarkReady: -ready-sizes
-// 10000,100000,1000000 adds the 1M (about 8 GB of memory for the
+// 10000,100000,1000000 adds the goals' 1M (about 8 GB of memory for the
 // four nodes, and a few minutes to load).
 var readySizes = flag.String("ready-sizes", "10000,100000", "comma-separated registry sizes of BenchmarkReady")
 
 // readyPerApp is the instances per application of BenchmarkReady's
-// registry (-ready-per-app 1000: the 1,000 applications of 1,000 at 1M).
+// registry (-ready-per-app 1000: the goals' 1,000 applications of 1,000 at 1M).
 var readyPerApp = flag.Int("ready-per-app", 20, "instances per application in BenchmarkReady")
 
 // BenchmarkReady loads a 3-node loopback cluster and measures how long a

@@ -536,8 +536,8 @@ func yes(b bool) string {
 	return "no"
 }
 
-// Issue 9's goals for register-to-readable latency and for the registry's
-// live heap per instance (every size; the issue names 1M).
+// The performance goals for register-to-readable latency and for the
+// registry's live heap per instance (every size; the goals name 1M).
 const (
 	readableP99Goal = 2 * time.Millisecond
 	heapGoal        = 1024 // bytes of live heap per instance, registry state
