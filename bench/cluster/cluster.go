@@ -55,18 +55,29 @@ func benchLogger() *slog.Logger {
 // traceOn (HEUREKA_BENCH_TRACE=1) makes the benchmarks log their progress.
 var traceOn = os.Getenv("HEUREKA_BENCH_TRACE") != ""
 
+// diagFile creates the file of the diagnostic that the environment
+// variable env asks for: its value is a prefix, to which the benchmark's
+// name and ext are appended. It returns nil when env is not set.
+func diagFile(b testing.TB, env, ext string) (*os.File, string) {
+	prefix := os.Getenv(env)
+	if prefix == "" {
+		return nil, ""
+	}
+	name := prefix + "." + strings.NewReplacer("/", "_", "=", "").Replace(b.Name()) + ext
+	f, err := os.Create(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return f, name
+}
+
 // startProfile starts a CPU profile of the measured phase when
 // HEUREKA_BENCH_CPUPROFILE names a file prefix (the benchmark's name is
 // appended); it returns the function that stops it.
 func startProfile(b testing.TB) func() {
-	prefix := os.Getenv("HEUREKA_BENCH_CPUPROFILE")
-	if prefix == "" {
+	f, name := diagFile(b, "HEUREKA_BENCH_CPUPROFILE", ".pprof")
+	if f == nil {
 		return func() {}
-	}
-	name := prefix + "." + strings.NewReplacer("/", "_", "=", "").Replace(b.Name()) + ".pprof"
-	f, err := os.Create(name)
-	if err != nil {
-		b.Fatal(err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		b.Logf("no CPU profile: %v", err)
@@ -90,14 +101,9 @@ func startProfile(b testing.TB) func() {
 // HEUREKA_BENCH_EXECTRACE names a file prefix; it returns the function that
 // stops it.
 func startTrace(b testing.TB) func() {
-	prefix := os.Getenv("HEUREKA_BENCH_EXECTRACE")
-	if prefix == "" {
+	f, name := diagFile(b, "HEUREKA_BENCH_EXECTRACE", ".trace")
+	if f == nil {
 		return func() {}
-	}
-	name := prefix + "." + strings.NewReplacer("/", "_", "=", "").Replace(b.Name()) + ".trace"
-	f, err := os.Create(name)
-	if err != nil {
-		b.Fatal(err)
 	}
 	if err := trace.Start(f); err != nil {
 		b.Logf("no execution trace: %v", err)
