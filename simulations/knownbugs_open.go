@@ -19,9 +19,8 @@ func init() {
 		},
 		KnownBug{
 			ID: "BUG-22",
-			Title: "in a rolling restart every ownership move gives the new owner's leases a lease of grace, " +
-				"so a client that died during the roll is evicted up to a lease past its bound; and the renewals " +
-				"of a stopped node's clients dip while they fail over, engaging self-preservation for a moment",
+			Title: "in a rolling restart under load, the renewals of a stopped node's clients now and then dip one or " +
+				"two below the threshold for up to a window while they fail over, engaging self-preservation for a moment",
 			Explains: explainedByRestartGrace,
 		})
 }
@@ -48,21 +47,14 @@ func longestWithin(measured string, d time.Duration) bool {
 	return err == nil && got <= d
 }
 
-// explainedByRestartGrace matches BUG-22 in rolling-restart-quiet: the
-// eviction-latency verdict, late but not lost (every silently dead client
-// gone by the end), and the sp-quiet verdict when no engagement lasted
-// longer than one renewal window (the dip of a stopped node's clients while
-// they fail over), not the long engagements a fresh node's own count caused
-// before it warmed up.
+// explainedByRestartGrace matches what remains of BUG-22 in
+// rolling-restart-quiet: the sp-quiet verdict when no engagement lasted
+// longer than one renewal window (a dip while a stopped node's clients
+// fail over). The eviction bound is never explained since ownership
+// handoffs (actors/handoff.go).
 func explainedByRestartGrace(r *Result, v Verdict) bool {
-	if r.Scenario != "rolling-restart-quiet" {
+	if r.Scenario != "rolling-restart-quiet" || v.Invariant != InvSPQuiet {
 		return false
 	}
-	switch v.Invariant {
-	case InvEvictionLatency:
-		return strings.Contains(v.Measured, ", 0 still listed at the end")
-	case InvSPQuiet:
-		return longestWithin(v.Measured, r.Timers.RenewalWindow)
-	}
-	return false
+	return longestWithin(v.Measured, r.Timers.RenewalWindow)
 }
