@@ -15,10 +15,9 @@ package httpapi
 //   - Without ?regions=, reads stay local unless transparent fallback is
 //     on; then apps, apps/delta and the VIP reads carry every region
 //     (Eureka's VIP reads ignore ?regions= and follow that switch too).
-//   - A pull by another region's server (User-Agent
-//     Java-EurekaClient-RemoteRegion…) always gets local data only, with or
-//     without ?regions=, so that no region re-exports another's instances,
-//     whatever the topology.
+//   - A pull by another region's server (isRegionPull) always gets local
+//     data only, with or without ?regions=, so that no region re-exports
+//     another's instances, whatever the topology.
 //
 // The region-less path costs one nil check when federation is off, and a
 // query-string check when it is on: it still serves the view's prepared
@@ -58,9 +57,21 @@ type Regions interface {
 var errRegionsNotReady = &httpError{code: http.StatusForbidden,
 	msg: "remote regions not loaded yet; fetch from another server or retry"}
 
-// regionPullAgent starts the User-Agent of a remote region's pull (a Java
-// Eureka server's RemoteRegionRegistry and Heureka's federation send it).
+// regionPullAgent starts the User-Agent of a remote region's pull by
+// Heureka (and by Eureka 1.x's Jersey 1 RemoteRegionRegistry).
 const regionPullAgent = "Java-EurekaClient-RemoteRegion"
+
+// isRegionPull reports whether r is another region's pull, to be answered
+// with local data only: its User-Agent starts with regionPullAgent, or it
+// identifies as a Eureka server (DiscoveryIdentity-Name: DefaultServer).
+// eureka-client 2.x's Jersey 3 transport sends Jersey's own User-Agent, so
+// a Java server's RemoteRegionRegistry is known by its identity only (seen
+// against the reference server, clients/reference/regions_test.go); Java
+// peers send that identity on replication POSTs, never on registry reads.
+func isRegionPull(r *http.Request) bool {
+	return strings.HasPrefix(headerValue(r.Header, "User-Agent"), regionPullAgent) ||
+		headerValue(r.Header, "Discoveryidentity-Name") == "DefaultServer"
+}
 
 // regionsOf says whether r is a region read and which regions it asks
 // for: explicit (the ?regions= list, parsed as Eureka parses it) or, with
@@ -68,7 +79,7 @@ const regionPullAgent = "Java-EurekaClient-RemoteRegion"
 // ?regions= list (only those wait for every region to load).
 func (s *Server) regionsOf(r *http.Request) (regions []string, ok, explicit bool) {
 	rg := s.cfg.Regions
-	if strings.HasPrefix(headerValue(r.Header, "User-Agent"), regionPullAgent) {
+	if isRegionPull(r) {
 		return nil, false, false // another region's pull: local only, whatever it asks
 	}
 	if r.URL.RawQuery != "" {
@@ -121,7 +132,7 @@ func (s *Server) serveRegionDoc(w http.ResponseWriter, r *http.Request, delta bo
 // serveRegionVIP serves a VIP read with transparent fallback; false when
 // the read stays local.
 func (s *Server) serveRegionVIP(w http.ResponseWriter, r *http.Request, vip string, secure bool) bool {
-	if !s.cfg.Regions.TransparentFallback() || strings.HasPrefix(headerValue(r.Header, "User-Agent"), regionPullAgent) {
+	if !s.cfg.Regions.TransparentFallback() || isRegionPull(r) {
 		return false
 	}
 	f, gz := negotiate(r)

@@ -189,6 +189,11 @@ func TestFederationRegionsReads(t *testing.T) {
 	assert.Len(t, pulled.ids(t), 1)
 	_, pulled = fedGet(t, dc2.URL(), "/apps?regions=dc1", "User-Agent", "Java-EurekaClient-RemoteRegion/v1.10.17")
 	assert.Len(t, pulled.ids(t), 1, "a pull gets local data only, even if it asks for regions")
+	// eureka-client 2.x's remote-region pulls send Jersey's User-Agent and
+	// the server identity.
+	_, pulled = fedGet(t, dc2.URL(), "/apps?regions=dc1", "User-Agent", "Jersey/4.0.2 (Apache HttpClient 4.5.3)",
+		"DiscoveryIdentity-Name", "DefaultServer")
+	assert.Len(t, pulled.ids(t), 1, "a Java server's pull gets local data only")
 	// Unknown regions are ignored.
 	_, other := fedGet(t, dc2.URL(), "/apps?regions=nowhere")
 	assert.Len(t, other.ids(t), 1)
