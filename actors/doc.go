@@ -40,7 +40,9 @@
 // application actors re-check each lease, so a racing renewal wins. A lease
 // counts as expired only once it has been silent for its whole duration
 // after the later of its last renewal, the moment this node came to own its
-// application, and the moment this node first held it (per-lease grace).
+// application, and the moment this node first held it (per-lease grace),
+// unless the application's previous owner handed the lease over with its
+// last renewal (handoff.go): then a lease after that renewal.
 //
 // Self-preservation (selfpreserve.go) weighs cluster-wide figures: every
 // instance of the registry is expected to renew, and the renewals counted

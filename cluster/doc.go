@@ -30,6 +30,10 @@
 //     members; only the owner evicts, and a lease is evicted only after it
 //     has been silent for a whole lease duration after this node came to
 //     own the application (start or takeover): the grace is per lease.
+//   - handoff.go: when an application moves and its old owner is alive to
+//     say it (a member joins, or this node stops gracefully), the old owner
+//     hands the new one its leases' ages, and handed leases get no grace;
+//     renewals that reach a former owner go on to the new one.
 //   - peerlink.go: one sending goroutine per peer with bounded queues per
 //     message class (control, renewals, records, transfers). Every send
 //     returns within Config.StreamTimeout, so a peer that stops reading or
