@@ -66,6 +66,17 @@ type Config struct {
 	// of ?regions= deltas, like the local delta's retention (Eureka: 180 s).
 	// Default 3m.
 	DeltaRetention time.Duration
+	// Stream, when true, follows a remote that serves Heureka's change
+	// stream (GET {url}stream, docs/push.md) instead of polling it: changes
+	// cross as they happen (the remote coalesces for 25 ms), and polling
+	// resumes while the stream is down. A remote without a stream (a Java
+	// Eureka server) is polled. Default true.
+	Stream bool
+	// StreamIdleTimeout cuts and reconnects a stream that delivered nothing,
+	// not even a keep-alive, for this long (a half-open connection). Default
+	// 45s: three of Heureka's 15 s keep-alives. Must exceed the remote's
+	// keep-alive interval.
+	StreamIdleTimeout time.Duration
 	// TransparentFallback, when true, makes reads without ?regions= (full
 	// registry, delta and VIPs) carry every remote region, as Eureka does by
 	// default (disableTransparentFallbackToOtherRegion=false). Default
@@ -87,18 +98,20 @@ type Config struct {
 // DefaultConfig returns production defaults with no remote region.
 func DefaultConfig() Config {
 	return Config{
-		Region:         DefaultRegion,
-		PullInterval:   5 * time.Second,
-		RequestTimeout: 10 * time.Second,
-		StaleAfter:     time.Minute,
-		DropAfter:      10 * time.Minute,
-		DeltaRetention: 3 * time.Minute,
+		Region:            DefaultRegion,
+		PullInterval:      5 * time.Second,
+		RequestTimeout:    10 * time.Second,
+		StaleAfter:        time.Minute,
+		DropAfter:         10 * time.Minute,
+		DeltaRetention:    3 * time.Minute,
+		Stream:            true,
+		StreamIdleTimeout: 45 * time.Second,
 	}
 }
 
 // DefaultLocalConfig returns DefaultConfig with every timer scaled down
 // together for tests on loopback: a pull every 20 ms, stale after 300 ms,
-// dropped after 900 ms.
+// dropped after 900 ms, a stream silent for 1 s reconnected.
 func DefaultLocalConfig() Config {
 	c := DefaultConfig()
 	c.PullInterval = 20 * time.Millisecond
@@ -106,6 +119,7 @@ func DefaultLocalConfig() Config {
 	c.StaleAfter = 300 * time.Millisecond
 	c.DropAfter = 900 * time.Millisecond
 	c.DeltaRetention = 2 * time.Second
+	c.StreamIdleTimeout = time.Second // remotes' StreamKeepAlive must be shorter in tests
 	return c
 }
 
@@ -148,7 +162,7 @@ func (c Config) Validate() error {
 		name string
 		v    time.Duration
 	}{{"PullInterval", c.PullInterval}, {"RequestTimeout", c.RequestTimeout}, {"StaleAfter", c.StaleAfter},
-		{"DropAfter", c.DropAfter}, {"DeltaRetention", c.DeltaRetention}} {
+		{"DropAfter", c.DropAfter}, {"DeltaRetention", c.DeltaRetention}, {"StreamIdleTimeout", c.StreamIdleTimeout}} {
 		if d.v <= 0 {
 			return bad("%s %v must be positive", d.name, d.v)
 		}

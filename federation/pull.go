@@ -43,7 +43,7 @@ func IsRegionPull(userAgent string) bool {
 	return len(userAgent) >= len(pullAgentPrefix) && userAgent[:len(pullAgentPrefix)] == pullAgentPrefix
 }
 
-// puller pulls one region.
+// puller pulls one region; it is the only writer of the region's state.
 type puller struct {
 	f        *Federation
 	remote   Remote
@@ -51,48 +51,129 @@ type puller struct {
 	st       *regionState
 	needFull bool
 	metrics  *regionMetrics
+	// stream follows the remote's change stream (stream.go); nil without
+	// Config.Stream or once the remote turned out to have none.
+	stream *streamReader
+	// streaming: the stream is connected; no polls meanwhile.
+	streaming bool
 }
 
 // run pulls until ctx ends.
 func (p *puller) run(ctx context.Context) {
+	var msgs <-chan streamMsg
+	if p.f.cfg.Stream {
+		p.stream = newStreamReader(p)
+		msgs = p.stream.msgs
+		p.f.wg.Add(1)
+		go func() {
+			defer p.f.wg.Done()
+			p.stream.run(ctx)
+		}()
+	}
 	p.tick(ctx) // the first pull at once: reads wait for it (403)
-	stagger := rand.N(p.f.cfg.PullInterval)
-	t := time.NewTimer(stagger)
+	t := time.NewTimer(rand.N(p.f.cfg.PullInterval))
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case m := <-msgs:
+			if m.kind == "unsupported" {
+				msgs, p.stream = nil, nil
+			}
+			p.onStream(m)
 		case <-t.C:
+			p.tick(ctx)
+			t.Reset(p.f.cfg.PullInterval)
 		}
-		p.tick(ctx)
-		t.Reset(p.f.cfg.PullInterval)
 	}
 }
 
-// tick is one pull and the judgement after it.
+// tick polls (unless the stream is up) and judges the region.
 func (p *puller) tick(ctx context.Context) {
+	if p.streaming {
+		// Liveness is the stream's activity (stream.go).
+		now := p.f.cfg.Now()
+		act := time.Unix(0, p.stream.lastActivity.Load())
+		if now.Sub(act) > p.f.cfg.StreamIdleTimeout {
+			p.f.log.Debug("stream idle: reconnecting", "region", p.remote.Name, "idle", now.Sub(act))
+			p.stream.kick(true)
+		} else if p.st.loaded && act.After(p.st.lastOK) {
+			p.st.lastOK = act
+			p.st.state = StateOK
+		}
+		p.judge(now, false)
+		return
+	}
+	if p.stream != nil {
+		p.stream.resume.Store(false) // what a poll builds, a snapshot replaces
+	}
 	now := p.f.cfg.Now()
 	changed, err := p.pull(ctx, now)
-	now = p.f.cfg.Now()
-	before := p.st.state
 	if err != nil {
 		p.st.lastErr = err.Error()
 		p.needFull = true
 		p.f.log.Debug("pull failed", "region", p.remote.Name, "err", err)
 	} else {
-		p.st.lastErr = ""
-		p.st.lastOK = now
-		p.st.loaded = true
-		p.st.state = StateOK
+		p.succeeded(p.f.cfg.Now())
 	}
+	p.judge(p.f.cfg.Now(), changed)
+}
+
+// succeeded records a successful pull or stream event at now.
+func (p *puller) succeeded(now time.Time) {
+	p.st.lastErr = ""
+	p.st.lastOK = now
+	p.st.loaded = true
+	p.st.state = StateOK
+}
+
+// onStream applies what the stream reader learnt.
+func (p *puller) onStream(m streamMsg) {
+	now := p.f.cfg.Now()
+	changed := false
+	switch m.kind {
+	case "up":
+		p.streaming = true
+		p.f.log.Debug("stream connected", "region", p.remote.Name)
+	case "down", "unsupported":
+		p.streaming = false
+		if m.kind == "unsupported" {
+			p.f.log.Info("remote has no change stream: polling", "region", p.remote.Name)
+		} else {
+			p.f.log.Debug("stream broke", "region", p.remote.Name, "err", m.err)
+		}
+		return
+	case "snapshot":
+		changed = p.st.replace(m.doc.instances, now)
+		p.needFull = false
+		p.metrics.pull("stream-snapshot", "ok")
+		p.succeeded(now)
+	case "delta":
+		changed = p.st.apply(m.doc.instances, now)
+		if p.st.hashcode() != m.doc.hashcode {
+			p.metrics.pull("stream-delta", "mismatch")
+			p.stream.kick(false) // reconnect for a snapshot
+		} else {
+			p.metrics.pull("stream-delta", "ok")
+		}
+		p.succeeded(now)
+	}
+	p.judge(now, changed)
+}
+
+// judge marks the region stale or dropped by the time since its last
+// success, prunes the delta window and publishes the region.
+func (p *puller) judge(now time.Time, changed bool) {
+	before := p.st.state
 	if p.st.loaded {
 		age := now.Sub(p.st.lastOK)
 		switch {
 		case age > p.f.cfg.DropAfter:
 			if p.st.state != StateDropped {
 				p.st.state = StateDropped
-				changed = p.st.replace(nil, now) || true
+				p.st.replace(nil, now)
+				changed = true
 				p.needFull = true
 			}
 		case age > p.f.cfg.StaleAfter:
@@ -112,7 +193,7 @@ func (p *puller) tick(ctx context.Context) {
 // pull fetches the delta or the full registry and applies it; it reports
 // whether the region changed.
 func (p *puller) pull(ctx context.Context, now time.Time) (bool, error) {
-	if !p.needFull && p.st.loaded && p.st.state != StateDropped {
+	if !p.needFull && p.st.loaded && p.st.state != StateDropped && p.st.state != StateStale {
 		d, err := p.get(ctx, "apps/delta")
 		if err != nil {
 			p.metrics.pull("delta", "error")

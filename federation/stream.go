@@ -1,0 +1,207 @@
+package federation
+
+// Following a Heureka region's change stream
+//
+// A Heureka remote serves GET {url}stream (docs/push.md): Server-Sent
+// Events, a snapshot (the full registry) on connect, then one delta event
+// per batch of changes, each with the remote's apps__hashcode after it, and
+// a keep-alive comment while nothing changes. With Config.Stream, a region
+// is followed through it: a change crosses in the remote's coalescing time
+// (25 ms) plus the WAN's latency, instead of up to a pull interval.
+//
+// The stream reader (one goroutine per region) only reads and decodes;
+// everything it learns goes to the puller's goroutine over a channel, so the
+// region's state keeps one writer. While the stream is up the puller does
+// not poll: a poll's delta and the stream's events could then be applied
+// out of order (a poll answered before a change but applied after it would
+// undo it). Liveness is the stream's activity: any line, keep-alives
+// included, counts as a successful pull for staleness; a stream silent for
+// StreamIdleTimeout is cut and reconnected.
+//
+// Repair: a delta event after which the region's apps__hashcode differs
+// from the event's cuts the stream and reconnects without Last-Event-ID, so
+// that the next event is a snapshot. After a break the reader reconnects
+// with the last event id (the remote replays what was missed, or sends a
+// snapshot when it cannot), unless the puller polled meanwhile: then it
+// reconnects without one, so that a snapshot replaces what the polls
+// built. A remote without a stream (a Java Eureka server answers 404) is
+// polled, as before.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// streamMsg is what the reader tells the puller.
+type streamMsg struct {
+	kind string // "up", "down", "unsupported", "snapshot", "delta"
+	doc  *document
+	err  error
+}
+
+// streamReader follows one region's stream.
+type streamReader struct {
+	p      *puller
+	client *http.Client // no overall timeout: the stream is long-lived
+	msgs   chan streamMsg
+	// lastActivity is when the stream last delivered anything (unix nano).
+	lastActivity atomic.Int64
+	// resume says whether the next connection may send Last-Event-ID;
+	// the puller clears it when it polls.
+	resume atomic.Bool
+
+	mu     sync.Mutex
+	cut    context.CancelFunc // cancels the current connection
+	lastID string             // reader goroutine only
+}
+
+// errStreamUnsupported: the remote has no stream.
+var errStreamUnsupported = errors.New("federation: the remote serves no change stream")
+
+func newStreamReader(p *puller) *streamReader {
+	tr := p.f.client.Transport
+	return &streamReader{p: p, client: &http.Client{Transport: tr}, msgs: make(chan streamMsg, 16)}
+}
+
+// kick cuts the current connection; resume false makes the next one start
+// with a snapshot.
+func (s *streamReader) kick(resume bool) {
+	if !resume {
+		s.resume.Store(false)
+	}
+	s.mu.Lock()
+	if s.cut != nil {
+		s.cut()
+	}
+	s.mu.Unlock()
+}
+
+// run connects and reconnects until ctx ends or the remote has no stream.
+// The first reconnection after an established stream broke is tried at
+// once, so that it can resume (before the puller polls); later ones every
+// PullInterval.
+func (s *streamReader) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		established, err := s.connect(ctx)
+		if errors.Is(err, errStreamUnsupported) {
+			s.send(ctx, streamMsg{kind: "unsupported", err: err})
+			return
+		}
+		if established {
+			if established, err = s.connect(ctx); errors.Is(err, errStreamUnsupported) {
+				s.send(ctx, streamMsg{kind: "unsupported", err: err})
+				return
+			}
+		}
+		s.send(ctx, streamMsg{kind: "down", err: err})
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.p.f.cfg.PullInterval):
+		}
+	}
+}
+
+// send hands m to the puller unless ctx ended.
+func (s *streamReader) send(ctx context.Context, m streamMsg) {
+	select {
+	case s.msgs <- m:
+	case <-ctx.Done():
+	}
+}
+
+// connect follows one connection until it breaks; established reports
+// that the stream was up.
+func (s *streamReader) connect(parent context.Context) (established bool, err error) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	s.mu.Lock()
+	s.cut = cancel
+	s.mu.Unlock()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.p.base+"stream", nil)
+	if err != nil {
+		return false, fmt.Errorf("federation: %w", err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set("DiscoveryIdentity-Name", "DefaultServer")
+	req.Header.Set("DiscoveryIdentity-Version", "1.0")
+	if !s.resume.Swap(true) {
+		s.lastID = ""
+	}
+	if s.lastID != "" {
+		req.Header.Set("Last-Event-ID", s.lastID)
+	}
+	// The response headers must come within the request timeout; the body
+	// may then last.
+	timer := time.AfterFunc(s.p.f.cfg.RequestTimeout, cancel)
+	res, err := s.client.Do(req)
+	timer.Stop()
+	if err != nil {
+		return false, fmt.Errorf("federation: GET %s: %w", req.URL, err)
+	}
+	defer res.Body.Close()
+	switch {
+	case res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusMethodNotAllowed:
+		return false, errStreamUnsupported
+	case res.StatusCode != http.StatusOK:
+		return false, fmt.Errorf("federation: GET %s: %s", req.URL, res.Status)
+	case !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream"):
+		return false, errStreamUnsupported
+	}
+	s.touch()
+	s.send(ctx, streamMsg{kind: "up"})
+	return true, s.read(ctx, res.Body)
+}
+
+func (s *streamReader) touch() { s.lastActivity.Store(s.p.f.cfg.Now().UnixNano()) }
+
+// read parses Server-Sent Events until the body ends.
+func (s *streamReader) read(ctx context.Context, body io.Reader) error {
+	br := bufio.NewReaderSize(body, 64<<10)
+	var id, event string
+	var data strings.Builder
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("federation: stream cut: %w", context.Cause(ctx))
+			}
+			return fmt.Errorf("federation: stream: %w", err)
+		}
+		s.touch()
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line == "":
+			if data.Len() > 0 && (event == "snapshot" || event == "delta") {
+				doc, err := decodeApps([]byte(data.String()))
+				if err != nil {
+					return err
+				}
+				s.lastID = id
+				s.send(ctx, streamMsg{kind: event, doc: doc})
+			}
+			event = ""
+			data.Reset()
+		case strings.HasPrefix(line, ":"):
+			// a comment: keep-alive
+		case strings.HasPrefix(line, "id:"):
+			id = strings.TrimSpace(line[3:])
+		case strings.HasPrefix(line, "event:"):
+			event = strings.TrimSpace(line[6:])
+		case strings.HasPrefix(line, "data:"):
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.WriteString(strings.TrimPrefix(line[5:], " "))
+		}
+	}
+}
