@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heureka/heureka/federation"
+	"github.com/heureka/heureka/httpapi"
 	"github.com/heureka/heureka/node"
 )
 
@@ -32,6 +33,11 @@ func fedConfig(t *testing.T, region string, remotes ...federation.Remote) node.C
 	fc.Region = region
 	fc.Remotes = remotes
 	cfg.Federation = &fc
+	// Every node is also a remote: its stream's keep-alive is scaled
+	// with the federation timers (below StreamIdleTimeout and StaleAfter).
+	pc := httpapi.DefaultPushConfig()
+	pc.StreamKeepAlive = 50 * time.Millisecond
+	cfg.Push = &pc
 	return cfg
 }
 
@@ -125,10 +131,17 @@ func fedGet(t *testing.T, base, path string, hdr ...string) (int, *fedApps) {
 }
 
 // switchable is a proxy to a node that can be made to fail (503), to cut
-// the WAN link of a pull.
+// the WAN link of a pull: cut also breaks the connections in flight (a
+// change stream).
 type switchable struct {
 	*httptest.Server
 	down atomic.Bool
+}
+
+// cut makes the link fail, streams included.
+func (s *switchable) cut() {
+	s.down.Store(true)
+	s.CloseClientConnections()
 }
 
 func newSwitchable(t *testing.T, target string) *switchable {
@@ -316,7 +329,7 @@ func TestFederationStaleThenDropped(t *testing.T) {
 	require.Eventually(t, f.Ready, 5*time.Second, 5*time.Millisecond)
 	state := func() federation.RegionStatus { return f.Status()[0] }
 
-	link.down.Store(true)
+	link.cut()
 	cut := time.Now()
 	lastOK := state().LastSuccess
 	require.Eventually(t, func() bool { return state().State == federation.StateStale }, 5*time.Second, 2*time.Millisecond)
@@ -344,4 +357,51 @@ func TestFederationStaleThenDropped(t *testing.T) {
 		_, a = fedGet(t, dc2.URL(), "/apps?regions=dc1")
 		return len(a.ids(t)) == 1 && state().State == federation.StateOK
 	}, 5*time.Second, 5*time.Millisecond, "the region loads again after the heal")
+}
+
+// TestFederationStreamPropagation: a region follows another Heureka's
+// change stream, so a registration and a cancel cross in well under a
+// second although the poll interval is seconds long; after the WAN link is
+// cut and healed, what changed meanwhile arrives.
+func TestFederationStreamPropagation(t *testing.T) {
+	dc1 := startFed(t, fedConfig(t, "dc1"))
+	link := newSwitchable(t, dc1.URL())
+	cfg := fedConfig(t, "dc2", federation.Remote{Name: "dc1", URL: link.URL + "/eureka/"})
+	cfg.Federation.PullInterval = 3 * time.Second // polls alone would take seconds
+	cfg.Federation.StaleAfter = 10 * time.Second
+	cfg.Federation.DropAfter = 30 * time.Second
+	dc2 := startFed(t, cfg)
+	require.Eventually(t, dc2.Federation().Ready, 5*time.Second, 5*time.Millisecond)
+
+	visible := func(id string) bool {
+		_, a := fedGet(t, dc2.URL(), "/apps?regions=dc1")
+		_, ok := a.ids(t)["SVC/"+id]
+		return ok
+	}
+	var worst time.Duration
+	for i := 0; i < 10; i++ {
+		id := fmt.Sprintf("s-%d", i)
+		start := time.Now()
+		fedRegister(t, dc1.URL(), "SVC", id, "UP", nil)
+		require.Eventually(t, func() bool { return visible(id) }, 2*time.Second, 2*time.Millisecond, "%s crosses", id)
+		worst = max(worst, time.Since(start))
+		start = time.Now()
+		req, _ := http.NewRequest("DELETE", dc1.URL()+"/apps/SVC/"+id, nil)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Eventually(t, func() bool { return !visible(id) }, 2*time.Second, 2*time.Millisecond, "%s's cancel crosses", id)
+		worst = max(worst, time.Since(start))
+	}
+	t.Logf("slowest of 10 registrations and 10 cancels across: %v (poll interval %v)", worst, cfg.Federation.PullInterval)
+	assert.Less(t, worst, time.Second, "changes cross in under a second")
+
+	link.cut()
+	fedRegister(t, dc1.URL(), "SVC", "during-cut", "UP", nil)
+	time.Sleep(100 * time.Millisecond)
+	assert.False(t, visible("during-cut"))
+	link.down.Store(false)
+	require.Eventually(t, func() bool { return visible("during-cut") }, 10*time.Second, 10*time.Millisecond,
+		"a change made during the cut arrives after the heal")
+	assert.Equal(t, federation.StateOK, dc2.Federation().Status()[0].State)
 }

@@ -81,6 +81,9 @@ type Config struct {
 	// legacy Eureka servers (package eurekapeer; --eureka-peers). Its
 	// Registry, Logger and Metrics are filled in by the node. nil: none.
 	EurekaPeers *eurekapeer.Config
+	// Push configures blocking reads and the change stream
+	// (httpapi.PushConfig); nil: httpapi.DefaultPushConfig.
+	Push *httpapi.PushConfig
 	// Federation, when set with remote regions, pulls those regions and
 	// serves them on ?regions= reads (package federation; --region,
 	// --remote-region). Its Logger and Metrics are filled in by the node.
@@ -242,6 +245,7 @@ func Start(cfg Config) (*Node, error) {
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Auth:         cfg.Auth,
 		RateLimit:    cfg.RateLimit,
+		Push:         cfg.Push,
 		Logger:       log,
 		Metrics:      n.metrics,
 	}
