@@ -3,15 +3,14 @@ package httpapi
 // Change notification
 //
 // The view publishes a new immutable snapshot on every change (and every
-// delta pruning) by storing a pointer; it has no notification of its own.
-// changes turns that into one: a channel that is closed when the snapshot
-// readers see is no longer the one last seen, and replaced by a fresh one.
-// Every blocking read and the stream hub wait on the same channel, so a
-// change wakes all of them with one close, whatever their number.
+// delta pruning), and view.View closes a shared channel when it does
+// (Changed): every blocking read and the stream hub wait on it, so a
+// change wakes all of them with one close, whatever their number, at once.
 //
-// One goroutine notices the change by loading the snapshot pointer every
-// PushConfig.ChangeCheckInterval: an atomic load and a comparison, for all
-// waiters together. It runs only while someone waits (acquire/release
+// A Snapshots without Changed (a test's) is watched instead: one goroutine
+// loads the snapshot pointer every PushConfig.ChangeCheckInterval (an
+// atomic load and a comparison, for all waiters together) and closes the
+// channel on a change. It runs only while someone waits (acquire/release
 // count them) and stops at its next tick after the last one leaves, so an
 // API nobody watches costs nothing.
 //
@@ -28,9 +27,15 @@ import (
 	"github.com/heureka/heureka/actors/view"
 )
 
+// notifier is what view.View offers: a channel closed by the next change.
+type notifier interface {
+	Changed() <-chan struct{}
+}
+
 // changes is the shared notification of new view snapshots.
 type changes struct {
 	view     Snapshots
+	notifier notifier // the view's own notification, if it has one
 	interval time.Duration
 
 	mu      sync.Mutex
@@ -41,11 +46,17 @@ type changes struct {
 }
 
 func newChanges(v Snapshots, interval time.Duration) *changes {
-	return &changes{view: v, interval: interval, ch: make(chan struct{})}
+	c := &changes{view: v, interval: interval, ch: make(chan struct{})}
+	c.notifier, _ = v.(notifier)
+	return c
 }
 
-// acquire counts a waiter in, starting the check if it is the first.
+// acquire counts a waiter in, starting the check if it is the first (and
+// the view cannot notify).
 func (c *changes) acquire() {
+	if c.notifier != nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.users++
@@ -59,6 +70,9 @@ func (c *changes) acquire() {
 // release counts a waiter out; the check stops at its next tick after the
 // last one.
 func (c *changes) release() {
+	if c.notifier != nil {
+		return
+	}
 	c.mu.Lock()
 	c.users--
 	c.mu.Unlock()
@@ -67,6 +81,9 @@ func (c *changes) release() {
 // wait returns the channel that the next change closes. The caller must
 // hold an acquire.
 func (c *changes) wait() <-chan struct{} {
+	if c.notifier != nil {
+		return c.notifier.Changed()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.ch

@@ -23,11 +23,11 @@ type PushConfig struct {
 	// must be at least 0 and below MaxWait.
 	WaitJitter time.Duration
 	// ChangeCheckInterval is how often the server looks for a new registry
-	// snapshot while at least one blocking read or stream is open: one
-	// check for all of them, which wakes every waiter at once (the view
-	// publishes snapshots without a notification). It bounds the extra
-	// latency of a blocking read's answer after a change. Nothing runs
-	// while nobody waits. Default 10ms; must be positive and at most 1s.
+	// snapshot while at least one blocking read or stream is open, when
+	// its Snapshots cannot notify changes itself (view.View does, and then
+	// waiters wake at the change and this is unused): one check for all
+	// waiters, which wakes every one at once. Nothing runs while nobody
+	// waits. Default 10ms; must be positive and at most 1s.
 	ChangeCheckInterval time.Duration
 	// StreamCoalesce is how long the change stream gathers changes after
 	// noticing one before it makes them one event, so that a burst of

@@ -132,6 +132,10 @@ type View struct {
 	// behind the snapshots' VIP indexes (guarded by mu).
 	vipN, svipN groupCounts
 	pub         atomic.Pointer[Snapshot] // what readers see
+	// notify is closed when pub changes, made on demand by Changed (nil
+	// while nobody asked since the last change), guarded by notifyMu.
+	notify   chan struct{}
+	notifyMu sync.Mutex
 	// overBound is signalled (without blocking) by a write that takes the
 	// delta past DeltaMaxBytes: Run prunes it then.
 	overBound chan struct{}
@@ -162,6 +166,31 @@ func New(cfg Config) *View {
 // Snapshot returns the snapshot readers should use now.
 func (v *View) Snapshot() *Snapshot { return v.pub.Load() }
 
+// Changed returns a channel that is closed when the snapshot readers see
+// next changes. Take it before reading the snapshot: a change published
+// after the read then closes it, so none is missed. The channel is shared
+// by every caller until the change, and a view nobody asks costs one
+// uncontended lock per published snapshot.
+func (v *View) Changed() <-chan struct{} {
+	v.notifyMu.Lock()
+	defer v.notifyMu.Unlock()
+	if v.notify == nil {
+		v.notify = make(chan struct{})
+	}
+	return v.notify
+}
+
+// publish makes s the snapshot readers see and wakes the Changed waiters.
+func (v *View) publish(s *Snapshot) {
+	v.pub.Store(s)
+	v.notifyMu.Lock()
+	if v.notify != nil {
+		close(v.notify)
+		v.notify = nil
+	}
+	v.notifyMu.Unlock()
+}
+
 // Latest returns the newest snapshot, even while CacheUpdateInterval hides
 // it from readers. Live lookups (instance GETs, which Eureka serves from the
 // registry rather than its cache) use it.
@@ -188,7 +217,9 @@ func (v *View) Run(ctx context.Context) {
 			v.PruneDelta()
 		case <-refresh:
 			v.mu.Lock()
-			v.pub.Store(v.head.Load())
+			if h := v.head.Load(); h != v.pub.Load() {
+				v.publish(h)
+			}
 			v.mu.Unlock()
 		}
 	}
@@ -435,7 +466,7 @@ func (v *View) ClearDelta() {
 func (v *View) install(s *Snapshot) {
 	v.head.Store(s)
 	if v.cfg.CacheUpdateInterval <= 0 {
-		v.pub.Store(s)
+		v.publish(s)
 	}
 }
 

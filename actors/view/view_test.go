@@ -576,3 +576,30 @@ func TestViewConcurrentReadersAndWriters(t *testing.T) {
 	assert.Equal(t, s.Count(), total)
 	assert.True(t, bytes.HasPrefix(s.Full(FormatJSON, false), []byte("json apps versions=1 hash="+s.HashCode()+"\n")))
 }
+
+// Changed is closed by the next published snapshot, once, for every caller
+// that took it before; a caller after the change gets a fresh channel.
+func TestViewChangedNotifies(t *testing.T) {
+	v, _, _ := testView(t, nil)
+	f := newFeeder(v)
+	a, b := v.Changed(), v.Changed()
+	select {
+	case <-a:
+		t.Fatal("closed before any change")
+	default:
+	}
+	f.add("A", "a1", actors.StatusUp)
+	for _, ch := range []<-chan struct{}{a, b} {
+		select {
+		case <-ch:
+		default:
+			t.Fatal("not closed by the change")
+		}
+	}
+	c := v.Changed()
+	select {
+	case <-c:
+		t.Fatal("a channel taken after the change is closed already")
+	default:
+	}
+}
