@@ -70,7 +70,7 @@ func TestDefaultConfig(t *testing.T) {
 		Security: Security{MaxHeaderBytes: 64 << 10, RateLimitBurst: 10, RateLimitFetchRate: 500,
 			RateLimitFullFetchRate: 100},
 		Regions: Regions{Region: "us-east-1", RegionPullInterval: 5 * time.Second, RegionStaleAfter: time.Minute,
-			RegionDropAfter: 10 * time.Minute},
+			RegionDropAfter: 10 * time.Minute, RegionStream: true},
 	}, c)
 	require.NoError(t, c.Validate())
 
@@ -738,7 +738,7 @@ func TestEnvNames(t *testing.T) {
 		require.True(t, ok, name)
 		assert.Equal(t, env, o.env())
 	}
-	assert.Len(t, options, 29+13+6, "one option per Config field (13 in Security, 6 in Regions)")
+	assert.Len(t, options, 29+13+7, "one option per Config field (13 in Security, 7 in Regions)")
 }
 
 // The Eureka peers' passwords never reach the effective-configuration log.

@@ -43,6 +43,10 @@ type Regions struct {
 	// RegionDropAfter: a remote region with no successful pull for this
 	// long is no longer served. --region-drop-after, default 10m.
 	RegionDropAfter time.Duration
+	// RegionStream follows a Heureka remote's change stream instead of
+	// polling it (a Java Eureka remote is polled).
+	// --region-stream, default true.
+	RegionStream bool
 	// RegionTransparentFallback makes reads without ?regions= carry every
 	// remote region (Eureka's default; off here).
 	// --region-transparent-fallback, default false.
@@ -53,7 +57,7 @@ type Regions struct {
 func DefaultRegions() Regions {
 	d := federation.DefaultConfig()
 	return Regions{Region: d.Region, RegionPullInterval: d.PullInterval, RegionStaleAfter: d.StaleAfter,
-		RegionDropAfter: d.DropAfter, RegionTransparentFallback: d.TransparentFallback}
+		RegionDropAfter: d.DropAfter, RegionTransparentFallback: d.TransparentFallback, RegionStream: d.Stream}
 }
 
 // regionOptions are the federation options, in Usage order.
@@ -89,6 +93,7 @@ var regionOptions = []option{
 	durationOpt("region-pull-interval", "time between two pulls of each remote region", func(c *Config) *time.Duration { return &c.RegionPullInterval }),
 	durationOpt("region-stale-after", "a remote region with no successful pull for this long is shown stale (still served)", func(c *Config) *time.Duration { return &c.RegionStaleAfter }),
 	durationOpt("region-drop-after", "a remote region with no successful pull for this long is no longer served", func(c *Config) *time.Duration { return &c.RegionDropAfter }),
+	boolOpt("region-stream", "follow a Heureka remote region's change stream (changes cross in well under a second) instead of polling it; Java Eureka remotes are polled", func(c *Config) *bool { return &c.RegionStream }),
 	boolOpt("region-transparent-fallback", "serve every remote region on reads without ?regions= too (Eureka's default; a remote region's pull still gets local data only)", func(c *Config) *bool { return &c.RegionTransparentFallback }),
 }
 
@@ -110,6 +115,7 @@ func (r Regions) federationConfig(deltaRetention time.Duration) (federation.Conf
 	fc.StaleAfter = r.RegionStaleAfter
 	fc.DropAfter = r.RegionDropAfter
 	fc.TransparentFallback = r.RegionTransparentFallback
+	fc.Stream = r.RegionStream
 	fc.RequestTimeout = min(fc.RequestTimeout, r.RegionStaleAfter)
 	fc.DeltaRetention = deltaRetention // remote changes stay as long as local ones
 	for _, s := range r.RemoteRegions {

@@ -23,6 +23,7 @@ func TestRegionFlags(t *testing.T) {
 		nc.Federation.Remotes)
 	assert.Equal(t, 2*time.Second, nc.Federation.PullInterval)
 	assert.True(t, nc.Federation.TransparentFallback)
+	assert.True(t, nc.Federation.Stream, "streams are followed by default")
 	assert.Equal(t, c.DeltaRetention, nc.Federation.DeltaRetention)
 
 	nc, err = nodeConfig(DefaultConfig(), nil)
