@@ -2,8 +2,10 @@ package java_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/heureka/heureka/federation"
+	"github.com/heureka/heureka/httpapi"
 	"github.com/heureka/heureka/node"
 )
 
@@ -12,7 +14,13 @@ import (
 // node of region dc1 that pulls a node of region dc2.
 func TestNetflixRemoteRegions(t *testing.T) {
 	mvn := maven(t)
-	dc2 := startNode(t, "java-dc2", nil)
+	dc2 := startNode(t, "java-dc2", func(c *node.Config) {
+		// dc1 follows dc2's stream; its keep-alive is scaled with dc1's
+		// federation timers.
+		pc := httpapi.DefaultPushConfig()
+		pc.StreamKeepAlive = 50 * time.Millisecond
+		c.Push = &pc
+	})
 	dc1 := startNode(t, "java-dc1", func(c *node.Config) {
 		fc := federation.DefaultLocalConfig()
 		fc.Region = "dc1"

@@ -239,8 +239,10 @@ func startRegionsHeureka(t *testing.T, region string, remotes ...federation.Remo
 	fc.Remotes = remotes
 	// The reference answers in tens of milliseconds; give each pull room.
 	fc.RequestTimeout = 2 * time.Second
-	fc.StaleAfter = 10 * time.Second
-	fc.DropAfter = 30 * time.Second
+	fc.StaleAfter = 20 * time.Second
+	fc.DropAfter = 60 * time.Second
+	// A Heureka remote here keeps the default 15 s stream keep-alive.
+	fc.StreamIdleTimeout = 20 * time.Second
 	cfg.Federation = &fc
 	n, err := node.Start(cfg)
 	require.NoError(t, err)
