@@ -5,14 +5,17 @@
 // # What it owns
 //
 // One Heureka cluster runs per datacenter ("region"). For each configured
-// remote region, every node of the cluster pulls the remote registry over
-// HTTP: GET {url}apps/ in full once, then GET {url}apps/delta every
-// PullInterval, checked against the delta's apps__hashcode (a mismatch
-// fetches in full at once). The remote may be a Java Eureka server or
-// another Heureka cluster: both answer these reads. Remote instances are
-// held here, apart from the local registry: they never enter the actors,
-// the view or the gossip cluster, so they are never replicated, never
-// evicted by local rules and never served to another region's pull.
+// remote region, every node of the cluster keeps a copy of the remote
+// registry: from a Heureka remote by following its change stream (GET
+// {url}stream: a snapshot, then deltas checked by apps__hashcode, resumed
+// by Last-Event-ID; stream.go), from a Java Eureka remote (or while the
+// stream is down) by polling GET {url}apps/ in full once, then GET
+// {url}apps/delta every PullInterval, checked against the delta's
+// apps__hashcode (a mismatch fetches in full at once; pull.go). Remote
+// instances are held here, apart from the local registry: they never enter
+// the actors, the view or the gossip cluster, so they are never
+// replicated, never evicted by local rules and never served to another
+// region's pull.
 //
 // Data leaves through the merged documents (merge.go): httpapi calls Apps,
 // Delta and VIP for ?regions= reads (and for every read with
@@ -39,13 +42,14 @@
 //
 // One goroutine per region (pull.go) owns that region's mutable state
 // (region.go) and publishes immutable snapshots through an atomic pointer;
-// readers never lock anything but the small document cache.
+// a second one per region reads its stream and hands what it decodes to the
+// first. Readers never lock anything but the small document cache.
 //
 // # Not done here (yet)
 //
-// Every node pulls every region (WAN cost: nodes × regions pulls per
-// interval); the wish is a few nodes chosen by the cluster holding a WAN
-// stream (Heureka's /stream) and sharing what they receive. Per-region
+// Every node follows every region (WAN cost per node); the wish is a few
+// nodes chosen by the cluster holding the WAN link and sharing what they
+// receive. Per-region
 // application whitelists, ?regions= on one-application reads and
 // versions__delta as Eureka numbers region deltas are not implemented; see
 // docs/federation.md.
