@@ -35,10 +35,12 @@ testdeps:
 
 ## javadeps: fetch the Maven dependencies of the Java client tests (clients/java) into ~/.m2 and
 ## build the reference Eureka server (clients/java/reference/target/reference-server.jar) by
-## running their build once (its tests skip without the nodes); go test then runs Maven offline.
+## running their build once (its tests skip without the nodes); then build the Spring Cloud starter
+## (clients/spring-starter) and install it into ~/.m2 the same way. go test then runs Maven offline.
 .PHONY: javadeps
 javadeps:
 	cd clients/java && mvn -B -ntp -q package
+	cd clients/spring-starter && mvn -B -ntp -q install
 
 ## test: install the JS client packages and chromium, vet, then every test with the race detector.
 ## The in-process simulations (package simulations, whose scenarios are judged against time bounds)
