@@ -134,7 +134,7 @@ public class HeurekaStreamWatcher implements SmartLifecycle {
         return running;
     }
 
-    /** Started after the Eureka client's registration (which runs in the default phase), stopped before it. */
+    /** Started after the Eureka client's registration (EurekaAutoServiceRegistration, phase 0), stopped before it. */
     @Override
     public int getPhase() {
         return DEFAULT_PHASE - 1;
