@@ -100,7 +100,18 @@ func clientCommands(getenv func(string) string) []*cobra.Command {
 			return printStatus(ctx, c, w, so.json)
 		})
 	}
-	return []*cobra.Command{members, apps, status}
+	regions := &cobra.Command{
+		Use:   "regions",
+		Short: "Show this cluster's region and each remote region's state, lag, last change and instances",
+		Args:  cobra.NoArgs,
+	}
+	ro := add(regions)
+	regions.RunE = func(cmd *cobra.Command, _ []string) error {
+		return do(cmd, ro, func(ctx context.Context, c *nodeClient, w io.Writer) error {
+			return printRegions(ctx, c, w, ro.json)
+		})
+	}
+	return []*cobra.Command{members, apps, status, regions}
 }
 
 // nodeClient asks one node.

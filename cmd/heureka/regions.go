@@ -12,8 +12,10 @@ package main
 //	eureka.client.region                                         --region
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -186,4 +188,38 @@ func springNoFallback(l *fileLoader, at keyRef, v *yaml.Node) {
 	if b, ok := springValue(l, at, v, parseBool); ok {
 		l.assigns = append(l.assigns, assignment{field: "region-transparent-fallback", at: at, text: strconv.FormatBool(!b)})
 	}
+}
+
+// printRegions prints GET /admin/regions: this cluster's region, then a
+// row per remote region.
+func printRegions(ctx context.Context, c *nodeClient, w io.Writer, asJSON bool) error {
+	var rep federation.Report
+	doc, err := c.getJSON(ctx, "/admin/regions", &rep)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeIndented(w, doc)
+	}
+	if len(rep.Remotes) == 0 {
+		_, err := fmt.Fprintf(w, "Region %s; no remote region is configured (--remote-region)\n", orDash(rep.Region))
+		return err
+	}
+	ready := "every remote region loaded"
+	if !rep.Ready {
+		ready = "not every remote region loaded yet: ?regions= reads answer 403"
+	}
+	fallback := "off"
+	if rep.TransparentFallback {
+		fallback = "on"
+	}
+	fmt.Fprintf(w, "Region %s; %s; transparent fallback %s\n\n", rep.Region, ready, fallback)
+	now := time.Now()
+	tw := table(w)
+	fmt.Fprintln(tw, "REGION\tSTATE\tINSTANCES\tLAST SUCCESS\tLAST CHANGE\tURL\tLAST ERROR")
+	for _, r := range rep.Remotes {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Name, r.State, r.Instances, ago(r.LastSuccess, now),
+			ago(r.LastChange, now), redactURL(r.URL), orDash(r.LastError))
+	}
+	return tw.Flush()
 }

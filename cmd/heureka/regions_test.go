@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heureka/heureka/federation"
+	"github.com/heureka/heureka/node"
 )
 
 func TestRegionFlags(t *testing.T) {
@@ -67,4 +70,55 @@ eureka:
 	c, _, err = LoadConfig([]string{"--config", p}, envMap(nil))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"dc2=http://e2:8761/eureka/"}, c.RemoteRegions)
+}
+
+func TestRegionsCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts nodes")
+	}
+	start := func(cfg node.Config) *node.Node {
+		n, err := node.Start(cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = n.Stop(ctx)
+		})
+		return n
+	}
+	cfg := node.DefaultConfig("dc2-node")
+	cfg.HTTPAddr = "127.0.0.1:0"
+	dc2 := start(cfg)
+	register(t, "http://"+dc2.Addr(), "ORDERS", "orders-1")
+
+	cfg = node.DefaultConfig("dc1-node")
+	cfg.HTTPAddr = "127.0.0.1:0"
+	fc := federation.DefaultLocalConfig()
+	fc.Region = "dc1"
+	fc.StaleAfter, fc.DropAfter = 10*time.Second, 20*time.Second // dc2's stream keep-alive is 15 s
+	fc.StreamIdleTimeout = 20 * time.Second
+	fc.Remotes = []federation.Remote{{Name: "dc2", URL: dc2.URL() + "/"}}
+	cfg.Federation = &fc
+	dc1 := start(cfg)
+	require.Eventually(t, func() bool {
+		s := dc1.Federation().Status()
+		return s[0].Instances == 1
+	}, 5*time.Second, 10*time.Millisecond)
+
+	code, out, errOut := runCmd(t, nil, "regions", "--addr", "http://"+dc1.Addr())
+	require.Equal(t, 0, code, errOut)
+	assert.True(t, strings.HasPrefix(out, "Region dc1; every remote region loaded; transparent fallback off\n"), out)
+	rows := tableRows(strings.SplitN(out, "\n\n", 2)[1])
+	require.Len(t, rows, 2, out)
+	assert.Equal(t, []string{"REGION", "STATE", "INSTANCES", "LAST SUCCESS", "LAST CHANGE", "URL", "LAST ERROR"}, rows[0])
+	assert.Equal(t, []string{"dc2", "ok", "1"}, rows[1][:3], out)
+	assert.Equal(t, dc2.URL()+"/", rows[1][5])
+
+	code, out, _ = runCmd(t, nil, "regions", "--addr", "http://"+dc1.Addr(), "--json")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, `"region": "dc1"`)
+
+	code, out, _ = runCmd(t, nil, "regions", "--addr", "http://"+dc2.Addr())
+	require.Equal(t, 0, code)
+	assert.Equal(t, "Region -; no remote region is configured (--remote-region)\n", out)
 }
