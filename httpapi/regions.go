@@ -78,21 +78,23 @@ func isRegionPull(r *http.Request) bool {
 // transparent fallback, nil for every region. explicit reports a
 // ?regions= list (only those wait for every region to load).
 func (s *Server) regionsOf(r *http.Request) (regions []string, ok, explicit bool) {
-	rg := s.cfg.Regions
+	if r.URL.RawQuery != "" {
+		if v := r.URL.Query().Get("regions"); v != "" {
+			regions = parseRegions(v)
+		}
+	}
+	// The plain path: no regions asked and no fallback costs these two
+	// comparisons.
+	if len(regions) == 0 && !s.regionsFallback {
+		return nil, false, false
+	}
 	if isRegionPull(r) {
 		return nil, false, false // another region's pull: local only, whatever it asks
 	}
-	if r.URL.RawQuery != "" {
-		if v := r.URL.Query().Get("regions"); v != "" {
-			if list := parseRegions(v); len(list) > 0 {
-				return list, true, true
-			}
-		}
+	if len(regions) > 0 {
+		return regions, true, true
 	}
-	if rg.TransparentFallback() {
-		return nil, true, false
-	}
-	return nil, false, false
+	return nil, true, false
 }
 
 // parseRegions lower-cases, splits on ',' and sorts a regions parameter;
@@ -132,7 +134,7 @@ func (s *Server) serveRegionDoc(w http.ResponseWriter, r *http.Request, delta bo
 // serveRegionVIP serves a VIP read with transparent fallback; false when
 // the read stays local.
 func (s *Server) serveRegionVIP(w http.ResponseWriter, r *http.Request, vip string, secure bool) bool {
-	if !s.cfg.Regions.TransparentFallback() || isRegionPull(r) {
+	if !s.regionsFallback || isRegionPull(r) {
 		return false
 	}
 	f, gz := negotiate(r)

@@ -135,6 +135,8 @@ type Server struct {
 	limiter *rateLimiter   // nil: no rate limit
 	handler http.Handler   // router behind auth and the rate limiter
 	push    *push          // blocking reads and the change stream
+	// regionsFallback is Config.Regions.TransparentFallback(), read once.
+	regionsFallback bool
 }
 
 // BasePaths are the prefixes the Eureka API is served under: Spring Cloud's
@@ -156,6 +158,7 @@ func New(cfg Config) *Server {
 	s.router = &router{mux: s.mux}
 	s.metrics = newMetrics(cfg.Metrics, cfg.Registry, cfg.View, cfg.EvictionHolds)
 	s.push = newPush(cfg.Push, cfg.View, cfg.Metrics)
+	s.regionsFallback = cfg.Regions != nil && cfg.Regions.TransparentFallback()
 	s.routes()
 	var err error
 	if s.auth, err = newAuthenticator(cfg.Auth); err != nil {
