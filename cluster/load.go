@@ -374,7 +374,10 @@ func (r *Replicator) viewsDisagreeHeld(o *ownership, now time.Time, bound time.D
 }
 
 // PeerRenewals implements actors.RenewalPeers: the sum of the fresh reports
-// of the alive members other than this node, each scaled to window.
+// of the other members, each scaled to window: the alive ones, those
+// declared dead while their report is fresh, and those that report while
+// not alive in this node's view (a false death spreads, and its refutation
+// comes a moment later); plus the fading reports of those that left.
 func (r *Replicator) PeerRenewals(window time.Duration) (int64, int) {
 	o := r.own.Load()
 	now := time.Now()
@@ -413,6 +416,14 @@ func (r *Replicator) PeerRenewals(window time.Duration) (int64, int) {
 			}
 		}
 		if p.left.IsZero() {
+			if name != o.self && p.fresh(now, r.cfg.LoadInterval) && !slices.Contains(o.members, name) &&
+				!sabotage.On(sabotage.StrangerReportIgnored) {
+				// Reporting although not alive in this node's view (a
+				// death it heard of and that is refuted, an asymmetric
+				// link): its clients' renewals are real, so they count.
+				sum += float64(p.msg.Renewals) * float64(window.Milliseconds()) / float64(p.msg.WindowMillis)
+				n++
+			}
 			continue
 		}
 		share := p.leftShare(now, r.cfg.LoadInterval)

@@ -69,3 +69,14 @@ func TestSabotageViewsDisagreeHoldsForever(t *testing.T) {
 		time.Sleep(tick)
 	}
 }
+
+// With stranger-report-ignored on, the check of TestStrangerReportCounts
+// fails: the declared-dead member's new report counts for nothing.
+func TestSabotageStrangerReportIgnored(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.StrangerReportIgnored))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+	a := failedReportCluster(t)
+	a.repl.onLoad(&wire.Load{Node: "b", WindowMillis: 1000, Renewals: 12})
+	sum, _ := a.repl.PeerRenewals(time.Second)
+	assert.Zero(t, sum, "b's report counted although strangers' are ignored")
+}

@@ -181,3 +181,14 @@ func TestFailedReportCountsWhileFresh(t *testing.T) {
 		return n == 0 && !hasKey(a.repl.MemberLoads(), "b")
 	}, waitFor, tick, "b's report is dropped once stale")
 }
+
+// A member declared dead that reports again (the death was false and its
+// refutation has not reached this node yet) keeps counting: its next report
+// is a stranger's, fresh, and its clients' renewals are real.
+func TestStrangerReportCounts(t *testing.T) {
+	a := failedReportCluster(t)
+	a.repl.onLoad(&wire.Load{Node: "b", WindowMillis: 1000, Renewals: 12})
+	sum, n := a.repl.PeerRenewals(time.Second)
+	assert.Equal(t, int64(12), sum, "b's new report counts though b is dead in a's view")
+	assert.Equal(t, 1, n)
+}

@@ -376,6 +376,9 @@ func TestReplicatorPeerRenewals(t *testing.T) {
 		st := b.reg.SelfPreservation()
 		return st.PeerRenewals > 5 && st.Members == 2 && !st.Engaged
 	}, waitFor, tick, "b counts a's renewals and does not engage: %+v", b.reg.SelfPreservation())
+	bus.mu.Lock()
+	bus.muted["a"] = true // a dead process sends nothing
+	bus.mu.Unlock()
 	bus.kill("a")
 	require.Eventually(t, func() bool { return b.reg.SelfPreservation().Engaged }, waitFor, tick,
 		"cut off from the only renewing member, b engages")

@@ -255,6 +255,12 @@ const (
 	// a member that left or failed, as before handoffs, instead of sending
 	// them to the applications' new owners (cluster reroute).
 	RenewalsToGoneOwnerDropped Switch = "renewals-to-gone-owner-dropped"
+	// StrangerReportIgnored leaves out of the renewal count the fresh
+	// reports of members that are not alive in this node's view, as before:
+	// when a false death spreads, the member's next report (it never
+	// stopped) took its renewals out of the count until the refutation
+	// (cluster PeerRenewals).
+	StrangerReportIgnored Switch = "stranger-report-ignored"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -285,6 +291,9 @@ var All = []Switch{
 // fail on open bugs of their own (BUG-21, BUG-22): a verdict a known bug
 // explains cannot tell the switch's failure apart. Their cluster tests show
 // each directly.
+//
+// StrangerReportIgnored is unit-only for the same reason as
+// FailedReportDropped; its cluster test counts a stranger's report directly.
 //
 // FailedReportDropped is unit-only: the false deaths a one-way block
 // spreads at its end (silent-member) come in some runs only; its cluster
@@ -323,7 +332,7 @@ var UnitOnly = []Switch{ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutra
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, DialPerMessage, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
 	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder, PushETagNodeLocal,
-	NoOwnershipHandoff, RenewalsToGoneOwnerDropped,
+	NoOwnershipHandoff, RenewalsToGoneOwnerDropped, StrangerReportIgnored,
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
