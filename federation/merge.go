@@ -23,6 +23,7 @@ package federation
 import (
 	"bytes"
 	"compress/gzip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,8 +89,7 @@ func (c *docCache) get(k docKey, local, gen uint64, build func() []byte) []byte 
 func (f *Federation) Apps(local *view.Snapshot, regions []string, format view.Format, gz bool) []byte {
 	k := docKey{kind: kindFull, regions: strings.Join(regions, ","), f: format, gz: gz}
 	return f.docs.get(k, local.Version(), f.gen.Load(), func() []byte {
-		m := f.merge(local, regions, false)
-		return finish(f.enc[format], m, view.FullVersionDelta, m.counts.String(), gz)
+		return f.fullDocument(local, f.snapsOrAll(regions), format, gz)
 	})
 }
 
@@ -98,10 +98,31 @@ func (f *Federation) Apps(local *view.Snapshot, regions []string, format view.Fo
 func (f *Federation) Delta(local *view.Snapshot, regions []string, format view.Format, gz bool) []byte {
 	k := docKey{kind: kindDelta, regions: strings.Join(regions, ","), f: format, gz: gz}
 	return f.docs.get(k, local.Version(), f.gen.Load(), func() []byte {
-		full := f.merge(local, regions, false)
-		d := f.merge(local, regions, true)
+		snaps := f.snapsOrAll(regions)
+		m := &merged{apps: map[string][]*actors.Instance{}}
+		seen := map[actors.Key]bool{}
+		// The view exposes its delta as a document only: read it back (a
+		// delta is small but for the minutes after a mass change).
+		if d, err := decodeApps(local.Delta(view.FormatJSON, false)); err == nil {
+			for _, in := range d.instances {
+				m.add(in, seen)
+			}
+		}
+		for _, r := range snaps {
+			wapps, wnames := group(r.window)
+			for _, n := range wnames {
+				for _, in := range wapps[n] {
+					// Local wins (see the file comment).
+					if local.Instance(in.App, in.ID()) == nil {
+						m.add(in, seen)
+					}
+				}
+			}
+		}
+		sortStrings(m.names)
+		total := unionCounts(local, snaps)
 		v := strconv.FormatUint(f.deltaVersion.Add(1), 10)
-		return finish(f.enc[format], d, v, full.counts.String(), gz)
+		return finish(f.enc[format], m, v, total.String(), gz)
 	})
 }
 
@@ -116,98 +137,214 @@ func (f *Federation) VIP(local *view.Snapshot, vip string, secure bool, format v
 	}
 	k := docKey{kind: kind, name: vip, f: format, gz: gz}
 	return f.docs.get(k, local.Version(), f.gen.Load(), func() []byte {
-		m := f.merge(local, f.names, false)
-		m.filter(func(in *actors.Instance) bool {
+		keep := func(in *actors.Instance) bool {
 			if secure {
 				return listsAddress(in.SecureVIPAddress, vip)
 			}
 			return listsAddress(in.VIPAddress, vip)
+		}
+		m := &merged{apps: map[string][]*actors.Instance{}}
+		seen := map[actors.Key]bool{}
+		local.Apps(func(a *view.App) bool {
+			for in := range a.All() {
+				if keep(in) {
+					m.add(in, seen)
+				}
+			}
+			return true
 		})
+		for _, r := range f.snaps(f.names) {
+			for _, n := range r.names {
+				for _, in := range r.apps[n].instances {
+					if keep(in) && local.Instance(in.App, in.ID()) == nil {
+						m.add(in, seen)
+					}
+				}
+			}
+		}
+		sortStrings(m.names)
 		return finish(f.enc[format], m, view.VIPVersionDelta, m.counts.String(), gz)
 	})
 }
 
-// merged is a union of applications being assembled.
+// snapsOrAll is snaps of regions, or of every region for nil.
+func (f *Federation) snapsOrAll(regions []string) []*regionSnap {
+	if regions == nil {
+		regions = f.names
+	}
+	return f.snaps(regions)
+}
+
+// fullDocument assembles the union's full document. Each application
+// element is spliced from prepared bytes where it can be: the view's
+// cached element of the local application (DocumentWrapper encoders: the
+// JSON formats) and each region's cached instance bytes (appEntry.part),
+// so a build after a change copies bytes and encodes only what changed.
+// An application where a remote instance collides with a local one, or
+// two regions hold the same id, is encoded from its instances.
+func (f *Federation) fullDocument(local *view.Snapshot, snaps []*regionSnap, format view.Format, gz bool) []byte {
+	enc := f.enc[format]
+	wrapper, _ := enc.(view.DocumentWrapper)
+	var open, closing string
+	if wrapper != nil {
+		open, closing = wrapper.ApplicationDocumentWrap()
+	}
+	appClose := enc.AppendApplicationClose(nil)
+	appsSep := enc.AppendApplicationsSeparator(nil)
+	instSep := enc.AppendInstanceSeparator(nil)
+	total := parseCounts(local.HashCode())
+	// The document is gathered as segments (mostly cached bytes) and copied
+	// once into a buffer of its final size.
+	var segs [][]byte
+	size := 0
+	seg := func(b []byte) {
+		segs = append(segs, b)
+		size += len(b)
+	}
+	element := func(name string, la *view.App, entries []*appEntry) {
+		if len(segs) > 0 {
+			seg(appsSep)
+		}
+		skip := collisions(local, la, entries)
+		for _, e := range entries {
+			total.plus(&e.counts)
+		}
+		for _, in := range skip {
+			total.sub(in.Status)
+		}
+		if len(skip) == 0 && (la == nil || wrapper != nil) {
+			var head []byte
+			if la != nil {
+				doc := la.Document(enc, format, false)
+				elem := doc[len(open) : len(doc)-len(closing)]
+				if bytes.HasSuffix(elem, appClose) {
+					head = elem[:len(elem)-len(appClose)]
+				}
+			} else {
+				head = enc.AppendApplicationOpen(nil, name)
+			}
+			if head != nil {
+				seg(head)
+				for i, e := range entries {
+					if la != nil || i > 0 {
+						seg(instSep)
+					}
+					seg(e.part(enc, format))
+				}
+				seg(appClose)
+				return
+			}
+		}
+		// The slow path: encode the application's instances.
+		var list []*actors.Instance
+		if la != nil {
+			list = la.Instances()
+		}
+		for _, e := range entries {
+			for _, in := range e.instances {
+				if !slices.Contains(skip, in) {
+					list = append(list, in)
+				}
+			}
+		}
+		seg(enc.AppendApplication(nil, name, list))
+	}
+	// Every application name, local and remote, in order.
+	var names []string
+	local.Apps(func(a *view.App) bool {
+		names = append(names, a.Name())
+		return true
+	})
+	for _, r := range snaps {
+		names = append(names, r.names...)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	var entries []*appEntry
+	for _, name := range names {
+		entries = entries[:0]
+		for _, r := range snaps {
+			if e := r.apps[name]; e != nil {
+				entries = append(entries, e)
+			}
+		}
+		element(name, local.App(name), entries)
+	}
+	head := enc.AppendApplicationsOpen(nil, view.FullVersionDelta, total.String())
+	tail := enc.AppendApplicationsClose(nil)
+	out := make([]byte, 0, len(head)+size+len(tail))
+	out = append(out, head...)
+	for _, b := range segs {
+		out = append(out, b...)
+	}
+	out = append(out, tail...)
+	return compress(out, gz)
+}
+
+// collisions returns the remote instances of entries that are not served:
+// those with the id of a local instance of the application, and those with
+// the id of an instance of an earlier region.
+func collisions(local *view.Snapshot, la *view.App, entries []*appEntry) []*actors.Instance {
+	var skip []*actors.Instance
+	var ids map[string]bool
+	if len(entries) > 1 {
+		ids = map[string]bool{}
+	}
+	for _, e := range entries {
+		for _, in := range e.instances {
+			id := in.ID()
+			switch {
+			case la != nil && local.Instance(la.Name(), id) != nil:
+				skip = append(skip, in)
+			case ids != nil && ids[id]:
+				skip = append(skip, in)
+			}
+			if ids != nil {
+				ids[id] = true
+			}
+		}
+	}
+	return skip
+}
+
+// unionCounts counts the instances of the full union of local and snaps
+// by status, as fullDocument serves it, without building it.
+func unionCounts(local *view.Snapshot, snaps []*regionSnap) counts {
+	total := parseCounts(local.HashCode())
+	apps := map[string][]*appEntry{}
+	for _, r := range snaps {
+		total.plus(&r.counts)
+		for _, n := range r.names {
+			apps[n] = append(apps[n], r.apps[n])
+		}
+	}
+	for n, entries := range apps {
+		for _, in := range collisions(local, local.App(n), entries) {
+			total.sub(in.Status)
+		}
+	}
+	return total
+}
+
+// merged is a union of applications being assembled from instances.
 type merged struct {
 	names  []string
 	apps   map[string][]*actors.Instance
 	counts counts
 }
 
-// merge builds the union of local and the named regions: full registries,
-// or (delta) the local delta and the regions' windows.
-func (f *Federation) merge(local *view.Snapshot, regions []string, delta bool) *merged {
-	if regions == nil {
-		regions = f.names
+// add adds in unless its key was seen.
+func (m *merged) add(in *actors.Instance, seen map[actors.Key]bool) {
+	k := in.Key()
+	if seen[k] {
+		return
 	}
-	m := &merged{apps: map[string][]*actors.Instance{}}
-	seen := map[actors.Key]bool{}
-	add := func(in *actors.Instance) {
-		k := in.Key()
-		if seen[k] {
-			return
-		}
-		seen[k] = true
-		if _, ok := m.apps[in.App]; !ok {
-			m.names = append(m.names, in.App)
-		}
-		m.apps[in.App] = append(m.apps[in.App], in)
-		m.counts.add(in.Status)
+	seen[k] = true
+	if _, ok := m.apps[in.App]; !ok {
+		m.names = append(m.names, in.App)
 	}
-	if delta {
-		// The view exposes its delta as a document only: read it back.
-		if d, err := decodeApps(local.Delta(view.FormatJSON, false)); err == nil {
-			for _, in := range d.instances {
-				add(in)
-			}
-		}
-	} else {
-		local.Apps(func(a *view.App) bool {
-			for in := range a.All() {
-				add(in)
-			}
-			return true
-		})
-	}
-	for _, r := range f.snaps(regions) {
-		apps, names := r.apps, r.names
-		if delta {
-			apps, names = r.delta, r.deltaNames
-		}
-		for _, n := range names {
-			for _, in := range apps[n] {
-				// Local wins (see the file comment): in a full document
-				// seen holds every local key; a delta holds only the
-				// local changes, so look the registry up.
-				if delta && local.Instance(in.App, in.ID()) != nil {
-					continue
-				}
-				add(in)
-			}
-		}
-	}
-	sortStrings(m.names)
-	return m
-}
-
-// filter keeps the instances keep accepts and recounts.
-func (m *merged) filter(keep func(*actors.Instance) bool) {
-	m.counts = counts{}
-	names := m.names[:0]
-	for _, n := range m.names {
-		l := m.apps[n][:0]
-		for _, in := range m.apps[n] {
-			if keep(in) {
-				l = append(l, in)
-				m.counts.add(in.Status)
-			}
-		}
-		if len(l) > 0 {
-			m.apps[n] = l
-			names = append(names, n)
-		}
-	}
-	m.names = names
+	m.apps[in.App] = append(m.apps[in.App], in)
+	m.counts.add(in.Status)
 }
 
 // finish encodes m as an applications document, gzipped if asked.
@@ -219,11 +356,16 @@ func finish(enc view.Encoder, m *merged, versionDelta, hashcode string, gz bool)
 		}
 		out = enc.AppendApplication(out, n, m.apps[n])
 	}
-	out = enc.AppendApplicationsClose(out)
+	return compress(enc.AppendApplicationsClose(out), gz)
+}
+
+// compress gzips out if gz.
+func compress(out []byte, gz bool) []byte {
 	if !gz {
 		return out
 	}
 	var b bytes.Buffer
+	b.Grow(len(out) / 4)
 	w, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
 	_, _ = w.Write(out)
 	_ = w.Close()

@@ -22,9 +22,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/actors/view"
 )
 
 // MarkerKey is the metadata key that names the region a served remote
@@ -61,20 +63,68 @@ type change struct {
 }
 
 // regionState is one region's mutable state; only its puller touches it.
+// It is kept incrementally: a change costs its application, not the
+// region (a stream delivers changes one by one).
 type regionState struct {
 	name, home string // the region, and the region this cluster is in
 	raw        map[actors.Key]*actors.Instance
-	window     map[actors.Key]change
-	state      State
-	loaded     bool      // a pull has succeeded once
-	lastOK     time.Time // last successful pull
-	lastChange time.Time // last change of raw
+	rawCounts  counts // of raw, for hashcode
+	// served holds the served copies by application and id.
+	served map[string]map[string]*actors.Instance
+	// entries are the applications as last published; dirty names those
+	// changed since.
+	entries map[string]*appEntry
+	names   []string
+	dirty   map[string]bool
+	window  map[actors.Key]change
+	state   State
+	loaded  bool      // a pull has succeeded once
+	lastOK  time.Time // last successful pull
+	// lastChange is the last change of raw.
+	lastChange time.Time
 	lastErr    string
 }
 
 func newRegionState(name, home string) *regionState {
 	return &regionState{name: name, home: home, raw: map[actors.Key]*actors.Instance{},
-		window: map[actors.Key]change{}, state: StateLoading}
+		served: map[string]map[string]*actors.Instance{}, entries: map[string]*appEntry{},
+		dirty: map[string]bool{}, window: map[actors.Key]change{}, state: StateLoading}
+}
+
+// set puts in into raw and its served copy into served.
+func (r *regionState) set(k actors.Key, in *actors.Instance) {
+	if old, ok := r.raw[k]; ok {
+		r.rawCounts.sub(old.Status)
+	}
+	r.raw[k] = in
+	r.rawCounts.add(in.Status)
+	r.dirty[k.App] = true
+	s := r.serve(in)
+	m := r.served[k.App]
+	if s == nil {
+		delete(m, k.ID)
+		return
+	}
+	if m == nil {
+		m = map[string]*actors.Instance{}
+		r.served[k.App] = m
+	}
+	m[k.ID] = s
+}
+
+// del removes k from raw and served.
+func (r *regionState) del(k actors.Key) {
+	if old, ok := r.raw[k]; ok {
+		r.rawCounts.sub(old.Status)
+		delete(r.raw, k)
+	}
+	r.dirty[k.App] = true
+	if m := r.served[k.App]; m != nil {
+		delete(m, k.ID)
+		if len(m) == 0 {
+			delete(r.served, k.App)
+		}
+	}
 }
 
 // replace makes raw the instances of a full fetch and records the
@@ -88,6 +138,7 @@ func (r *regionState) replace(insts []*actors.Instance, now time.Time) bool {
 	for k, old := range r.raw {
 		if _, ok := next[k]; !ok {
 			r.record(old, actors.ActionDeleted, now)
+			r.del(k)
 			changed = true
 		}
 	}
@@ -95,14 +146,15 @@ func (r *regionState) replace(insts []*actors.Instance, now time.Time) bool {
 		old, ok := r.raw[k]
 		switch {
 		case !ok:
+			r.set(k, in)
 			r.record(in, actors.ActionAdded, now)
 			changed = true
 		case differs(old, in):
+			r.set(k, in)
 			r.record(in, actors.ActionModified, now)
 			changed = true
 		}
 	}
-	r.raw = next
 	if changed {
 		r.lastChange = now
 	}
@@ -117,8 +169,8 @@ func (r *regionState) apply(insts []*actors.Instance, now time.Time) bool {
 		old, ok := r.raw[k]
 		if in.ActionType == actors.ActionDeleted {
 			if ok {
-				delete(r.raw, k)
 				r.record(old, actors.ActionDeleted, now)
+				r.del(k)
 				changed = true
 			}
 			continue
@@ -126,7 +178,7 @@ func (r *regionState) apply(insts []*actors.Instance, now time.Time) bool {
 		if ok && !differs(old, in) {
 			continue // a delta repeats a change for its whole retention
 		}
-		r.raw[k] = in
+		r.set(k, in)
 		if ok {
 			r.record(in, actors.ActionModified, now)
 		} else {
@@ -190,12 +242,35 @@ func (r *regionState) prune(now time.Time, retention time.Duration) bool {
 
 // hashcode is Eureka's apps__hashcode of the raw instances, to compare
 // with the remote's.
-func (r *regionState) hashcode() string {
-	var c counts
-	for _, in := range r.raw {
-		c.add(in.Status)
+func (r *regionState) hashcode() string { return r.rawCounts.String() }
+
+// appEntry is one application of a region as published: immutable, shared
+// by every snapshot until the application changes, with the encoded bytes
+// of its instances cached per format (encoded once, on first read).
+type appEntry struct {
+	name      string
+	instances []*actors.Instance // sorted by id
+	counts    counts
+	// parts are the instances' bytes joined by the instance separator, per
+	// format.
+	parts [view.NumFormats]atomic.Pointer[[]byte]
+}
+
+// part returns the instances' bytes in format f, joined by enc's
+// instance separator.
+func (e *appEntry) part(enc view.Encoder, f view.Format) []byte {
+	if p := e.parts[f].Load(); p != nil {
+		return *p
 	}
-	return c.String()
+	var b []byte
+	for i, in := range e.instances {
+		if i > 0 {
+			b = enc.AppendInstanceSeparator(b)
+		}
+		b = enc.AppendInstance(b, in)
+	}
+	e.parts[f].Store(&b)
+	return b
 }
 
 // regionSnap is an immutable served state of a region.
@@ -203,47 +278,73 @@ type regionSnap struct {
 	name   string
 	state  State
 	loaded bool
-	// apps maps application names to their served instances, sorted by
-	// id; names lists them sorted.
-	apps  map[string][]*actors.Instance
-	names []string
-	// delta is the window, grouped the same way.
-	delta      map[string][]*actors.Instance
-	deltaNames []string
-	total      int
+	// apps maps application names to their entries; names lists them
+	// sorted. Empty for a dropped region.
+	apps   map[string]*appEntry
+	names  []string
+	counts counts // of every served instance
+	total  int
+	// window is the delta window's entries, in no order.
+	window     []*actors.Instance
 	lastOK     time.Time
 	lastChange time.Time
 	lastErr    string
 }
 
-// snapshot builds the served state. A dropped region serves nothing.
+// snapshot builds the served state, rebuilding only the applications that
+// changed since the last one. A dropped region serves nothing.
 func (r *regionState) snapshot() *regionSnap {
+	if len(r.dirty) > 0 {
+		next := make(map[string]*appEntry, len(r.entries)+len(r.dirty))
+		for n, e := range r.entries {
+			next[n] = e
+		}
+		for n := range r.dirty {
+			m := r.served[n]
+			if len(m) == 0 {
+				delete(next, n)
+				continue
+			}
+			e := &appEntry{name: n, instances: make([]*actors.Instance, 0, len(m))}
+			for _, in := range m {
+				e.instances = append(e.instances, in)
+				e.counts.add(in.Status)
+			}
+			slices.SortFunc(e.instances, func(a, b *actors.Instance) int { return strings.Compare(a.ID(), b.ID()) })
+			next[n] = e
+		}
+		r.entries = next
+		r.names = make([]string, 0, len(next))
+		for n := range next {
+			r.names = append(r.names, n)
+		}
+		sort.Strings(r.names)
+		clear(r.dirty)
+	}
 	s := &regionSnap{name: r.name, state: r.state, loaded: r.loaded, lastOK: r.lastOK,
 		lastChange: r.lastChange, lastErr: r.lastErr}
 	if r.state != StateDropped {
-		s.apps, s.names = group(func(yield func(*actors.Instance)) {
-			for _, in := range r.raw {
-				if c := r.serve(in); c != nil {
-					yield(c)
-				}
+		s.apps, s.names = r.entries, r.names
+		for _, e := range r.entries {
+			for i, n := range e.counts {
+				s.counts[i] += n
+				s.total += n
 			}
-		})
-		for _, l := range s.apps {
-			s.total += len(l)
 		}
 	}
-	s.delta, s.deltaNames = group(func(yield func(*actors.Instance)) {
-		for _, c := range r.window {
-			yield(c.inst)
-		}
-	})
+	s.window = make([]*actors.Instance, 0, len(r.window))
+	for _, c := range r.window {
+		s.window = append(s.window, c.inst)
+	}
 	return s
 }
 
 // group groups instances by application, each list sorted by id.
-func group(all func(yield func(*actors.Instance))) (map[string][]*actors.Instance, []string) {
+func group(all []*actors.Instance) (map[string][]*actors.Instance, []string) {
 	m := map[string][]*actors.Instance{}
-	all(func(in *actors.Instance) { m[in.App] = append(m[in.App], in) })
+	for _, in := range all {
+		m[in.App] = append(m[in.App], in)
+	}
 	names := make([]string, 0, len(m))
 	for n, l := range m {
 		names = append(names, n)
@@ -256,14 +357,26 @@ func group(all func(yield func(*actors.Instance))) (map[string][]*actors.Instanc
 // counts are instance counts by status, in actors.AllStatuses order.
 type counts [len(actors.AllStatuses)]int
 
-func (c *counts) add(s actors.Status) {
+func (c *counts) add(s actors.Status) { c[statusIndex(s)]++ }
+
+func (c *counts) sub(s actors.Status) { c[statusIndex(s)]-- }
+
+// statusIndex is s's index in actors.AllStatuses (UNKNOWN for anything
+// else).
+func statusIndex(s actors.Status) int {
 	for i, st := range actors.AllStatuses {
 		if st == s {
-			c[i]++
-			return
+			return i
 		}
 	}
-	c[3]++ // UNKNOWN
+	return 3 // UNKNOWN
+}
+
+// plus adds o to c.
+func (c *counts) plus(o *counts) {
+	for i, n := range o {
+		c[i] += n
+	}
 }
 
 // String is Eureka's apps__hashcode of the counts: STATUS_count_ for each

@@ -41,15 +41,16 @@ func TestRegionStateReplaceAndApply(t *testing.T) {
 	assert.Equal(t, "UP_1_", r.hashcode())
 
 	s := r.snapshot()
-	require.Len(t, s.apps["A"], 1)
-	assert.Equal(t, "dc2", s.apps["A"][0].Metadata[MarkerKey])
-	assert.Equal(t, "dc2", s.apps["A"][0].Metadata[ZoneKey])
-	require.Len(t, s.delta["A"], 2)
-	assert.Equal(t, actors.ActionDeleted, s.delta["A"][0].ActionType) // a1
-	assert.Equal(t, actors.ActionModified, s.delta["A"][1].ActionType)
+	require.Len(t, s.apps["A"].instances, 1)
+	assert.Equal(t, "dc2", s.apps["A"].instances[0].Metadata[MarkerKey])
+	assert.Equal(t, "dc2", s.apps["A"].instances[0].Metadata[ZoneKey])
+	delta, _ := group(s.window)
+	require.Len(t, delta["A"], 2)
+	assert.Equal(t, actors.ActionDeleted, delta["A"][0].ActionType) // a1
+	assert.Equal(t, actors.ActionModified, delta["A"][1].ActionType)
 
 	assert.True(t, r.prune(now.Add(time.Hour), time.Minute))
-	assert.Empty(t, r.snapshot().delta)
+	assert.Empty(t, r.snapshot().window)
 }
 
 func TestRegionStateDoesNotServeMarkedInstances(t *testing.T) {
@@ -59,8 +60,8 @@ func TestRegionStateDoesNotServeMarkedInstances(t *testing.T) {
 	r.replace([]*actors.Instance{echo, inst("A", "a2", actors.StatusUp, 1)}, time.Unix(1, 0))
 	assert.Equal(t, "UP_2_", r.hashcode(), "the hashcode compares with the remote's: raw")
 	s := r.snapshot()
-	require.Len(t, s.apps["A"], 1)
-	assert.Equal(t, "a2", s.apps["A"][0].InstanceID)
+	require.Len(t, s.apps["A"].instances, 1)
+	assert.Equal(t, "a2", s.apps["A"].instances[0].InstanceID)
 }
 
 func TestDecodeAppsSingleObjects(t *testing.T) {

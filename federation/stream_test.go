@@ -94,7 +94,7 @@ func TestStreamFollowsAndResumes(t *testing.T) {
 	<-second
 	require.Eventually(t, func() bool {
 		s := f.regions["dc2"].Load()
-		return s.total == 1 && s.apps["A"][0].InstanceID == "a2"
+		return s.total == 1 && s.apps["A"].instances[0].InstanceID == "a2"
 	}, 2*time.Second, 5*time.Millisecond, "the replayed delete applies")
 	mu.Lock()
 	defer mu.Unlock()
