@@ -345,3 +345,32 @@ func BenchmarkPerRequestTrivial(b *testing.B) {
 		return &r
 	})
 }
+
+// noRegions is a federation that is configured but never asked: what the
+// plain reads pass through when a node has remote regions.
+type noRegions struct{}
+
+func (noRegions) Ready() bool               { return true }
+func (noRegions) TransparentFallback() bool { return false }
+func (noRegions) Apps(*view.Snapshot, []string, view.Format, bool) []byte {
+	panic("a plain read asked for regions")
+}
+func (noRegions) Delta(*view.Snapshot, []string, view.Format, bool) []byte {
+	panic("a plain read asked for regions")
+}
+func (noRegions) VIP(*view.Snapshot, string, bool, view.Format, bool) []byte {
+	panic("a plain read asked for regions")
+}
+func (noRegions) Report() any { return nil }
+
+// BenchmarkPerRequestDeltaWithRegions is BenchmarkPerRequestDelta on a
+// node with remote regions configured: the plain delta must cost the same.
+func BenchmarkPerRequestDeltaWithRegions(b *testing.B) {
+	s := newBenchServer(b)
+	h := httpapi.New(httpapi.Config{Registry: s.reg, View: s.view, NodeName: "bench", Version: "bench", Regions: noRegions{}})
+	r0 := benchRequest(http.MethodGet, "/eureka/apps/delta", javaHeader(true))
+	runPerRequest(b, h, http.StatusOK, func(int) *http.Request {
+		r := *r0
+		return &r
+	})
+}
