@@ -261,6 +261,15 @@ const (
 	// stopped) took its renewals out of the count until the refutation
 	// (cluster PeerRenewals).
 	StrangerReportIgnored Switch = "stranger-report-ignored"
+	// RegionEchoOverwritesLocal lets a remote region's instance replace a
+	// local instance with the same application and id in ?regions= reads,
+	// as Eureka's Application.addInstance does: a stale echo overwrites the
+	// fresh local record (federation fullDocument).
+	RegionEchoOverwritesLocal Switch = "region-echo-overwrites-local"
+	// RegionPullGetsRemote answers another region's pull like any read:
+	// with transparent fallback on it carries the remote regions, which a
+	// ring of regions echoes back (httpapi isRegionPull).
+	RegionPullGetsRemote Switch = "region-pull-gets-remote"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -327,7 +336,7 @@ var All = []Switch{
 // MembersAppliedOutOfOrder is unit-only: its cluster test holds one call
 // back to show the interleaving directly, which CI met once in hundreds
 // of runs of the node's join test.
-var UnitOnly = []Switch{ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
+var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
 	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, DialPerMessage, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
