@@ -30,6 +30,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // The kinds of merged document.
@@ -240,6 +241,10 @@ func (f *Federation) fullDocument(local *view.Snapshot, snaps []*regionSnap, for
 		if la != nil {
 			list = la.Instances()
 		}
+		if sabotage.On(sabotage.RegionEchoOverwritesLocal) {
+			list = overwriteLocal(list, entries)
+			skip = nil
+		}
 		for _, e := range entries {
 			for _, in := range e.instances {
 				if !slices.Contains(skip, in) {
@@ -305,6 +310,19 @@ func collisions(local *view.Snapshot, la *view.App, entries []*appEntry) []*acto
 		}
 	}
 	return skip
+}
+
+// overwriteLocal is the sabotaged merge (RegionEchoOverwritesLocal): the
+// local instances that a remote one shares an id with are dropped, so the
+// remote copy replaces them, as Eureka's Application.addInstance does.
+func overwriteLocal(list []*actors.Instance, entries []*appEntry) []*actors.Instance {
+	remote := map[string]bool{}
+	for _, e := range entries {
+		for _, in := range e.instances {
+			remote[in.ID()] = true
+		}
+	}
+	return slices.DeleteFunc(list, func(in *actors.Instance) bool { return remote[in.ID()] })
 }
 
 // unionCounts counts the instances of the full union of local and snaps

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"slices"
 	"testing"
@@ -114,4 +115,33 @@ func TestFullDocumentSplicedEqualsEncoded(t *testing.T) {
 	doc := string(f.Apps(snap, []string{"dc2", "dc3"}, view.FormatJSON, false))
 	assert.Contains(t, doc, `"apps__hashcode":"DOWN_1_STARTING_1_UP_7_"`)
 	assert.Equal(t, "DOWN_1_STARTING_1_UP_7_", func() string { c := unionCounts(snap, f.snaps([]string{"dc2", "dc3"})); return c.String() }())
+}
+
+// localWins says what is wrong with the way a ?regions= full read serves
+// an instance that a remote region holds too: the local copy must be
+// served, once ("" when it is).
+func localWins(f *Federation, snap *view.Snapshot) string {
+	d, err := decodeApps(f.Apps(snap, []string{"dc2"}, view.FormatJSON, false))
+	if err != nil {
+		return err.Error()
+	}
+	n := 0
+	for _, in := range d.instances {
+		if in.App != "BOTH" || in.InstanceID != "same-id" {
+			continue
+		}
+		n++
+		if in.Metadata[MarkerKey] != "" || in.Status != actors.StatusUp {
+			return "the remote copy of BOTH/same-id replaced the local one"
+		}
+	}
+	if n != 1 {
+		return fmt.Sprintf("BOTH/same-id served %d times", n)
+	}
+	return ""
+}
+
+func TestLocalWinsOverRemote(t *testing.T) {
+	f, v := mergeFixture(t)
+	assert.Empty(t, localWins(f, v.Snapshot()))
 }

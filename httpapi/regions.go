@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // Regions is the read side of federation (package federation's
@@ -69,6 +70,9 @@ const regionPullAgent = "Java-EurekaClient-RemoteRegion"
 // against the reference server, clients/reference/regions_test.go); Java
 // peers send that identity on replication POSTs, never on registry reads.
 func isRegionPull(r *http.Request) bool {
+	if sabotage.On(sabotage.RegionPullGetsRemote) {
+		return false
+	}
 	return strings.HasPrefix(headerValue(r.Header, "User-Agent"), regionPullAgent) ||
 		headerValue(r.Header, "Discoveryidentity-Name") == "DefaultServer"
 }
