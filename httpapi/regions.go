@@ -25,6 +25,8 @@ package httpapi
 // the local resources.
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -154,4 +156,46 @@ func (s *Server) getRegions(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, s.cfg.Regions.Report())
+}
+
+// appendRegionsXML writes /admin/regions's document as /eureka/status's
+// regions element, through its JSON form (the Report is package
+// federation's): each member becomes an element, each list item a
+// <remote>.
+func appendRegionsXML(b *strings.Builder, report any) {
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(marshalJSON(report)), &doc); err != nil {
+		return
+	}
+	b.WriteString("  <regions>\n")
+	appendXMLValue(b, doc, "    ")
+	b.WriteString("  </regions>\n")
+}
+
+// appendXMLValue writes the members of a decoded JSON object as elements,
+// keys sorted.
+func appendXMLValue(b *strings.Builder, v map[string]any, indent string) {
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		switch x := v[k].(type) {
+		case []any:
+			for _, e := range x {
+				if m, ok := e.(map[string]any); ok {
+					fmt.Fprintf(b, "%s<remote>\n", indent)
+					appendXMLValue(b, m, indent+"  ")
+					fmt.Fprintf(b, "%s</remote>\n", indent)
+				}
+			}
+		case map[string]any:
+			fmt.Fprintf(b, "%s<%s>\n", indent, k)
+			appendXMLValue(b, x, indent+"  ")
+			fmt.Fprintf(b, "%s</%s>\n", indent, k)
+		default:
+			fmt.Fprintf(b, "%s<%s>%s</%s>\n", indent, k, escapeXMLText(fmt.Sprint(x)), k)
+		}
+	}
 }

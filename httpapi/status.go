@@ -172,8 +172,12 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		inst := eureka.AppendInstanceDocument(nil, f, st.self)
 		// Unwrap {"instance":…} to embed the object.
 		b.Write(inst[len(`{"instance":`) : len(inst)-1])
-		fmt.Fprintf(&b, `,"isHeathly":%t,"selfPreservation":%s,"readiness":%s,"eviction":%s}`, st.healthy,
+		fmt.Fprintf(&b, `,"isHeathly":%t,"selfPreservation":%s,"readiness":%s,"eviction":%s`, st.healthy,
 			marshalJSON(st.sp), marshalJSON(st.readiness), marshalJSON(st.eviction))
+		if s.cfg.Regions != nil {
+			fmt.Fprintf(&b, `,"regions":%s`, marshalJSON(s.cfg.Regions.Report()))
+		}
+		b.WriteByte('}')
 	} else {
 		// The root and instanceInfo are named as the reference server
 		// names them (XStream's class alias; found by clients/reference).
@@ -195,6 +199,9 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(&b, "  <readiness>\n    <ready>%t</ready>\n    <reason>%s</reason>\n  </readiness>\n",
 			st.readiness.Ready, escapeXMLText(st.readiness.Reason))
 		appendEvictionXML(&b, st.eviction)
+		if s.cfg.Regions != nil {
+			appendRegionsXML(&b, s.cfg.Regions.Report())
+		}
 		b.WriteString("</com.netflix.eureka.util.StatusInfo>")
 	}
 	writeEntity(w, http.StatusOK, f, []byte(b.String()))

@@ -250,6 +250,26 @@ func TestFederationRegionsReads(t *testing.T) {
 	require.Len(t, report.Remotes, 1)
 	assert.Equal(t, federation.StateOK, report.Remotes[0].State)
 	assert.Equal(t, 2, report.Remotes[0].Instances)
+
+	// /eureka/status carries the same document, in JSON and XML.
+	var status struct {
+		Regions federation.Report `json:"regions"`
+	}
+	req, _ = http.NewRequest("GET", dc2.URL()+"/status", nil)
+	req.Header.Set("Accept", "application/json")
+	res, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&status))
+	res.Body.Close()
+	assert.Equal(t, "dc2", status.Regions.Region)
+	require.Len(t, status.Regions.Remotes, 1)
+	assert.Equal(t, "dc1", status.Regions.Remotes[0].Name)
+	res, err = http.Get(dc2.URL() + "/status")
+	require.NoError(t, err)
+	xml, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.Contains(t, string(xml), "  <regions>\n    <ready>true</ready>\n    <region>dc2</region>\n    <remote>\n")
+	assert.Contains(t, string(xml), "      <name>dc1</name>\n")
 }
 
 // TestFederationRingNoEchoes runs three regions in a ring, each pulling
