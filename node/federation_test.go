@@ -270,6 +270,17 @@ func TestFederationRegionsReads(t *testing.T) {
 	res.Body.Close()
 	assert.Contains(t, string(xml), "  <regions>\n    <ready>true</ready>\n    <region>dc2</region>\n    <remote>\n")
 	assert.Contains(t, string(xml), "      <name>dc1</name>\n")
+
+	// The dashboard's state carries it for the "Remote regions" table.
+	var state struct {
+		Regions federation.Report `json:"regions"`
+	}
+	res, err = http.Get("http://" + dc2.Addr() + "/dashboard/api/state")
+	require.NoError(t, err)
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&state))
+	res.Body.Close()
+	require.Len(t, state.Regions.Remotes, 1)
+	assert.Equal(t, federation.StateOK, state.Regions.Remotes[0].State)
 }
 
 // TestFederationRingNoEchoes runs three regions in a ring, each pulling

@@ -268,8 +268,12 @@ func Start(cfg Config) (*Node, error) {
 	}
 	// The dashboard reads what the API reads: the same view, registry,
 	// members and holds on eviction.
-	apiCfg.Dashboard = dashboard.New(dashboard.Config{View: v, Registry: reg, Cluster: apiCfg.Cluster,
-		EvictionHolds: apiCfg.EvictionHolds, Ready: apiCfg.Ready, ReadyReason: apiCfg.ReadyReason, NodeName: cfg.Name, Version: cfg.Version})
+	dc := dashboard.Config{View: v, Registry: reg, Cluster: apiCfg.Cluster,
+		EvictionHolds: apiCfg.EvictionHolds, Ready: apiCfg.Ready, ReadyReason: apiCfg.ReadyReason, NodeName: cfg.Name, Version: cfg.Version}
+	if n.fed != nil {
+		dc.Regions = n.fed
+	}
+	apiCfg.Dashboard = dashboard.New(dc)
 	n.api = httpapi.New(apiCfg)
 	n.metrics.MustRegister(httpapi.NewClusterCollector(clusterStats{n}))
 	n.server = &http.Server{

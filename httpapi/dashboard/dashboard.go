@@ -59,6 +59,10 @@ type Config struct {
 	Started time.Time
 	// Now is the clock that ages leases and the uptime. Default time.Now.
 	Now func() time.Time
+	// Regions gives the remote regions' report (httpapi.Config.Regions,
+	// package federation); the page shows a "Remote regions" table. Nil:
+	// no remote region, no table.
+	Regions interface{ Report() any }
 	// Refresh is how often the page polls the state endpoint. Default 3s;
 	// lower it for a livelier page, raise it for huge registries (every
 	// poll after a change carries the whole registry). Must not be negative.

@@ -34,6 +34,9 @@ type State struct {
 	// Eviction is every hold on this node's eviction, self-preservation's
 	// and the cluster layer's, as GET /admin/eviction serves it.
 	Eviction httpapi.Eviction `json:"eviction"`
+	// Regions is this cluster's region and the remote regions' states, as
+	// GET /admin/regions serves them; absent without remote regions.
+	Regions any `json:"regions,omitempty"`
 	// Registry summarizes the snapshot.
 	Registry RegistryInfo `json:"registry"`
 	// Applications are the snapshot's applications in name order ([] when
@@ -155,6 +158,9 @@ func (h *Handler) State(known string) *State {
 	}
 	if h.cfg.ReadyReason != nil {
 		st.Node.ReadyReason = h.cfg.ReadyReason()
+	}
+	if h.cfg.Regions != nil {
+		st.Regions = h.cfg.Regions.Report()
 	}
 	apps := make([]AppInfo, 0)
 	snap.Apps(func(a *view.App) bool {

@@ -175,6 +175,7 @@
     }
     renderHolds(s.eviction);
     renderMembers(s.members);
+    renderRegions(s.regions, s.now);
     renderSelfPreservation(s.selfPreservation);
     renderSummary(s.registry);
     const filter = $('search').value.trim().toLowerCase();
@@ -202,6 +203,30 @@
           h('span', { class: 'badge sp-' + cssToken(decision(m.selfPreservation)) }, decision(m.selfPreservation)),
           ' ', m.selfPreservation ? h('span', { class: 'muted' }, m.selfPreservation) : null));
     }));
+  }
+
+  // renderRegions shows the remote regions (GET /admin/regions's
+  // document); the section is hidden on a node without any.
+  function renderRegions(rg, now) {
+    const remotes = (rg && rg.remotes) || [];
+    $('regions').hidden = remotes.length === 0;
+    if (remotes.length === 0) {
+      return;
+    }
+    $('regions-count').textContent = '(' + plural(remotes.length, 'region', 'regions') + ')';
+    $('regions-hint').textContent = 'This cluster is region ' + rg.region + '. ' +
+      (rg.ready ? 'Every remote region has loaded; ' : 'Not every remote region has loaded yet: ?regions= reads answer 403; ') +
+      'transparent fallback is ' + (rg.transparentFallback ? 'on.' : 'off (plain reads stay local).');
+    const since = (t) => t ? duration(now - Date.parse(t)) + ' ago' : '—';
+    const states = { ok: 'state-alive', stale: 'state-suspect', dropped: 'state-dead', loading: 'state-suspect' };
+    $('regions-table').tBodies[0].replaceChildren(...remotes.map((r) => h('tr', { 'data-region': r.name },
+      h('td', null, r.name),
+      h('td', null, h('span', { class: 'badge ' + (states[r.state] || '') }, r.state)),
+      h('td', { class: 'num' }, r.instances || 0),
+      h('td', null, since(r.lastSuccess)),
+      h('td', null, since(r.lastChange)),
+      h('td', { class: 'mono' }, r.url || '—'),
+      h('td', { class: 'reason' }, r.lastError || ''))));
   }
 
   // holdNames are the reasons of the holds on eviction, for a person.
