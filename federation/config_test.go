@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/eureka"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -52,4 +54,21 @@ func TestParseRemote(t *testing.T) {
 		_, err := ParseRemote(bad)
 		assert.ErrorIs(t, err, ErrConfig, bad)
 	}
+}
+
+// A remote's password (basic auth in its URL) shows nowhere: not in the
+// status, not in a pull's error.
+func TestRemotePasswordNotShown(t *testing.T) {
+	c := DefaultLocalConfig()
+	c.Region = "dc1"
+	c.Remotes = []Remote{{Name: "dc2", URL: "http://ops:s3cret@127.0.0.1:1/eureka/"}}
+	f, err := New(c, eureka.Encoders())
+	require.NoError(t, err)
+	f.Start()
+	defer f.Stop()
+	require.Eventually(t, func() bool { return f.Status()[0].LastError != "" }, 2*time.Second, 5*time.Millisecond)
+	st := f.Status()[0]
+	assert.NotContains(t, st.URL, "s3cret")
+	assert.Contains(t, st.URL, "ops:xxxxx@")
+	assert.NotContains(t, st.LastError, "s3cret")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -169,7 +170,7 @@ func (f *Federation) Status() []RegionStatus {
 	out := make([]RegionStatus, 0, len(f.names))
 	for _, p := range f.pullers {
 		s := f.regions[p.remote.Name].Load()
-		rs := RegionStatus{Name: s.name, URL: p.base, State: s.state, Loaded: s.loaded, Instances: s.total,
+		rs := RegionStatus{Name: s.name, URL: redacted(p.base), State: s.state, Loaded: s.loaded, Instances: s.total,
 			LastSuccess: s.lastOK, LastChange: s.lastChange, LastError: s.lastErr}
 		if !s.lastOK.IsZero() {
 			rs.LagSeconds = now.Sub(s.lastOK).Seconds()
@@ -195,4 +196,12 @@ type Report struct {
 // Report returns the document of GET /admin/regions (a Report).
 func (f *Federation) Report() any {
 	return Report{Region: f.cfg.Region, Ready: f.Ready(), TransparentFallback: f.cfg.TransparentFallback, Remotes: f.Status()}
+}
+
+// redacted is u without its password, for status and logs.
+func redacted(u string) string {
+	if pu, err := url.Parse(u); err == nil {
+		return pu.Redacted()
+	}
+	return u
 }

@@ -230,15 +230,15 @@ func (p *puller) get(ctx context.Context, path string) (*document, error) {
 	req.Header.Set("DiscoveryIdentity-Version", "1.0")
 	res, err := p.f.client.Do(req) // Go's transport asks for and inflates gzip
 	if err != nil {
-		return nil, fmt.Errorf("federation: GET %s: %w", req.URL, err)
+		return nil, fmt.Errorf("federation: GET %s: %w", req.URL.Redacted(), err)
 	}
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
-		return nil, fmt.Errorf("federation: GET %s: reading: %w", req.URL, err)
+		return nil, fmt.Errorf("federation: GET %s: reading: %w", req.URL.Redacted(), err)
 	}
 	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("federation: GET %s: %s", req.URL, res.Status)
+		return nil, fmt.Errorf("federation: GET %s: %s", req.URL.Redacted(), res.Status)
 	}
 	return decodeApps(body)
 }

@@ -146,14 +146,14 @@ func (s *streamReader) connect(parent context.Context) (established bool, err er
 	res, err := s.client.Do(req)
 	timer.Stop()
 	if err != nil {
-		return false, fmt.Errorf("federation: GET %s: %w", req.URL, err)
+		return false, fmt.Errorf("federation: GET %s: %w", req.URL.Redacted(), err)
 	}
 	defer res.Body.Close()
 	switch {
 	case res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusMethodNotAllowed:
 		return false, errStreamUnsupported
 	case res.StatusCode != http.StatusOK:
-		return false, fmt.Errorf("federation: GET %s: %s", req.URL, res.Status)
+		return false, fmt.Errorf("federation: GET %s: %s", req.URL.Redacted(), res.Status)
 	case !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream"):
 		return false, errStreamUnsupported
 	}

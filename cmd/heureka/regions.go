@@ -90,7 +90,14 @@ var regionOptions = []option{
 			c.RemoteRegions = out
 			return nil
 		},
-		get: func(c Config) string { return strings.Join(c.RemoteRegions, ",") },
+		get: func(c Config) string {
+			shown := make([]string, len(c.RemoteRegions))
+			for i, r := range c.RemoteRegions {
+				name, u, _ := strings.Cut(r, "=")
+				shown[i] = name + "=" + redactURL(u) // no password in logs
+			}
+			return strings.Join(shown, ",")
+		},
 	},
 	durationOpt("region-pull-interval", "time between two pulls of each remote region", func(c *Config) *time.Duration { return &c.RegionPullInterval }),
 	durationOpt("region-stale-after", "a remote region with no successful pull for this long is shown stale (still served)", func(c *Config) *time.Duration { return &c.RegionStaleAfter }),

@@ -122,3 +122,15 @@ func TestRegionsCommand(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Equal(t, "Region -; no remote region is configured (--remote-region)\n", out)
 }
+
+// A remote region's password never reaches the effective-configuration
+// log.
+func TestRemoteRegionPasswordNotLogged(t *testing.T) {
+	c := DefaultConfig()
+	c.RemoteRegions = []string{"dc2=http://ops:s3cret@e2:8761/eureka/"}
+	o, ok := optionByName("remote-region")
+	require.True(t, ok)
+	shown := o.get(c)
+	assert.NotContains(t, shown, "s3cret")
+	assert.Contains(t, shown, "dc2=http://ops:")
+}
