@@ -426,14 +426,32 @@ func TestFederationStreamPropagation(t *testing.T) {
 	t.Logf("slowest of 10 registrations and 10 cancels across: %v (poll interval %v)", worst, cfg.Federation.PullInterval)
 	assert.Less(t, worst, time.Second, "changes cross in under a second")
 
+	fedRegister(t, dc1.URL(), "SVC", "cancelled-during-cut", "UP", nil)
+	require.Eventually(t, func() bool { return visible("cancelled-during-cut") }, 2*time.Second, 2*time.Millisecond)
 	link.cut()
 	fedRegister(t, dc1.URL(), "SVC", "during-cut", "UP", nil)
+	req, _ := http.NewRequest("DELETE", dc1.URL()+"/apps/SVC/cancelled-during-cut", nil)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
 	time.Sleep(100 * time.Millisecond)
 	assert.False(t, visible("during-cut"))
 	link.down.Store(false)
-	require.Eventually(t, func() bool { return visible("during-cut") }, 10*time.Second, 10*time.Millisecond,
-		"a change made during the cut arrives after the heal")
+	require.Eventually(t, func() bool { return visible("during-cut") && !visible("cancelled-during-cut") },
+		10*time.Second, 10*time.Millisecond, "a registration and a cancel made during the cut arrive after the heal")
 	assert.Equal(t, federation.StateOK, dc2.Federation().Status()[0].State)
+
+	// The heureka_region_* families, from the node's registry.
+	families, err := dc2.Metrics().Gather()
+	require.NoError(t, err)
+	got := map[string]bool{}
+	for _, f := range families {
+		got[f.GetName()] = true
+	}
+	for _, name := range []string{"heureka_region_ready", "heureka_region_state", "heureka_region_instances",
+		"heureka_region_last_success_age_seconds", "heureka_region_pulls_total"} {
+		assert.True(t, got[name], "%s exported", name)
+	}
 }
 
 // pullLocalOnly says what is wrong with the answer a node gives another
