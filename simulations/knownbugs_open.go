@@ -8,32 +8,16 @@ import (
 // The open server bugs the hold scenarios found (analysis in
 // simulations/FINDINGS.md, "Open: holds under silence and restarts"). Each
 // matcher is narrow: its scenario, its invariant, and the bug's signature.
+// (BUG-21's matcher went with its fix; the last tree that has it is
+// 03080c6.)
 func init() {
 	KnownBugs = append(KnownBugs,
-		KnownBug{
-			ID: "BUG-21",
-			Title: "at the end of a one-way block the silent node, whose probes were lost, has declared members dead; " +
-				"those verdicts reach the others before the refutations, and a report missing for a moment engages " +
-				"self-preservation for up to one renewal window",
-			Explains: explainedBySilentSP,
-		},
 		KnownBug{
 			ID: "BUG-22",
 			Title: "in a rolling restart under load, the renewals of a stopped node's clients now and then dip one or " +
 				"two below the threshold for up to a window while they fail over, engaging self-preservation for a moment",
 			Explains: explainedByRestartGrace,
 		})
-}
-
-// explainedBySilentSP matches BUG-21: silent-member's sp-quiet verdict
-// when no engagement lasted longer than one renewal window (the moment a
-// false death's missing report takes from the count), not a long
-// engagement, and never the eviction bound.
-func explainedBySilentSP(r *Result, v Verdict) bool {
-	if r.Scenario != "silent-member" || v.Invariant != InvSPQuiet {
-		return false
-	}
-	return longestWithin(v.Measured, r.Timers.RenewalWindow)
 }
 
 // longestWithin reports whether an sp-quiet verdict's longest engagement
