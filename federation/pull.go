@@ -29,6 +29,16 @@ import (
 	"time"
 )
 
+// localOnlyQuery asks a Java Eureka server for its local instances only.
+// A Java server with transparent fallback on (its default) answers a plain
+// GET apps/ with its remote regions too, among them this region's own
+// instances when it pulls this region: served back here, a stale copy of a
+// cancelled local instance would come back as a remote one. Asked for a
+// region it does not know, it answers its local registry plus that region,
+// which it skips: local only, with the hashcode and delta of that same
+// set. A Heureka remote answers a pull with local data only anyway.
+const localOnlyQuery = "?regions=heureka-local-only"
+
 // UserAgent is what pulls send; it starts with Eureka's remote-region
 // client's User-Agent.
 const UserAgent = "Java-EurekaClient-RemoteRegion/heureka"
@@ -194,7 +204,7 @@ func (p *puller) judge(now time.Time, changed bool) {
 // whether the region changed.
 func (p *puller) pull(ctx context.Context, now time.Time) (bool, error) {
 	if !p.needFull && p.st.loaded && p.st.state != StateDropped && p.st.state != StateStale {
-		d, err := p.get(ctx, "apps/delta")
+		d, err := p.get(ctx, "apps/delta"+localOnlyQuery)
 		if err != nil {
 			p.metrics.pull("delta", "error")
 			return false, err
@@ -206,7 +216,7 @@ func (p *puller) pull(ctx context.Context, now time.Time) (bool, error) {
 		}
 		p.metrics.pull("delta", "mismatch")
 	}
-	d, err := p.get(ctx, "apps/")
+	d, err := p.get(ctx, "apps/"+localOnlyQuery)
 	if err != nil {
 		p.metrics.pull("full", "error")
 		return false, err

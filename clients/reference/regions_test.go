@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -248,4 +249,62 @@ func startRegionsHeureka(t *testing.T, region string, remotes ...federation.Remo
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Stop(t.Context()) })
 	return n
+}
+
+// TestReferenceFallbackEchoesNothing: a reference server with transparent
+// fallback on (its default) pulls a Heureka region dc1 and is pulled by it
+// as region "java". Its plain reads carry dc1's instances back; Heureka asks
+// it for its local instances only, so a dc1 instance never comes back to
+// dc1 as a remote one, not even after its cancel, while the reference keeps
+// serving its stale copy.
+func TestReferenceFallbackEchoesNothing(t *testing.T) {
+	var target atomic.Pointer[string]
+	late := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := target.Load()
+		if p == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		u, _ := url.Parse(*p)
+		httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host}).ServeHTTP(w, r)
+	}))
+	t.Cleanup(late.Close)
+	dc1 := startRegionsHeureka(t, "dc1", federation.Remote{Name: "java", URL: late.URL + "/eureka/"})
+	ref, err := startReference(append(append([]string(nil), referenceArgs...),
+		"--eureka.server.remote-region-urls-with-name.dc1="+dc1.URL()+"/",
+		"--eureka.server.remote-region-registry-fetch-interval=1"))
+	require.NoError(t, err)
+	t.Cleanup(ref.stop)
+	regionsRegister(t, dc1.URL(), "SHARED", "h-1", "UP")
+	// The reference caches a read for up to 180 s and remote changes do not
+	// invalidate it: let it pull h-1 (every second) before anything reads
+	// it, then register j-1, whose write invalidates its cached reads. Only
+	// then can dc1 reach it: its first full pull comes when the reference's
+	// plain read carries the echo (a later delta would not: the reference's
+	// plain delta holds local changes only).
+	time.Sleep(3 * time.Second)
+	regionsRegister(t, ref.url, "SHARED", "j-1", "UP")
+
+	// The reference's plain read echoes dc1's instance (fallback).
+	plain := regionsRead(t, ref.url, "/apps")
+	require.Contains(t, plain.instances, "SHARED/h-1", "the reference serves dc1's instance on plain reads: %+v", plain)
+	target.Store(&ref.url)
+
+	var v regionsView
+	require.Eventually(t, func() bool {
+		v = regionsRead(t, dc1.URL(), "/apps?regions=java")
+		return v.code == http.StatusOK && len(v.instances) == 2
+	}, 30*time.Second, 50*time.Millisecond, "last: %+v", v)
+	assert.Equal(t, "UP_2_", v.hashcode, "h-1 once (local), j-1 from java")
+
+	regionsCancel(t, dc1.URL(), "SHARED", "h-1")
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		v = regionsRead(t, dc1.URL(), "/apps?regions=java")
+		_, echoed := v.instances["SHARED/h-1"]
+		require.False(t, echoed, "dc1's cancelled instance came back from java: %+v", v)
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, stale := regionsRead(t, ref.url, "/apps").instances["SHARED/h-1"]
+	t.Logf("3 s after the cancel the reference's plain read still holds h-1: %v", stale)
 }
