@@ -39,6 +39,7 @@ const (
 	kindDelta
 	kindVIP
 	kindSVIP
+	kindApp
 )
 
 // docKey identifies a merged document apart from its stamp.
@@ -166,6 +167,40 @@ func (f *Federation) VIP(local *view.Snapshot, vip string, secure bool, format v
 		sortStrings(m.names)
 		return finish(f.enc[format], m, view.VIPVersionDelta, m.counts.String(), gz)
 	})
+}
+
+// App returns the document of one application (GET apps/{app}) over local
+// and every remote region, and whether the application has any instance:
+// what one-application reads serve with transparent fallback (Eureka's
+// getApplication follows the switch; it takes no ?regions=).
+func (f *Federation) App(local *view.Snapshot, name string, format view.Format, gz bool) ([]byte, bool) {
+	k := docKey{kind: kindApp, name: name, f: format, gz: gz}
+	doc := f.docs.get(k, local.Version(), f.gen.Load(), func() []byte {
+		la := local.App(name)
+		var entries []*appEntry
+		for _, r := range f.snaps(f.names) {
+			if e := r.apps[name]; e != nil {
+				entries = append(entries, e)
+			}
+		}
+		if la == nil && len(entries) == 0 {
+			return nil
+		}
+		skip := collisions(local, la, entries)
+		var list []*actors.Instance
+		if la != nil {
+			list = la.Instances()
+		}
+		for _, e := range entries {
+			for _, in := range e.instances {
+				if !slices.Contains(skip, in) {
+					list = append(list, in)
+				}
+			}
+		}
+		return compress(f.enc[format].AppendApplicationDocument(nil, name, list), gz)
+	})
+	return doc, doc != nil
 }
 
 // snapsOrAll is snaps of regions, or of every region for nil.

@@ -122,6 +122,9 @@ func writeBody(w http.ResponseWriter, f view.Format, gz bool, b view.Body) {
 // unknown one); with an ETag, and held by If-None-Match and wait
 // (watch.go).
 func (s *Server) getApp(w http.ResponseWriter, r *http.Request, p params) {
+	if s.regionsFallback && s.serveRegionApp(w, r, p.appName()) {
+		return
+	}
 	s.serveWatched(w, r, resource{kind: resApp, name: p.appName()})
 }
 

@@ -13,8 +13,9 @@ package httpapi
 //     client then tries another server, or fetches in full after a 403
 //     delta).
 //   - Without ?regions=, reads stay local unless transparent fallback is
-//     on; then apps, apps/delta and the VIP reads carry every region
-//     (Eureka's VIP reads ignore ?regions= and follow that switch too).
+//     on; then apps, apps/delta, one application and the VIP reads carry
+//     every region (Eureka's one-application and VIP reads ignore
+//     ?regions= and follow that switch too).
 //   - A pull by another region's server (isRegionPull) always gets local
 //     data only, with or without ?regions=, so that no region re-exports
 //     another's instances, whatever the topology.
@@ -52,6 +53,9 @@ type Regions interface {
 	// VIP is the document of a VIP (secure: a secure VIP) over local and
 	// every region.
 	VIP(local *view.Snapshot, vip string, secure bool, f view.Format, gz bool) []byte
+	// App is the document of one application over local and every region,
+	// and whether it has any instance.
+	App(local *view.Snapshot, name string, f view.Format, gz bool) ([]byte, bool)
 	// Report is what GET /admin/regions serves (JSON).
 	Report() any
 }
@@ -145,6 +149,22 @@ func (s *Server) serveRegionVIP(w http.ResponseWriter, r *http.Request, vip stri
 	}
 	f, gz := negotiate(r)
 	writeDoc(w, f, gz, s.cfg.Regions.VIP(s.cfg.View.Snapshot(), vip, secure, f, gz))
+	return true
+}
+
+// serveRegionApp serves a one-application read with transparent fallback;
+// false when the read stays local.
+func (s *Server) serveRegionApp(w http.ResponseWriter, r *http.Request, name string) bool {
+	if !s.regionsFallback || isRegionPull(r) {
+		return false
+	}
+	f, gz := negotiate(r)
+	doc, ok := s.cfg.Regions.App(s.cfg.View.Snapshot(), name, f, gz)
+	if !ok {
+		w.WriteHeader(http.StatusNotFound)
+		return true
+	}
+	writeDoc(w, f, gz, doc)
 	return true
 }
 

@@ -361,6 +361,9 @@ func (noRegions) Delta(*view.Snapshot, []string, view.Format, bool) []byte {
 func (noRegions) VIP(*view.Snapshot, string, bool, view.Format, bool) []byte {
 	panic("a plain read asked for regions")
 }
+func (noRegions) App(*view.Snapshot, string, view.Format, bool) ([]byte, bool) {
+	panic("a plain read asked for regions")
+}
 func (noRegions) Report() any { return nil }
 
 // BenchmarkPerRequestDeltaWithRegions is BenchmarkPerRequestDelta on a

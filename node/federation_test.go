@@ -339,6 +339,23 @@ func TestFederationRingNoEchoes(t *testing.T) {
 			assert.NotContains(t, own.Metadata, federation.MarkerKey, "%s %s: its own instance is local", names[i], path)
 			assert.Equal(t, next, ids["SVC/svc-"+next].Metadata[federation.MarkerKey])
 		}
+		// One application, with fallback: both instances.
+		req, _ := http.NewRequest("GET", n.URL()+"/apps/SVC", nil)
+		req.Header.Set("Accept", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var one struct {
+			Application struct {
+				Instance []fedInstance `json:"instance"`
+			} `json:"application"`
+		}
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&one))
+		res.Body.Close()
+		assert.Len(t, one.Application.Instance, 2, "%s: one application with fallback holds the remote instance", names[i])
+		res, err = http.Get(n.URL() + "/apps/NOPE")
+		require.NoError(t, err)
+		res.Body.Close()
+		assert.Equal(t, http.StatusNotFound, res.StatusCode)
 		// What the previous region pulls from this one: local only.
 		assert.Empty(t, pullLocalOnly(t, n.URL()), "%s answers a pull with local data only", names[i])
 	}
