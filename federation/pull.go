@@ -39,19 +39,11 @@ import (
 // set. A Heureka remote answers a pull with local data only anyway.
 const localOnlyQuery = "?regions=heureka-local-only"
 
-// UserAgent is what pulls send; it starts with Eureka's remote-region
-// client's User-Agent.
+// UserAgent is what pulls send: the User-Agent of Eureka 1.x's
+// remote-region client, by which (or by the DiscoveryIdentity-Name
+// DefaultServer they also send) a Heureka server knows a pull and answers it
+// with local data only (httpapi's isRegionPull).
 const UserAgent = "Java-EurekaClient-RemoteRegion/heureka"
-
-// pullAgentPrefix is how a server recognizes a remote region's pull.
-const pullAgentPrefix = "Java-EurekaClient-RemoteRegion"
-
-// IsRegionPull reports whether a request's User-Agent is a remote
-// region's pull (a Java Eureka server's or a Heureka's), which must be
-// answered with local data only.
-func IsRegionPull(userAgent string) bool {
-	return len(userAgent) >= len(pullAgentPrefix) && userAgent[:len(pullAgentPrefix)] == pullAgentPrefix
-}
 
 // puller pulls one region; it is the only writer of the region's state.
 type puller struct {
