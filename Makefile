@@ -65,6 +65,17 @@ test: clientdeps testdeps javadeps vet
 upgrade-test:
 	$(GO) test -tags upgrade -run '^TestUpgrade' -count=1 -timeout 20m -v ./cmd/heureka/
 
+## spring-starter-measure: not part of `make test`. A three-node cluster on loopback and a Spring Boot
+## service B calling A by name through the load balancer (B's Eureka client on one node, A's instances
+## registered on another): registration → B's first call on the new instance and cancel → B's last
+## call on it, for the stock defaults, fast polling (1 s fetch, 1 s cache TTL) and the Spring Cloud
+## starter (docs/spring-starter.md). HEUREKA_MEASURE_ROUNDS (10), HEUREKA_MEASURE_STOCK_ROUNDS (3),
+## HEUREKA_MEASURE_MODES (starter,fast,stock). About 8 minutes, most of them the stock rounds.
+.PHONY: spring-starter-measure
+spring-starter-measure:
+	HEUREKA_MEASURE=1 $(GO) test -run '^TestSpringStarterMeasure$$' -count=1 -v -timeout 70m ./clients/springstarter/ \
+		| grep -E 'round [0-9]+:|calls/s|^ *springstarter_test.go:[0-9]+: \||FAIL|^ok'
+
 test-short:
 	$(GO) test -count=1 -short $(PKGS)
 

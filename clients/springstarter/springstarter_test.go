@@ -41,22 +41,26 @@ const mavenTimeout = 4 * time.Minute
 // the node with its stream hidden.
 func TestSpringStarter(t *testing.T) {
 	mvn := maven(t)
-	n := startNode(t)
+	n := startNodeWith(t, "spring-starter", nil)
 	plain := hideStream(t, n.URL())
-	runMaven(t, mvn,
+	runMavenFor(t, mvn, mavenTimeout, nil,
 		"HEUREKA_URL="+n.URL()+"/",
 		"HEUREKA_PLAIN_URL="+plain+"/eureka/",
 	)
 }
 
-// startNode starts a node on a free loopback port, stopped when the test ends.
-func startNode(t *testing.T) *node.Node {
+// startNodeWith starts a node on a free loopback port, stopped when the test
+// ends; mutate (if not nil) changes its configuration first.
+func startNodeWith(t *testing.T, name string, mutate func(*node.Config)) *node.Node {
 	t.Helper()
-	cfg := node.DefaultConfig("spring-starter")
+	cfg := node.DefaultConfig(name)
 	cfg.HTTPAddr = "127.0.0.1:0"
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	cfg.Registry.EvictionInterval = 500 * time.Millisecond
 	cfg.Registry.SelfPreservation = false
+	if mutate != nil {
+		mutate(&cfg)
+	}
 	n, err := node.Start(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -105,15 +109,16 @@ func maven(t *testing.T) string {
 	return mvn
 }
 
-// runMaven runs the starter's tests offline with env added, streams Maven's
-// output to the test log, and fails the test if Maven fails.
-func runMaven(t *testing.T, mvn string, env ...string) {
+// runMavenFor runs the starter's tests offline (mvn test with extra
+// arguments) with env added, within limit, streams Maven's output to the test
+// log, and fails the test if Maven fails.
+func runMavenFor(t *testing.T, mvn string, limit time.Duration, extra []string, env ...string) {
 	t.Helper()
 	dir, err := filepath.Abs("../spring-starter")
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), mavenTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	args := []string{"-o", "-B", "-ntp", "test"}
+	args := append([]string{"-o", "-B", "-ntp", "test"}, extra...)
 	if v := os.Getenv("HEUREKA_MAVEN_REPO"); v != "" {
 		args = append(args, "-Dmaven.repo.local="+v)
 	}
@@ -145,7 +150,7 @@ func runMaven(t *testing.T, mvn string, env ...string) {
 	<-logged
 	t.Logf("maven took %s", time.Since(start).Round(100*time.Millisecond))
 	if ctx.Err() != nil {
-		t.Fatalf("mvn test did not finish within %s: %v", mavenTimeout, err)
+		t.Fatalf("mvn test did not finish within %s: %v", limit, err)
 	}
 	if offlineMiss {
 		t.Fatalf("Maven misses a dependency offline: run `make javadeps` (its output is above)")
