@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,16 +38,70 @@ import (
 // mavenTimeout bounds the Maven run (JVM start, compile, tests).
 const mavenTimeout = 4 * time.Minute
 
-// TestSpringStarter runs the starter's Java tests against a node and against
-// the node with its stream hidden.
+// TestSpringStarter runs the starter's Java tests against a node, against
+// the node with its stream hidden, and against a two-node cluster one of whose
+// nodes the Java side has stopped through HEUREKA_CONTROL_URL.
 func TestSpringStarter(t *testing.T) {
 	mvn := maven(t)
 	n := startNodeWith(t, "spring-starter", nil)
 	plain := hideStream(t, n.URL())
+	pair := []*node.Node{startClusterNode(t, "spring-starter-1", nil)}
+	pair = append(pair, startClusterNode(t, "spring-starter-2", []string{pair[0].Members().LocalNode().Address}))
+	require.Eventually(t, func() bool {
+		for _, n := range pair {
+			if len(n.Members().LiveMembers()) != len(pair) || !n.Ready() {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 20*time.Millisecond, "the two nodes did not form a ready cluster")
+	control := stopper(t, pair)
 	runMavenFor(t, mvn, mavenTimeout, nil,
 		"HEUREKA_URL="+n.URL()+"/",
 		"HEUREKA_PLAIN_URL="+plain+"/eureka/",
+		"HEUREKA_CLUSTER_URLS="+pair[0].URL()+"/,"+pair[1].URL()+"/",
+		"HEUREKA_CONTROL_URL="+control,
 	)
+}
+
+// stopper serves POST /stop with a node's Eureka URL as the body: it stops
+// that node (once) and answers 200, or 404 for a URL it does not know.
+func stopper(t *testing.T, nodes []*node.Node) string {
+	var mu sync.Mutex
+	stopped := map[*node.Node]bool{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/stop" {
+			http.NotFound(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, 4096))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		want := strings.TrimSuffix(strings.TrimSpace(string(body)), "/")
+		mu.Lock()
+		defer mu.Unlock()
+		for _, n := range nodes {
+			if n.URL() != want {
+				continue
+			}
+			if !stopped[n] {
+				t.Logf("control: stopping %s", n.URL())
+				ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+				defer cancel()
+				if err := n.Stop(ctx); err != nil {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+				stopped[n] = true
+			}
+			return
+		}
+		http.Error(w, "no such node: "+want, http.StatusNotFound)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // startNodeWith starts a node on a free loopback port, stopped when the test

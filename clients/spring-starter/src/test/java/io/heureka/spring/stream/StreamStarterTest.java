@@ -34,9 +34,10 @@ import org.springframework.web.client.RestClient;
 
 /**
  * Spring Boot apps with the starter on their classpath and no code for it, against a real Heureka node
- * (HEUREKA_URL) and against the same node behind a proxy that answers 404 on the stream, as a plain Eureka
- * server does (HEUREKA_PLAIN_URL). The Go driver (clients/springstarter) starts both; run without them, every
- * test is skipped.
+ * (HEUREKA_URL), against the same node behind a proxy that answers 404 on the stream, as a plain Eureka
+ * server does (HEUREKA_PLAIN_URL), and against a two-node cluster (HEUREKA_CLUSTER_URLS) one of whose nodes
+ * HEUREKA_CONTROL_URL stops on request. The Go driver (clients/springstarter) starts them; run without them,
+ * every test is skipped.
  *
  * <p>The callers keep the Eureka client's registry-fetch-interval-seconds at its default of 30 and the
  * LoadBalancer's cache at its default TTL of 35 s. A new instance reached through the load balancer within
@@ -213,6 +214,48 @@ class StreamStarterTest {
         assertEquals(0, watcher.connections(), "no stream was opened");
         assertEquals(0, watcher.events());
         assertNotNull(caller.getBean(DiscoveryClient.class));
+    }
+
+    @Test
+    void whenItsNodeStopsTheStreamMovesToAnotherNode() throws Exception {
+        String urls = env("HEUREKA_CLUSTER_URLS");
+        String control = env("HEUREKA_CONTROL_URL");
+        ConfigurableApplicationContext caller = caller(urls, "pair-caller", Map.of());
+        HeurekaStreamWatcher watcher = caller.getBean(HeurekaStreamWatcher.class);
+        long t0 = System.nanoTime();
+        await(WAIT, () -> "the caller follows the stream: " + watcher.state(),
+                () -> watcher.state() == HeurekaStreamWatcher.State.STREAMING);
+        System.out.printf("pair-caller streaming after %d ms%n", ms(System.nanoTime() - t0));
+        String followed = watcher.streamUrl();
+        String stopped = followed.substring(0, followed.length() - "stream".length());
+        String survivor = null;
+        for (String u : urls.split(",")) {
+            if (!u.equals(stopped)) {
+                survivor = u;
+            }
+        }
+        assertNotNull(survivor, "the stream follows " + followed + ", not one of " + urls);
+
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(control + "stop"))
+                .POST(HttpRequest.BodyPublishers.ofString(stopped)).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode(), "stopping " + stopped + ": " + r.body());
+        long stoppedAt = System.nanoTime();
+        await(WAIT, () -> "the stream moves to " + watcher.streamUrl() + " (" + watcher.state() + ")",
+                () -> watcher.state() == HeurekaStreamWatcher.State.STREAMING && watcher.connections() >= 2
+                        && !followed.equals(watcher.streamUrl()));
+
+        System.out.printf("the stream moved from %s to %s in %d ms%n", followed, watcher.streamUrl(),
+                ms(System.nanoTime() - stoppedAt));
+        // A change on the survivor still reaches the caller before any poll could.
+        String only = survivor;
+        DiscoveryClient discovery = caller.getBean(DiscoveryClient.class);
+        greeter(only, "pair-greeter", "pair-1");
+        long registeredAt = await(WAIT, "pair-1 registered", () -> registered(only, "PAIR-GREETER", "pair-1"));
+        long visibleAt = await(PROMPT, "the caller's DiscoveryClient lists pair-1 after the failover",
+                () -> ids(discovery.getInstances("pair-greeter")).contains("pair-1"));
+        System.out.printf("after the failover: pair-1 registered -> in DiscoveryClient %d ms%n",
+                ms(visibleAt - registeredAt));
+        assertEquals("hello from pair-1", call(lb(caller), "pair-greeter"));
     }
 
     private void closeApp(int i) {
