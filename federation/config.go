@@ -28,6 +28,11 @@ type Remote struct {
 	// "http://eureka.dc2.example:8761/eureka/"; "apps/" and "apps/delta"
 	// are resolved against it. A missing trailing slash is added.
 	URL string
+	// Apps, when not empty, are the only applications served from the
+	// region (upper case), like Eureka's remote-region-app-whitelist: the
+	// others are still pulled (the hashcode check needs the whole
+	// registry) but never served. Empty: every application.
+	Apps []string
 }
 
 // Config configures federation: this cluster's region and the remote

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,12 @@ func New(cfg Config, enc [view.NumFormats]view.Encoder) (*Federation, error) {
 	m := newMetrics(cfg.Metrics)
 	for _, r := range cfg.Remotes {
 		st := newRegionState(r.Name, cfg.Region)
+		if len(r.Apps) > 0 {
+			st.apps = map[string]bool{}
+			for _, a := range r.Apps {
+				st.apps[strings.ToUpper(a)] = true
+			}
+		}
 		p := &puller{f: f, remote: r, base: baseURL(r.URL), st: st, metrics: m.region(r.Name)}
 		f.pullers = append(f.pullers, p)
 		ptr := &atomic.Pointer[regionSnap]{}

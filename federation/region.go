@@ -67,6 +67,8 @@ type change struct {
 // region (a stream delivers changes one by one).
 type regionState struct {
 	name, home string // the region, and the region this cluster is in
+	// apps is the region's application whitelist; nil: every application.
+	apps       map[string]bool
 	raw        map[actors.Key]*actors.Instance
 	rawCounts  counts // of raw, for hashcode
 	// served holds the served copies by application and id.
@@ -212,10 +214,14 @@ func (r *regionState) record(in *actors.Instance, action actors.ActionType, now 
 
 // serve returns the copy of a raw instance that readers get: marked with
 // the region and given a zone; nil for an instance that is not served
-// (it carries a region marker already: see the file comment).
+// (it carries a region marker already: see the file comment; or its
+// application is not in the region's whitelist).
 func (r *regionState) serve(in *actors.Instance) *actors.Instance {
 	if _, marked := in.Metadata[MarkerKey]; marked {
 		return nil
+	}
+	if r.apps != nil && !r.apps[in.App] {
+		return nil // not in the region's whitelist
 	}
 	c := in.Clone()
 	if c.Metadata == nil {

@@ -75,3 +75,14 @@ func TestDecodeAppsSingleObjects(t *testing.T) {
 	assert.Equal(t, "A", d.instances[0].App)
 	assert.Equal(t, actors.ActionAdded, d.instances[0].ActionType)
 }
+
+func TestRegionStateWhitelist(t *testing.T) {
+	r := newRegionState("dc2", "dc1")
+	r.apps = map[string]bool{"A": true}
+	r.replace([]*actors.Instance{inst("A", "a1", actors.StatusUp, 1), inst("B", "b1", actors.StatusUp, 1)}, time.Unix(1, 0))
+	assert.Equal(t, "UP_2_", r.hashcode(), "the whole registry is pulled and checked")
+	s := r.snapshot()
+	assert.Equal(t, []string{"A"}, s.names, "only whitelisted applications are served")
+	assert.Equal(t, 1, s.total)
+	assert.Len(t, s.window, 1, "nor are their changes")
+}

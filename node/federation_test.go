@@ -488,3 +488,36 @@ func pullLocalOnly(t *testing.T, base string) string {
 	}
 	return ""
 }
+
+// TestFederationWhitelist: only the whitelisted applications of a region
+// are served; its hashcode check still covers the whole registry (no full
+// refetch loop).
+func TestFederationWhitelist(t *testing.T) {
+	dc1 := startFed(t, fedConfig(t, "dc1"))
+	fedRegister(t, dc1.URL(), "ORDERS", "o-1", "UP", nil)
+	fedRegister(t, dc1.URL(), "USERS", "u-1", "UP", nil)
+	cfg := fedConfig(t, "dc2", federation.Remote{Name: "dc1", URL: dc1.URL() + "/", Apps: []string{"users"}})
+	cfg.Federation.Stream = false // polls: deltas checked against the hashcode
+	dc2 := startFed(t, cfg)
+	require.Eventually(t, dc2.Federation().Ready, 5*time.Second, 5*time.Millisecond)
+	_, a := fedGet(t, dc2.URL(), "/apps?regions=dc1")
+	ids := a.ids(t)
+	assert.Contains(t, ids, "USERS/u-1")
+	assert.NotContains(t, ids, "ORDERS/o-1")
+	assert.Equal(t, "UP_1_", a.Applications.Hashcode)
+	time.Sleep(10 * federation.DefaultLocalConfig().PullInterval)
+	families, err := dc2.Metrics().Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != "heureka_region_pulls_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == "mismatch" {
+					assert.Zero(t, m.GetCounter().GetValue(), "no delta mismatched")
+				}
+			}
+		}
+	}
+}

@@ -738,7 +738,7 @@ func TestEnvNames(t *testing.T) {
 		require.True(t, ok, name)
 		assert.Equal(t, env, o.env())
 	}
-	assert.Len(t, options, 29+13+7, "one option per Config field (13 in Security, 7 in Regions)")
+	assert.Len(t, options, 29+13+8, "one option per Config field (13 in Security, 8 in Regions)")
 }
 
 // The Eureka peers' passwords never reach the effective-configuration log.

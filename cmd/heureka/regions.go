@@ -7,6 +7,7 @@ package main
 //
 //	eureka.server.remote-region-urls-with-name.<region>: <url>   --remote-region <region>=<url>
 //	eureka.remoteRegionUrlsWithName: "<region>;<url>,…"         (Netflix spelling, same)
+//	eureka.server.remote-region-app-whitelist.<region>: A,B      --remote-region-apps <region>=A,B
 //	eureka.server.remote-region-registry-fetch-interval (s)      --region-pull-interval
 //	eureka.server.disable-transparent-fallback-to-other-region   --region-transparent-fallback (inverted)
 //	eureka.client.region                                         --region
@@ -36,6 +37,11 @@ type Regions struct {
 	// remote registry's Eureka base URL. --remote-region (may be
 	// repeated, or comma-separated), HEUREKA_REMOTE_REGION, default none.
 	RemoteRegions []string
+	// RemoteRegionApps are per-region application whitelists,
+	// "region=APP1,APP2;region2=APP3": only those applications of the
+	// region are served. --remote-region-apps, default none (every
+	// application).
+	RemoteRegionApps string
 	// RegionPullInterval is the time between two pulls of a remote region.
 	// --region-pull-interval, HEUREKA_REGION_PULL_INTERVAL, default 5s.
 	RegionPullInterval time.Duration
@@ -99,6 +105,18 @@ var regionOptions = []option{
 			return strings.Join(shown, ",")
 		},
 	},
+	{
+		name: "remote-region-apps", arg: "region=APPS;…", quote: true,
+		usage: "serve only these applications of a remote region, e.g. \"dc2=ORDERS,USERS;dc3=PAYMENTS\" (Eureka's remote-region-app-whitelist)",
+		set: func(c *Config, v string) error {
+			if _, err := parseRegionApps(v); err != nil {
+				return err
+			}
+			c.RemoteRegionApps = strings.TrimSpace(v)
+			return nil
+		},
+		get: func(c Config) string { return c.RemoteRegionApps },
+	},
 	durationOpt("region-pull-interval", "time between two pulls of each remote region", func(c *Config) *time.Duration { return &c.RegionPullInterval }),
 	durationOpt("region-stale-after", "a remote region with no successful pull for this long is shown stale (still served)", func(c *Config) *time.Duration { return &c.RegionStaleAfter }),
 	durationOpt("region-drop-after", "a remote region with no successful pull for this long is no longer served", func(c *Config) *time.Duration { return &c.RegionDropAfter }),
@@ -127,12 +145,21 @@ func (r Regions) federationConfig(deltaRetention time.Duration) (federation.Conf
 	fc.Stream = r.RegionStream
 	fc.RequestTimeout = min(fc.RequestTimeout, r.RegionStaleAfter)
 	fc.DeltaRetention = deltaRetention // remote changes stay as long as local ones
+	apps, err := parseRegionApps(r.RemoteRegionApps)
+	if err != nil {
+		return fc, false, err
+	}
 	for _, s := range r.RemoteRegions {
 		rr, err := federation.ParseRemote(s)
 		if err != nil {
 			return fc, false, err
 		}
+		rr.Apps = apps[rr.Name]
+		delete(apps, rr.Name)
 		fc.Remotes = append(fc.Remotes, rr)
+	}
+	for name := range apps {
+		return fc, false, fmt.Errorf("--remote-region-apps names region %q, which no --remote-region configures", name)
 	}
 	if err := fc.Validate(); err != nil {
 		return fc, false, err
@@ -146,6 +173,63 @@ func (r Regions) validate(deltaRetention time.Duration) []error {
 		return []error{fmt.Errorf("federation options (--region, --remote-region, --region-*): %v", trimFed(err))}
 	}
 	return nil
+}
+
+// parseRegionApps parses "region=APP1,APP2;region2=APP3" into upper-case
+// application names by lower-case region.
+func parseRegionApps(v string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, part := range strings.Split(v, ";") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		name, list, ok := strings.Cut(part, "=")
+		name = strings.ToLower(strings.TrimSpace(name))
+		apps := splitList(list)
+		if !ok || name == "" || len(apps) == 0 {
+			return nil, fmt.Errorf("%q: want region=APP1,APP2, regions separated by ';'", part)
+		}
+		for _, a := range apps {
+			out[name] = append(out[name], strings.ToUpper(a))
+		}
+	}
+	return out, nil
+}
+
+// springRegionApps handles eureka.server.remote-region-app-whitelist:
+// Spring's mapping of region → applications (a comma-separated string or a
+// list).
+func springRegionApps(l *fileLoader, at keyRef, v *yaml.Node) {
+	if v.Kind != yaml.MappingNode {
+		l.errorf(at, "wrong type: want a mapping of region names to application lists")
+		return
+	}
+	var parts []string
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, a := deref(v.Content[i]), deref(v.Content[i+1])
+		var apps []string
+		switch {
+		case k.Kind == yaml.ScalarNode && a.Kind == yaml.ScalarNode:
+			apps = splitList(a.Value)
+		case k.Kind == yaml.ScalarNode && a.Kind == yaml.SequenceNode:
+			for _, e := range a.Content {
+				if e = deref(e); e.Kind == yaml.ScalarNode {
+					apps = append(apps, e.Value)
+				}
+			}
+		default:
+			l.errorf(at, "wrong type: want a mapping of region names to application lists")
+			return
+		}
+		parts = append(parts, k.Value+"="+strings.Join(apps, ","))
+	}
+	sort.Strings(parts)
+	text := strings.Join(parts, ";")
+	if _, err := parseRegionApps(text); err != nil {
+		l.errs = append(l.errs, invalidValue(fmt.Sprintf("%s:%d: %s", l.file, at.line, at.path), text, false, err))
+		return
+	}
+	l.assigns = append(l.assigns, assignment{field: "remote-region-apps", at: at, text: text})
 }
 
 // springRemoteRegions handles eureka.server.remote-region-urls-with-name:

@@ -15,15 +15,16 @@ import (
 
 func TestRegionFlags(t *testing.T) {
 	c, _, err := LoadConfig([]string{"--region", "DC1", "--remote-region", "dc2=http://e2:8761/eureka/",
-		"--remote-region", "dc3=http://e3:8761/eureka/", "--region-pull-interval", "2s", "--region-transparent-fallback"}, envMap(nil))
+		"--remote-region", "dc3=http://e3:8761/eureka/", "--region-pull-interval", "2s", "--region-transparent-fallback",
+		"--remote-region-apps", "dc2=orders,USERS"}, envMap(nil))
 	require.NoError(t, err)
 	assert.Equal(t, "dc1", c.Region)
 	assert.Equal(t, []string{"dc2=http://e2:8761/eureka/", "dc3=http://e3:8761/eureka/"}, c.RemoteRegions)
 	nc, err := nodeConfig(c, nil)
 	require.NoError(t, err)
 	require.NotNil(t, nc.Federation)
-	assert.Equal(t, []federation.Remote{{Name: "dc2", URL: "http://e2:8761/eureka/"}, {Name: "dc3", URL: "http://e3:8761/eureka/"}},
-		nc.Federation.Remotes)
+	assert.Equal(t, []federation.Remote{{Name: "dc2", URL: "http://e2:8761/eureka/", Apps: []string{"ORDERS", "USERS"}},
+		{Name: "dc3", URL: "http://e3:8761/eureka/"}}, nc.Federation.Remotes)
 	assert.Equal(t, 2*time.Second, nc.Federation.PullInterval)
 	assert.True(t, nc.Federation.TransparentFallback)
 	assert.True(t, nc.Federation.Stream, "streams are followed by default")
@@ -41,6 +42,8 @@ func TestRegionFlagsRejectBadValues(t *testing.T) {
 		{"--region", "dc1", "--remote-region", "dc1=http://x/eureka/"},
 		{"--remote-region", "dc2=http://x/eureka/", "--region-drop-after", "30s"},
 		{"--region-stale-after", "0s"},
+		{"--remote-region-apps", "dc2"},
+		{"--remote-region", "dc2=http://x/eureka/", "--remote-region-apps", "dc9=ORDERS"},
 	} {
 		_, _, err := LoadConfig(args, envMap(nil))
 		assert.Error(t, err, "%v", args)
@@ -57,6 +60,9 @@ eureka:
       dc3: http://e3:8761/eureka/
       dc2: http://e2:8761/eureka/
     remote-region-registry-fetch-interval: 10
+    remote-region-app-whitelist:
+      dc2: orders,users
+      dc3: [PAYMENTS]
     disable-transparent-fallback-to-other-region: false
 `)
 	c, _, err := LoadConfig([]string{"--config", p}, envMap(nil))
@@ -64,6 +70,7 @@ eureka:
 	assert.Equal(t, "dc1", c.Region)
 	assert.Equal(t, []string{"dc2=http://e2:8761/eureka/", "dc3=http://e3:8761/eureka/"}, c.RemoteRegions)
 	assert.Equal(t, 10*time.Second, c.RegionPullInterval)
+	assert.Equal(t, "dc2=orders,users;dc3=PAYMENTS", c.RemoteRegionApps)
 	assert.True(t, c.RegionTransparentFallback)
 
 	p = writeYAML(t, "eureka:\n  remoteRegionUrlsWithName: \"dc2;http://e2:8761/eureka/\"\n")

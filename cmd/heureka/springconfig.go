@@ -148,7 +148,7 @@ var springServerIgnored = []string{
 	"peer-eureka-nodes-update-interval-ms", "peer-eureka-status-refresh-time-interval-ms",
 	"peer-node-connect-timeout-ms", "peer-node-connection-idle-timeout-seconds", "peer-node-read-timeout-ms",
 	"peer-node-total-connections", "peer-node-total-connections-per-host", "prime-aws-replica-connections",
-	"property-resolver", "registry-sync-retry-wait-ms", "remote-region-app-whitelist",
+	"property-resolver", "registry-sync-retry-wait-ms",
 	"remote-region-connect-timeout-ms", "remote-region-connection-idle-timeout-seconds",
 	"remote-region-fetch-thread-pool-size", "remote-region-read-timeout-ms",
 	"remote-region-total-connections", "remote-region-total-connections-per-host", "remote-region-trust-store",
@@ -207,6 +207,7 @@ func buildFileKeys() map[string]fileKey {
 	server("rate-limiter-privileged-clients", springOption("rate-limit-privileged-clients"))
 	// Remote regions (regions.go).
 	server("remote-region-urls-with-name", springRemoteRegions)
+	server("remote-region-app-whitelist", springRegionApps)
 	server("remote-region-registry-fetch-interval", springDuration("region-pull-interval", time.Second))
 	server("disable-transparent-fallback-to-other-region", springNoFallback)
 	add("eureka.client.region", false, springOption("region"))
