@@ -68,9 +68,9 @@ type change struct {
 type regionState struct {
 	name, home string // the region, and the region this cluster is in
 	// apps is the region's application whitelist; nil: every application.
-	apps       map[string]bool
-	raw        map[actors.Key]*actors.Instance
-	rawCounts  counts // of raw, for hashcode
+	apps      map[string]bool
+	raw       map[actors.Key]*actors.Instance
+	rawCounts counts // of raw, for hashcode
 	// served holds the served copies by application and id.
 	served map[string]map[string]*actors.Instance
 	// entries are the applications as last published; dirty names those
