@@ -8,16 +8,30 @@ import (
 // The open server bugs the hold scenarios found (analysis in
 // simulations/FINDINGS.md, "Open: holds under silence and restarts"). Each
 // matcher is narrow: its scenario, its invariant, and the bug's signature.
-// (BUG-21's matcher went with its fix; the last tree that has it is
-// 03080c6.)
 func init() {
 	KnownBugs = append(KnownBugs,
+		KnownBug{
+			ID: "BUG-21",
+			Title: "at the end of a one-way block, under heavy CPU load, a member's report that arrives late dips the " +
+				"renewal count and engages self-preservation for a moment (sweeps on a quiet machine pass 20 of 20)",
+			Explains: explainedBySilentSP,
+		},
 		KnownBug{
 			ID: "BUG-22",
 			Title: "in a rolling restart under load, the renewals of a stopped node's clients now and then dip one or " +
 				"two below the threshold for up to a window while they fail over, engaging self-preservation for a moment",
 			Explains: explainedByRestartGrace,
 		})
+}
+
+// explainedBySilentSP matches what remains of BUG-21: silent-member's
+// sp-quiet verdict when no engagement lasted longer than one renewal
+// window, never a long engagement nor the eviction bound.
+func explainedBySilentSP(r *Result, v Verdict) bool {
+	if r.Scenario != "silent-member" || v.Invariant != InvSPQuiet {
+		return false
+	}
+	return longestWithin(v.Measured, r.Timers.RenewalWindow)
 }
 
 // longestWithin reports whether an sp-quiet verdict's longest engagement

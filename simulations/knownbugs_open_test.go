@@ -18,4 +18,11 @@ func TestOpenBugMatchersAreNarrow(t *testing.T) {
 	assert.False(t, explainedByRestartGrace(r, late), "the eviction bound is never explained")
 	assert.False(t, explainedByRestartGrace(r, lost), "a dead client never evicted")
 	assert.False(t, explainedByRestartGrace(&Result{Scenario: "rolling-restart", Timers: DefaultTimers()}, late), "another scenario")
+
+	s := &Result{Scenario: "silent-member", Timers: DefaultTimers()}
+	bound := Verdict{Invariant: InvSilentMemberBound, Measured: "1 killed clients, …; hold seen in 1 readings, missing on 0 nodes"}
+	assert.True(t, explainedBySilentSP(s, short), "a moment's engagement at the unblock")
+	assert.False(t, explainedBySilentSP(s, long), "an engagement longer than a window")
+	assert.False(t, explainedBySilentSP(s, bound), "the eviction bound is never explained")
+	assert.False(t, explainedBySilentSP(&Result{Scenario: "partition-heal", Timers: DefaultTimers()}, short), "another scenario")
 }

@@ -60,6 +60,10 @@ var SabotagePlan = map[sabotage.Switch][]string{
 	// on one side come back from the other side's copies, whose leases
 	// still run at the heal (no-resurrection).
 	sabotage.TombstoneOutlivedByLease: {"long-lease"},
+	// A silent member holds eviction for as long as it is silent: the
+	// client killed during the one-way block stays listed until the block
+	// ends (silent-member-bound).
+	sabotage.SilentMemberHoldsForever: {"silent-member"},
 }
 
 // SabotageRun is one switch's runs (Switch "" for the control runs
