@@ -45,6 +45,8 @@ var knownDiffs = []knownDiff{
 		}
 		delete(h, "selfPreservation")
 		delete(h, "readiness")
+		delete(h, "eviction") // the holds on eviction, a Heureka addition
+		delete(h, "regions")  // remote regions' state, when configured
 		delete(h, "isHeathly")
 		if gs, ok := first(h["generalStats"]); ok {
 			delete(gs, "environment")
