@@ -44,8 +44,10 @@ final class LoadBalancerCacheClearer implements ApplicationListener<HeartbeatEve
     void clear() {
         Collection<LoadBalancerCacheManager> ms = managers;
         if (ms == null) {
-            ms = beans.getBeansOfType(LoadBalancerCacheManager.class, false, false).values();
-            managers = ms;
+            ms = beans.getBeansOfType(LoadBalancerCacheManager.class, false, true).values();
+            if (!ms.isEmpty()) {
+                managers = ms; // kept once found; looked up again while there is none yet
+            }
         }
         for (LoadBalancerCacheManager m : ms) {
             for (String name : m.getCacheNames()) {

@@ -175,6 +175,7 @@ class StreamStarterTest {
         System.out.printf("starter: greeter-2 cancelled -> out of DiscoveryClient %d ms, -> six calls on greeter-1 %d ms%n",
                 ms(droppedAt - cancelledAt), ms(allOneAt - cancelledAt));
         assertEquals(HeurekaStreamWatcher.State.STREAMING, watcher.state());
+        System.out.printf("starter: %d events, %d refreshes%n", watcher.events(), watcher.refreshes());
     }
 
     @Test
