@@ -194,11 +194,19 @@ func (h *hub) run() {
 		if h.stopIfIdle() {
 			return
 		}
+		// The channel first, then the comparison: a change published
+		// after the hub's last snapshot read, before this wait, has
+		// closed an earlier channel (see watch_changes.go).
 		changed := h.p.changes.wait()
-		select {
-		case <-changed:
-		case <-h.kick:
-			continue
+		h.mu.Lock()
+		last := h.last
+		h.mu.Unlock()
+		if h.view.Snapshot() == last {
+			select {
+			case <-changed:
+			case <-h.kick:
+				continue
+			}
 		}
 		if d := h.p.cfg.StreamCoalesce; d > 0 {
 			t := time.NewTimer(d)
