@@ -39,10 +39,20 @@ import (
 const mavenTimeout = 4 * time.Minute
 
 // TestSpringStarter runs the starter's Java tests against a node, against
-// the node with its stream hidden, and against a two-node cluster one of whose
-// nodes the Java side has stopped through HEUREKA_CONTROL_URL.
+// the node with its stream hidden, against Spring Cloud Netflix's Eureka
+// server (no stream), and against a two-node cluster one of whose nodes the
+// Java side has stopped through HEUREKA_CONTROL_URL.
 func TestSpringStarter(t *testing.T) {
 	mvn := maven(t)
+	type started struct {
+		url string
+		err error
+	}
+	eureka := make(chan started, 1)
+	go func() {
+		u, err := startEureka(t)
+		eureka <- started{u, err}
+	}()
 	n := startNodeWith(t, "spring-starter", nil)
 	plain := hideStream(t, n.URL())
 	pair := []*node.Node{startClusterNode(t, "spring-starter-1", nil)}
@@ -56,11 +66,15 @@ func TestSpringStarter(t *testing.T) {
 		return true
 	}, 30*time.Second, 20*time.Millisecond, "the two nodes did not form a ready cluster")
 	control := stopper(t, pair)
+	e := <-eureka
+	require.NoError(t, e.err)
+	eurekaURL := e.url
 	runMavenFor(t, mvn, mavenTimeout, nil,
 		"HEUREKA_URL="+n.URL()+"/",
 		"HEUREKA_PLAIN_URL="+plain+"/eureka/",
 		"HEUREKA_CLUSTER_URLS="+pair[0].URL()+"/,"+pair[1].URL()+"/",
 		"HEUREKA_CONTROL_URL="+control,
+		"HEUREKA_EUREKA_URL="+eurekaURL,
 	)
 }
 

@@ -35,7 +35,7 @@ import org.springframework.web.client.RestClient;
 /**
  * Spring Boot apps with the starter on their classpath and no code for it, against a real Heureka node
  * (HEUREKA_URL), against the same node behind a proxy that answers 404 on the stream, as a plain Eureka
- * server does (HEUREKA_PLAIN_URL), and against a two-node cluster (HEUREKA_CLUSTER_URLS) one of whose nodes
+ * server does (HEUREKA_PLAIN_URL), against Spring Cloud Netflix's Eureka server (HEUREKA_EUREKA_URL), and against a two-node cluster (HEUREKA_CLUSTER_URLS) one of whose nodes
  * HEUREKA_CONTROL_URL stops on request. The Go driver (clients/springstarter) starts them; run without them,
  * every test is skipped.
  *
@@ -180,12 +180,23 @@ class StreamStarterTest {
 
     @Test
     void withoutStreamTheClientPollsAndTheLoadBalancerFollowsItsPolls() throws Exception {
-        String plain = env("HEUREKA_PLAIN_URL");
-        greeter(plain, "plain-greeter", "plain-1");
-        await(WAIT, "plain-1 registered", () -> registered(plain, "PLAIN-GREETER", "plain-1"));
+        pollsWithoutStream(env("HEUREKA_PLAIN_URL"), "plain");
+    }
+
+    /** The same against Spring Cloud Netflix's Eureka server, which has no stream (404). */
+    @Test
+    void againstAPlainEurekaServerTheClientPolls() throws Exception {
+        pollsWithoutStream(env("HEUREKA_EUREKA_URL"), "eureka");
+    }
+
+    private void pollsWithoutStream(String plain, String prefix) throws Exception {
+        String app = prefix + "-greeter";
+        String APP = app.toUpperCase();
+        greeter(plain, app, prefix + "-1");
+        await(WAIT, prefix + "-1 registered", () -> registered(plain, APP, prefix + "-1"));
 
         // Polling every second, the LoadBalancer cache at its 35 s default.
-        ConfigurableApplicationContext caller = caller(plain, "plain-caller",
+        ConfigurableApplicationContext caller = caller(plain, prefix + "-caller",
                 Map.of("eureka.client.registry-fetch-interval-seconds", "1"));
         HeurekaStreamWatcher watcher = caller.getBean(HeurekaStreamWatcher.class);
         await(WAIT, () -> "the starter falls back to polling: " + watcher.state(),
@@ -193,20 +204,21 @@ class StreamStarterTest {
         assertEquals(0, watcher.connections(), "no stream was opened");
         DiscoveryClient discovery = caller.getBean(DiscoveryClient.class);
         RestClient lb = lb(caller);
-        await(WAIT, "plain-1 found", () -> ids(discovery.getInstances("plain-greeter")).contains("plain-1"));
-        assertEquals("hello from plain-1", call(lb, "plain-greeter"));
+        await(WAIT, prefix + "-1 found", () -> ids(discovery.getInstances(app)).contains(prefix + "-1"));
+        assertEquals("hello from " + prefix + "-1", call(lb, app));
 
-        greeter(plain, "plain-greeter", "plain-2");
-        long registeredAt = await(WAIT, "plain-2 registered", () -> registered(plain, "PLAIN-GREETER", "plain-2"));
-        long routedAt = await(PROMPT, "a load-balanced call lands on plain-2 (polled, the cache cleared on refresh)",
-                () -> call(lb, "plain-greeter").equals("hello from plain-2"));
-        System.out.printf("polling at 1 s: plain-2 registered -> first routed call %d ms%n", ms(routedAt - registeredAt));
+        greeter(plain, app, prefix + "-2");
+        long registeredAt = await(WAIT, prefix + "-2 registered", () -> registered(plain, APP, prefix + "-2"));
+        long routedAt = await(PROMPT, "a load-balanced call lands on " + prefix + "-2 (polled, the cache cleared on refresh)",
+                () -> call(lb, app).equals("hello from " + prefix + "-2"));
+        System.out.printf("%s, polling at 1 s: %s-2 registered -> first routed call %d ms%n", prefix, prefix,
+                ms(routedAt - registeredAt));
 
         closeApp(apps.size() - 1);
-        await(WAIT, "plain-2 cancelled", () -> !registered(plain, "PLAIN-GREETER", "plain-2"));
-        await(PROMPT, "six load-balanced calls in a row land on plain-1", () -> {
+        await(WAIT, prefix + "-2 cancelled", () -> !registered(plain, APP, prefix + "-2"));
+        await(PROMPT, "six load-balanced calls in a row land on " + prefix + "-1", () -> {
             for (int i = 0; i < 6; i++) {
-                if (!call(lb, "plain-greeter").equals("hello from plain-1")) {
+                if (!call(lb, app).equals("hello from " + prefix + "-1")) {
                     return false;
                 }
             }
@@ -214,7 +226,7 @@ class StreamStarterTest {
         });
         assertEquals(0, watcher.connections(), "no stream was opened");
         assertEquals(0, watcher.events());
-        assertNotNull(caller.getBean(DiscoveryClient.class));
+        assertEquals(HeurekaStreamWatcher.State.POLLING, watcher.state());
     }
 
     @Test
