@@ -19,7 +19,7 @@ public class HeurekaStreamProperties {
     /** Connect timeout of the stream's connection. */
     private Duration connectTimeout = Duration.ofSeconds(5);
 
-    /** The longest wait between two attempts to reach a stream when the servers fail (it doubles from 1 s). */
+    /** The longest pause before another round of URLs when every one failed in a row (it doubles from 250 ms). */
     private Duration maxBackoff = Duration.ofSeconds(30);
 
     /**

@@ -26,11 +26,13 @@ import org.springframework.context.SmartLifecycle;
  * every event asks the {@link RegistryRefresher} for a refresh of the Eureka client's registry. The events are a
  * wake-up signal: what the app sees is what the stock client fetches and applies.
  *
- * <p>The URLs are the client's ({@code eureka.client.service-url.*}, every zone of its region, its own zone's
- * first), tried in turn: a failed or closed stream is reopened on the next one after a backoff (1 s doubling to
- * {@code heureka.stream.max-backoff}), resuming with {@code Last-Event-ID}. When every URL answers 404 the
- * servers have no stream (plain Eureka): the watcher goes quiet for {@code heureka.stream.fallback-retry} and the
- * client polls as it always does.
+ * <p>The URLs are the client's ({@code eureka.client.service-url.*}: the zones of its region in the order of
+ * {@code eureka.client.availability-zones}, then {@code defaultZone}), tried in turn: a stream that ends is reopened
+ * on the next URL at once (after a second if it lasted less; with one URL, resuming with {@code Last-Event-ID});
+ * a URL that fails gives way to the next one at once, and when every URL failed in a row the watcher waits
+ * (250 ms doubling to {@code heureka.stream.max-backoff}) before the next round. When every URL answers 404
+ * the servers have no stream (plain Eureka): the watcher goes quiet for {@code heureka.stream.fallback-retry}
+ * and the client polls as it always does.
  */
 public class HeurekaStreamWatcher implements SmartLifecycle {
 
@@ -52,6 +54,8 @@ public class HeurekaStreamWatcher implements SmartLifecycle {
     private static final Pattern APPS_HASHCODE = Pattern.compile("\"apps__hashcode\"\\s*:\\s*\"([^\"]*)\"");
     /** Characters of a data line kept (the hashcode is near its start; a snapshot's registry is not kept). */
     private static final int LINE_KEEP = 4096;
+    /** The first pause after every URL failed in a row (a survivor may refuse reads for a moment after a stop). */
+    private static final long FIRST_BACKOFF_MS = 250;
 
     private final EurekaClientConfig clientConfig;
     private final HeurekaStreamProperties props;
@@ -141,9 +145,10 @@ public class HeurekaStreamWatcher implements SmartLifecycle {
     }
 
     private void loop() {
-        long backoffMs = 1000;
+        long backoffMs = FIRST_BACKOFF_MS;
         int next = 0;
         int notFound = 0;
+        int failures = 0;
         while (running) {
             List<String> urls = serviceUrls();
             if (urls.isEmpty()) {
@@ -155,6 +160,7 @@ public class HeurekaStreamWatcher implements SmartLifecycle {
             String base = urls.get(Math.floorMod(next, urls.size()));
             Outcome outcome;
             gotEvent = false;
+            long openedAt = System.nanoTime();
             try {
                 outcome = follow(base);
             } catch (IOException | RuntimeException e) {
@@ -172,10 +178,16 @@ public class HeurekaStreamWatcher implements SmartLifecycle {
             }
             switch (outcome) {
                 case STREAMED -> {
-                    // It worked: reopen at once (on the next URL, the one failing may be this one's node).
-                    backoffMs = 1000;
+                    // It worked, then ended: most often its node is going away (a stop, a restart), so reopen
+                    // at once on the next URL (its first event is then a snapshot; ids are per node).
+                    backoffMs = FIRST_BACKOFF_MS;
                     notFound = 0;
+                    failures = 0;
                     next++;
+                    long lasted = (System.nanoTime() - openedAt) / 1_000_000;
+                    if (lasted < 1000) {
+                        sleep(1000 - lasted); // a server that closes every stream at once is not hammered
+                    }
                     continue;
                 }
                 case NOT_FOUND -> {
@@ -195,10 +207,14 @@ public class HeurekaStreamWatcher implements SmartLifecycle {
                     continue;
                 }
                 default -> {
+                    // The next URL at once; a pause once every URL failed in a row.
                     next++;
-                    state = State.BACKING_OFF;
-                    sleep(backoffMs);
-                    backoffMs = Math.min(backoffMs * 2, Math.max(1000, props.getMaxBackoff().toMillis()));
+                    failures++;
+                    if (failures % urls.size() == 0) {
+                        state = State.BACKING_OFF;
+                        sleep(backoffMs);
+                        backoffMs = Math.min(backoffMs * 2, Math.max(FIRST_BACKOFF_MS, props.getMaxBackoff().toMillis()));
+                    }
                 }
             }
         }
@@ -332,7 +348,7 @@ public class HeurekaStreamWatcher implements SmartLifecycle {
         return v.startsWith(" ") ? v.substring(1) : v;
     }
 
-    /** The client's service URLs: its own zone's first, then the other zones' of its region. */
+    /** The client's service URLs: its region's zones in the configured order, then defaultZone; no duplicates. */
     private List<String> serviceUrls() {
         Set<String> urls = new LinkedHashSet<>();
         String[] zones = clientConfig.getAvailabilityZones(clientConfig.getRegion());
