@@ -353,7 +353,7 @@ func (r *Replicator) evictionGraceFrom() time.Time {
 			return r.cfg.Clock.Now()
 		}
 	}
-	if !sabotage.On(sabotage.NoGraceAfterMemberGap) && r.viewsDisagreeHeld(o, now, bound) {
+	if !sabotage.On(sabotage.NoGraceAfterMemberGap) {
 		for m, p := range r.loads {
 			if p.left.IsZero() && p.failed.IsZero() && p.fresh(now, r.cfg.LoadInterval) && !slices.Contains(o.members, m) {
 				if _, silent := r.silent[m]; !silent {
@@ -363,14 +363,6 @@ func (r *Replicator) evictionGraceFrom() time.Time {
 		}
 	}
 	return r.resumed
-}
-
-// viewsDisagreeHeld reports whether a views-disagree hold may still stand
-// at now: for at most the silent-member bound after the membership change
-// that made this node's view, o (a view that never agrees, say an
-// asymmetric link that stays, must not hold eviction for good).
-func (r *Replicator) viewsDisagreeHeld(o *ownership, now time.Time, bound time.Duration) bool {
-	return sabotage.On(sabotage.SilentMemberHoldsForever) || now.Sub(o.changedRT) <= bound
 }
 
 // PeerRenewals implements actors.RenewalPeers: the sum of the fresh reports
@@ -469,8 +461,10 @@ const (
 	HoldDeaf = "deaf"
 	// HoldViewsDisagree: a node this node does not count as alive still
 	// reports: the views disagree and another member may own what this
-	// node thinks it owns. It lasts until membership agrees, at most the
-	// silent-member bound after this node's last membership change.
+	// node thinks it owns. It lasts until membership agrees: bounding it
+	// by time evicted renewing clients in an asymmetric partition (the
+	// minority, cut off one way, owns by its narrow view applications
+	// whose renewals go to the majority's owners).
 	HoldViewsDisagree = "views-disagree"
 )
 
@@ -537,7 +531,7 @@ func (r *Replicator) EvictionHolds() []EvictionHold {
 		}
 		out = append(out, h)
 	}
-	if !sabotage.On(sabotage.NoGraceAfterMemberGap) && r.viewsDisagreeHeld(o, now, bound) {
+	if !sabotage.On(sabotage.NoGraceAfterMemberGap) {
 		var strangers []string
 		for m, p := range r.loads {
 			if _, s := r.silent[m]; p.left.IsZero() && p.failed.IsZero() && !s && p.fresh(now, r.cfg.LoadInterval) && !slices.Contains(o.members, m) {
@@ -546,13 +540,9 @@ func (r *Replicator) EvictionHolds() []EvictionHold {
 		}
 		if len(strangers) > 0 {
 			slices.Sort(strangers)
-			until := o.changedAt.Add(bound)
-			if forever {
-				until = time.Time{}
-			}
-			out = append(out, EvictionHold{Reason: HoldViewsDisagree, Members: strangers, Since: o.changedAt, Until: until,
-				Detail: fmt.Sprintf("eviction held: %s still report(s) but are not alive in this node's view; held until membership agrees, at most %v after the last membership change",
-					strings.Join(strangers, ", "), bound)})
+			out = append(out, EvictionHold{Reason: HoldViewsDisagree, Members: strangers, Since: o.changedAt,
+				Detail: fmt.Sprintf("eviction held: %s still report(s) but are not alive in this node's view; held until membership agrees",
+					strings.Join(strangers, ", "))})
 		}
 	}
 	return out

@@ -52,24 +52,6 @@ func TestSabotageFailedReportDropped(t *testing.T) {
 	assert.Zero(t, n)
 }
 
-// With silent-member-holds-forever on, the check of
-// TestViewsDisagreeHoldIsBounded fails too: a stranger that keeps reporting
-// holds eviction for as long as membership does not change.
-func TestSabotageViewsDisagreeHoldsForever(t *testing.T) {
-	require.NoError(t, sabotage.Set(sabotage.SilentMemberHoldsForever))
-	defer func() { require.NoError(t, sabotage.Set()) }()
-
-	bus := newFakeBus()
-	a := bus.start(t, "a", false)
-	ownedBy(t, a, "a")
-	deadline := time.Now().Add(3 * a.repl.silentBound())
-	for time.Now().Before(deadline) {
-		a.repl.onLoad(&wire.Load{Node: "stranger", WindowMillis: 1000, Renewals: 1})
-		require.NotEmpty(t, a.repl.EvictionHolds(), "the hold ended although it is held forever")
-		time.Sleep(tick)
-	}
-}
-
 // With stranger-report-ignored on, the check of TestStrangerReportCounts
 // fails: the declared-dead member's new report counts for nothing.
 func TestSabotageStrangerReportIgnored(t *testing.T) {

@@ -573,23 +573,3 @@ func ownedBy(t *testing.T, n *testNode, node string) string {
 	}, waitFor, tick)
 	return app
 }
-
-// The views-disagree hold is bounded: a stranger that keeps reporting while
-// membership never changes holds eviction for at most the silent-member
-// bound after the last membership change, and the hold says when it ends.
-func TestViewsDisagreeHoldIsBounded(t *testing.T) {
-	bus := newFakeBus()
-	a := bus.start(t, "a", false)
-	app := ownedBy(t, a, "a")
-	report := func() { a.repl.onLoad(&wire.Load{Node: "stranger", WindowMillis: 1000, Renewals: 1}) }
-	report()
-	holds := a.repl.EvictionHolds()
-	require.Len(t, holds, 1)
-	assert.Equal(t, HoldViewsDisagree, holds[0].Reason)
-	assert.False(t, holds[0].Until.IsZero(), "the hold says when it ends at the latest")
-	require.Eventually(t, func() bool {
-		report()
-		since, ok := a.repl.OwnedSince(app)
-		return ok && time.Since(since) > a.repl.silentBound()/2 && len(a.repl.EvictionHolds()) == 0
-	}, waitFor, tick, "the hold ends a silent-member bound after the last membership change")
-}

@@ -224,10 +224,8 @@ const (
 	NoRedialLeft Switch = "no-redial-left"
 	// SilentMemberHoldsForever lets an alive member whose load reports
 	// stopped hold every owner's eviction for as long as it stays silent,
-	// and keeps it an owner, as before the silent-member bound, and lets a
-	// views-disagree hold last for as long as membership does not change
-	// (cluster evictionGraceFrom, Replicator.silentMembers,
-	// viewsDisagreeHeld).
+	// and keeps it an owner, as before the silent-member bound (cluster
+	// evictionGraceFrom, Replicator.silentMembers).
 	SilentMemberHoldsForever Switch = "silent-member-holds-forever"
 	// LeftReportDropped drops a member's load report the moment it leaves
 	// gracefully, as before leaves kept it for the window it covers: each
