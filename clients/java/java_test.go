@@ -13,30 +13,22 @@
 package java_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/memberlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/heureka/heureka/cluster"
+	"github.com/heureka/heureka/clients/internal/javaharness"
 	"github.com/heureka/heureka/httpapi"
 	"github.com/heureka/heureka/node"
 )
@@ -45,25 +37,10 @@ import (
 const mavenTimeout = 4 * time.Minute
 
 // startNode starts a node on a free loopback port with short timers, stopped
-// when the test ends.
+// when the test ends (javaharness.StartNode).
 func startNode(t *testing.T, name string, mutate func(*node.Config)) *node.Node {
 	t.Helper()
-	cfg := node.DefaultConfig(name)
-	cfg.HTTPAddr = "127.0.0.1:0"
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	cfg.Registry.EvictionInterval = 500 * time.Millisecond
-	cfg.Registry.SelfPreservation = false
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	n, err := node.Start(cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		assert.NoError(t, n.Stop(ctx))
-	})
-	return n
+	return javaharness.StartNode(t, name, mutate)
 }
 
 // TestNetflixDiscoveryClient runs netflix/: the lifecycle in three formats,
@@ -106,14 +83,7 @@ func TestSpringCloudClient(t *testing.T) {
 	mvn := maven(t)
 	nodes := []*node.Node{startClusterNode(t, "java-spring-1", nil)}
 	nodes = append(nodes, startClusterNode(t, "java-spring-2", []string{nodes[0].Members().LocalNode().Address}))
-	require.Eventually(t, func() bool {
-		for _, n := range nodes {
-			if len(n.Members().LiveMembers()) != 2 || !n.Ready() {
-				return false
-			}
-		}
-		return true
-	}, 30*time.Second, 20*time.Millisecond, "the two nodes did not form a ready cluster")
+	javaharness.WaitReady(t, nodes)
 
 	var (
 		mu      sync.Mutex
@@ -189,22 +159,10 @@ func requests(t *testing.T, n *node.Node, routes ...string) float64 {
 // startClusterNode starts a node on real loopback (the Java apps reach it)
 // that joins the given seeds, with failure detection in seconds.
 func startClusterNode(t *testing.T, name string, join []string) *node.Node {
-	return startNode(t, name, func(cfg *node.Config) {
-		cc := cluster.DefaultLocalConfig()
-		cc.Join = join
-		cc.MemberlistConfig = func(c *memberlist.Config) {
-			c.ProbeInterval = 500 * time.Millisecond
-			c.ProbeTimeout = 300 * time.Millisecond
-			c.SuspicionMult = 4
-			c.GossipInterval = 25 * time.Millisecond
-			c.PushPullInterval = 2 * time.Second
-			c.TCPTimeout = 2 * time.Second
-		}
-		cfg.Cluster = &cc
-		cfg.Replication = cluster.DefaultReplicatorConfig()
+	t.Helper()
+	return javaharness.StartClusterNode(t, name, join, func(cfg *node.Config) {
 		cfg.Replication.RenewFlushInterval = 100 * time.Millisecond
 		cfg.Replication.AntiEntropyInterval = 500 * time.Millisecond
-		cfg.Replication.ReadyTimeout = 10 * time.Second
 	})
 }
 
@@ -212,69 +170,12 @@ func startClusterNode(t *testing.T, name string, join []string) *node.Node {
 // project's dependencies are missing.
 func maven(t *testing.T) string {
 	t.Helper()
-	mvn, err := exec.LookPath("mvn")
-	if err != nil {
-		t.Fatalf("mvn (Maven 3.8+, with a JDK 17+) is not on PATH: %v", err)
-	}
-	home, _ := os.UserHomeDir()
-	repo := filepath.Join(home, ".m2", "repository")
-	if v := os.Getenv("HEUREKA_MAVEN_REPO"); v != "" {
-		repo = v
-	}
-	if _, err := os.Stat(filepath.Join(repo, "com", "netflix", "eureka", "eureka-client")); err != nil {
-		t.Fatalf("the Maven dependencies are not in %s (%v): run `make javadeps` before the tests", repo, err)
-	}
-	return mvn
+	return javaharness.Maven(t, "the Maven dependencies are", "com", "netflix", "eureka", "eureka-client")
 }
 
 // runMaven runs the module's tests offline with env added, streams Maven's
 // output to the test log, and fails the test if Maven fails.
 func runMaven(t *testing.T, mvn, module string, env ...string) {
 	t.Helper()
-	dir, err := filepath.Abs(".")
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), mavenTimeout)
-	defer cancel()
-	args := []string{"-o", "-B", "-ntp", "-pl", module, "test"}
-	if v := os.Getenv("HEUREKA_MAVEN_REPO"); v != "" {
-		args = append(args, "-Dmaven.repo.local="+v)
-	}
-	cmd := exec.CommandContext(ctx, mvn, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	cmd.WaitDelay = 10 * time.Second
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	logged := make(chan struct{})
-	var offlineMiss bool
-	go func() {
-		defer close(logged)
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			if strings.Contains(line, "offline mode") {
-				offlineMiss = true
-			}
-			t.Log(line)
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	t.Logf("running %s %s in %s", mvn, strings.Join(args, " "), dir)
-	start := time.Now()
-	err = cmd.Run()
-	pw.Close()
-	<-logged
-	t.Logf("maven %s took %s", module, time.Since(start).Round(100*time.Millisecond))
-	if ctx.Err() != nil {
-		t.Fatalf("mvn -pl %s test did not finish within %s: %v", module, mavenTimeout, err)
-	}
-	if offlineMiss {
-		t.Fatalf("Maven misses a dependency offline: run `make javadeps` (its output is above)")
-	}
-	var exitErr *exec.ExitError
-	if errors.As(err, &exitErr) {
-		t.Fatalf("mvn -pl %s test failed (exit code %d); its output is above", module, exitErr.ExitCode())
-	}
-	require.NoError(t, err, "running mvn -pl %s test", module)
+	javaharness.RunMaven(t, mvn, ".", mavenTimeout, []string{"-pl", module, "test"}, env...)
 }

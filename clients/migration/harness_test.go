@@ -9,20 +9,16 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/memberlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heureka/heureka/clients/internal/javaharness"
 	"github.com/heureka/heureka/cluster"
 	"github.com/heureka/heureka/eurekapeer"
 	"github.com/heureka/heureka/internal/freeport"
@@ -35,60 +31,23 @@ import (
 // the Java server's effective expiry with a margin, so an instance whose
 // renewals do not arrive is gone before the hold ends.
 const (
-	renewInterval  = time.Second
-	leaseSecs      = 3
-	javaEviction   = time.Second
-	heurekaEvict   = 500 * time.Millisecond
-	holdLease      = 2*leaseSecs*time.Second + 3*javaEviction
-	converge       = 20 * time.Second // a change reaches every server
-	pollEvery      = 200 * time.Millisecond
-	javaStartLimit = 3 * time.Minute // the reference server on a loaded 2-CPU machine
+	renewInterval = time.Second
+	leaseSecs     = 3
+	javaEviction  = time.Second
+	heurekaEvict  = 500 * time.Millisecond
+	holdLease     = 2*leaseSecs*time.Second + 3*javaEviction
+	converge      = 20 * time.Second // a change reaches every server
+	pollEvery     = 200 * time.Millisecond
 )
 
 // ---- the Java reference server ----
 
-// referenceJar is the reference server that make javadeps builds.
-func referenceJar(t *testing.T) string {
-	t.Helper()
-	jar, err := filepath.Abs("../java/reference/target/reference-server.jar")
-	require.NoError(t, err)
-	if _, err := exec.LookPath("java"); err != nil {
-		t.Fatalf("java is not installed: the migration tests need a JDK 17+ and the reference server (make javadeps): %v", err)
-	}
-	if _, err := os.Stat(jar); err != nil {
-		t.Fatalf("the reference Eureka server is missing: run make javadeps to build %s (%v)", jar, err)
-	}
-	return jar
-}
-
-// javaServer is one running reference Eureka server.
-type javaServer struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	log  string
-	base string // http://127.0.0.1:port/eureka
-	done chan struct{}
-	once sync.Once
-}
-
 // startJava starts the reference server on port with peers (Eureka service
 // URLs, possibly not up yet) in its defaultZone, and returns once it serves.
-func startJava(t *testing.T, port int, peers ...string) *javaServer {
+func startJava(t *testing.T, port int, peers ...string) *javaharness.Reference {
 	t.Helper()
-	jar := referenceJar(t)
-	logPath := filepath.Join(t.TempDir(), "eureka.log")
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
 	args := []string{
-		// Start fast on a small machine: C1 only, one GC thread.
-		"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
-		"-jar", jar,
-		fmt.Sprintf("--server.port=%d", port),
-		"--server.address=127.0.0.1",
-		"--eureka.server.enable-self-preservation=false",
 		fmt.Sprintf("--eureka.server.eviction-interval-timer-in-ms=%d", javaEviction.Milliseconds()),
-		"--eureka.server.use-read-only-response-cache=false",
-		"--eureka.server.wait-time-in-ms-when-sync-empty=0",
 		"--eureka.server.registry-sync-retries=1",
 		// Peer requests on a loaded machine take longer than Java's 200 ms.
 		"--eureka.server.peer-node-read-timeout-ms=5000",
@@ -101,67 +60,9 @@ func startJava(t *testing.T, port int, peers ...string) *javaServer {
 			"--eureka.client.register-with-eureka=true",
 			"--eureka.client.fetch-registry=true")
 	}
-	cmd := exec.Command("java", args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	require.NoError(t, cmd.Start())
-	j := &javaServer{t: t, cmd: cmd, log: logPath, base: fmt.Sprintf("http://127.0.0.1:%d/eureka", port), done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		_ = logFile.Close()
-		close(j.done)
-	}()
-	t.Cleanup(func() {
-		j.stop()
-		if t.Failed() {
-			j.dumpLog()
-		}
-	})
-	deadline := time.Now().Add(javaStartLimit)
-	for {
-		select {
-		case <-j.done:
-			j.dumpLog()
-			t.Fatalf("the reference Eureka server exited during startup")
-		default:
-		}
-		if code, _ := get(j.base + "/apps"); code == http.StatusOK {
-			t.Logf("reference Eureka server up at %s after %s", j.base, time.Since(deadline.Add(-javaStartLimit)).Round(time.Second))
-			return j
-		}
-		if time.Now().After(deadline) {
-			j.dumpLog()
-			t.Fatalf("the reference Eureka server did not start within %s", javaStartLimit)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
-// stop ends the server (SIGTERM, then SIGKILL) and waits for it.
-func (j *javaServer) stop() {
-	j.once.Do(func() {
-		_ = j.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-j.done:
-		case <-time.After(10 * time.Second):
-			_ = j.cmd.Process.Kill()
-			<-j.done
-		}
-	})
-}
-
-func (j *javaServer) dumpLog() {
-	b, _ := os.ReadFile(j.log)
-	lines := strings.Split(string(b), "\n")
-	var keep []string
-	for _, l := range lines {
-		if !strings.HasPrefix(strings.TrimSpace(l), "at ") {
-			keep = append(keep, l)
-		}
-	}
-	if len(keep) > 60 {
-		keep = keep[len(keep)-60:]
-	}
-	j.t.Logf("reference server log (%s), last lines:\n%s", j.log, strings.Join(keep, "\n"))
+	j, err := javaharness.StartReference(t, port, args...)
+	require.NoError(t, err)
+	return j
 }
 
 // freePort reserves a loopback port for a server started later.
@@ -192,16 +93,7 @@ func nodeConfig(name, addr string, join []string, eurekaPeers []string) node.Con
 	cfg.Registry.SelfPreservation = false
 	cfg.Registry.ExpectedClientRenewalInterval = renewInterval
 	cfg.Registry.RenewalWindow = 4 * renewInterval
-	cc := cluster.DefaultLocalConfig()
-	cc.Join = join
-	cc.MemberlistConfig = func(c *memberlist.Config) {
-		c.ProbeInterval = 500 * time.Millisecond
-		c.ProbeTimeout = 300 * time.Millisecond
-		c.SuspicionMult = 4
-		c.GossipInterval = 25 * time.Millisecond
-		c.PushPullInterval = 2 * time.Second
-		c.TCPTimeout = 2 * time.Second
-	}
+	cc := javaharness.ClusterConfig(join)
 	cfg.Cluster = &cc
 	cfg.Replication = cluster.DefaultReplicatorConfig()
 	cfg.Replication.RenewFlushInterval = 200 * time.Millisecond

@@ -34,22 +34,22 @@ func TestEurekaServerReplicatesIntoHeureka(t *testing.T) {
 	waitVisible(t, "registered on Heureka", h, []*client{synced})
 
 	j := startJava(t, freePort(t), h[0]+"/")
-	waitVisible(t, "the Java server's startup sync from its Heureka peer", []string{j.base}, []*client{synced})
+	waitVisible(t, "the Java server's startup sync from its Heureka peer", []string{j.URL}, []*client{synced})
 
 	var clients []*client
 	for i := range 6 {
-		clients = append(clients, startClient(t, j.base, "JAVA-ORDERS", fmt.Sprint("jo-", i)))
+		clients = append(clients, startClient(t, j.URL, "JAVA-ORDERS", fmt.Sprint("jo-", i)))
 	}
-	all := append([]string{j.base}, h...)
+	all := append([]string{j.URL}, h...)
 	waitVisible(t, "registered on the Java server", all, clients)
 	holdVisible(t, "clients renewing on the Java server", holdLease, all, clients)
 
 	// A status override and its removal, made on the Java server.
 	target := clients[0]
-	code, out = do(http.MethodPut, j.base+"/apps/JAVA-ORDERS/"+target.id+"/status?value=OUT_OF_SERVICE", nil)
+	code, out = do(http.MethodPut, j.URL+"/apps/JAVA-ORDERS/"+target.id+"/status?value=OUT_OF_SERVICE", nil)
 	require.Equal(t, http.StatusOK, code, string(out))
 	waitStatus(t, "status override", all, target.app, target.id, "OUT_OF_SERVICE")
-	code, out = do(http.MethodDelete, j.base+"/apps/JAVA-ORDERS/"+target.id+"/status?value=UP", nil)
+	code, out = do(http.MethodDelete, j.URL+"/apps/JAVA-ORDERS/"+target.id+"/status?value=UP", nil)
 	require.Equal(t, http.StatusOK, code, string(out))
 	waitStatus(t, "override removed", all, target.app, target.id, "UP")
 
@@ -86,7 +86,7 @@ func (b *breakable) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestHeurekaReplicatesIntoEureka(t *testing.T) {
 	t.Parallel()
 	j := startJava(t, freePort(t))
-	peers := []string{j.base + "/"}
+	peers := []string{j.URL + "/"}
 	hc := startHeureka(t, []string{"127.0.0.1:0", "127.0.0.1:0"}, peers, nil)
 	h := hc.urls()
 	link := &breakable{}
@@ -101,14 +101,14 @@ func TestHeurekaReplicatesIntoEureka(t *testing.T) {
 		clients = append(clients, startClient(t, h[i%2], "HEUREKA-ORDERS", fmt.Sprint("ho-", i)))
 	}
 	sabotaged := []*client{startClient(t, b, "SABOTAGED", "x-0"), startClient(t, b, "SABOTAGED", "x-1")}
-	all := append([]string{j.base}, h...)
+	all := append([]string{j.URL}, h...)
 	waitVisible(t, "registered on Heureka", all, clients)
-	waitVisible(t, "registered on the node to be cut", []string{j.base, b}, sabotaged)
+	waitVisible(t, "registered on the node to be cut", []string{j.URL, b}, sabotaged)
 
 	link.cut.Store(true)
 	holdVisible(t, "clients renewing on Heureka", holdLease, all, clients)
 	for _, c := range sabotaged {
-		waitGone(t, "sabotage: the cut node's renewals no longer reach the Java server", []string{j.base}, c.app, c.id)
+		waitGone(t, "sabotage: the cut node's renewals no longer reach the Java server", []string{j.URL}, c.app, c.id)
 	}
 	assert.Empty(t, missing([]string{b}, sabotaged), "the cut node itself keeps its renewing clients")
 	assert.Positive(t, broken.nodes[0].EurekaPeers().Stats()[0].Failed, "the cut link's batches failed")
@@ -153,14 +153,14 @@ func TestMigrationProcedure(t *testing.T) {
 	// 1. Clients on Eureka.
 	var clients []*client
 	for i := range 6 {
-		clients = append(clients, startClient(t, j.base, "SHOP", fmt.Sprint("shop-", i)))
+		clients = append(clients, startClient(t, j.URL, "SHOP", fmt.Sprint("shop-", i)))
 	}
-	waitVisible(t, "step 1: clients on Eureka", []string{j.base}, clients)
+	waitVisible(t, "step 1: clients on Eureka", []string{j.URL}, clients)
 
 	// 2. Heureka joins as a peer, both ways.
-	hc := startHeureka(t, []string{fmt.Sprintf("127.0.0.1:%d", hPort), "127.0.0.1:0"}, []string{j.base + "/"}, nil)
+	hc := startHeureka(t, []string{fmt.Sprintf("127.0.0.1:%d", hPort), "127.0.0.1:0"}, []string{j.URL + "/"}, nil)
 	h := hc.urls()
-	all := append([]string{j.base}, h...)
+	all := append([]string{j.URL}, h...)
 	waitVisible(t, "step 2: Heureka added as a peer", all, clients)
 	holdVisible(t, "step 2: both in service, clients on Eureka", holdLease, all, clients)
 
@@ -172,7 +172,7 @@ func TestMigrationProcedure(t *testing.T) {
 	holdVisible(t, "step 3: every client on Heureka", holdLease, all, clients)
 
 	// 4. Remove Eureka.
-	j.stop()
+	j.Stop()
 	holdVisible(t, "step 4: Eureka removed", holdLease, h, clients)
 	checkRenewals(t, clients)
 }
