@@ -62,7 +62,7 @@ class SpringCloudClientTest {
         }
     }
 
-    private static String env(String name) {
+    static String env(String name) {
         String v = System.getenv(name);
         Assumptions.assumeTrue(v != null && !v.isEmpty(),
                 name + " is unset: these tests need the nodes that `go test ./clients/java/` starts");
@@ -70,7 +70,7 @@ class SpringCloudClientTest {
     }
 
     /** What a Spring user puts in application.yml, with 1 s intervals so the test is quick. */
-    private static Map<String, Object> common(String defaultZone) {
+    static Map<String, Object> common(String defaultZone) {
         Map<String, Object> p = new HashMap<>();
         p.put("eureka.client.service-url.defaultZone", defaultZone);
         p.put("eureka.client.registry-fetch-interval-seconds", "1");
@@ -174,7 +174,7 @@ class SpringCloudClientTest {
                 () -> instance(survivor, "GREETER", "greeter-1") == null && instance(survivor, "GREETER", "greeter-2") == null);
     }
 
-    private static Set<String> ids(List<ServiceInstance> list) {
+    static Set<String> ids(List<ServiceInstance> list) {
         Set<String> s = new HashSet<>();
         for (ServiceInstance i : list) {
             s.add(i.getInstanceId());
@@ -201,7 +201,7 @@ class SpringCloudClientTest {
         }
     }
 
-    private static void eventually(Supplier<String> what, BooleanSupplier cond) {
+    static void eventually(Supplier<String> what, BooleanSupplier cond) {
         long deadline = System.nanoTime() + WAIT.toNanos();
         RuntimeException last = null;
         while (true) {
