@@ -13,7 +13,8 @@ package cluster
 // direction asked), not whole applications.
 //
 // A digest that asks for a reply and a sync request are pulls: they go on a
-// stream the asker dials (an exchange, exchange.go), and the peer's digest
+// stream the asker opens on the session it dialled (an exchange,
+// exchange.go), and the peer's digest
 // or transfer comes back on that stream, so anti-entropy works whenever the
 // asker can dial, even if the peer cannot dial it (an asymmetric partition,
 // BUG-7). A peer that does not answer gets the message the old way, and

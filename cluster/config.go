@@ -181,6 +181,10 @@ type Config struct {
 	// noStreams, for tests, makes the node behave as one of the release
 	// before peer streams: it neither advertises nor accepts them.
 	noStreams bool
+	// noSessionExchanges, for tests, makes the node behave as one of the
+	// release before exchanges on peer streams: it has streamMagic
+	// sessions only and dials an exchange per pull.
+	noSessionExchanges bool
 }
 
 // DefaultConfig returns a complete production configuration: memberlist's

@@ -32,6 +32,9 @@ func (h *hooks) NodeMeta(limit int) []byte {
 	}
 	if !h.m.cfg.noStreams {
 		flags |= metaStreams
+		if !h.m.cfg.noSessionExchanges {
+			flags |= metaSessionExchanges
+		}
 	}
 	lo, hi := h.m.protocolRange()
 	if sabotage.On(sabotage.ProtocolRangeNotAdvertised) {

@@ -52,7 +52,8 @@
 //     reads before; an application nothing came of is asked again after a
 //     retry time, and only its own applications' records count as progress.
 //   - exchange.go: pulls (a digest asking for a reply, a sync request)
-//     travel on a stream the asker dials and are answered on it, so
+//     travel on a stream the asker opens on its peer session (stream.go)
+//     and are answered on it, so
 //     anti-entropy works whenever the asker can dial (an asymmetric
 //     partition); a peer that does not answer that way is sent the old way.
 //   - load.go: every member reports the client renewals it counted per

@@ -1,6 +1,6 @@
 package cluster
 
-// Exchanges: a request and its answers on the stream the asker dials.
+// Exchanges: a request and its answers on a stream the asker opens.
 //
 // memberlist's SendReliable dials a stream, writes one message and closes
 // it, so every answer travels on a stream the answering node dials. In an
@@ -10,7 +10,11 @@ package cluster
 // the answers back on the asker's own stream, so a pull works whenever the
 // puller can dial.
 //
-// An exchange is a stream dialled through the node's transport (so it has
+// An exchange is a yamux stream of its own on the asker's peer session
+// (stream.go), opened with kindExchange, when the peer advertises it
+// (metaSessionExchanges); the asker dialled the session, so the answers
+// still need no connection from the answerer. To a peer of the release
+// before, it is a stream dialled through the node's transport (so it has
 // the StreamTimeout write deadline of deadlineTransport) that starts with
 // exchangeMagic, a byte memberlist never starts a stream with; the
 // transport hands such streams to the exchange handler instead of
@@ -84,15 +88,32 @@ func (m *Membership) exchange(node string, req []byte, onReply func([]byte)) err
 	}
 	m.mu.Lock()
 	tr := m.transport
+	sp := m.streams
 	m.mu.Unlock()
 	addr := memberlist.Address{Addr: net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port))), Name: n.Name}
-	c, err := tr.DialAddressTimeout(addr, m.cfg.StreamTimeout)
-	if err != nil {
-		return fmt.Errorf("cluster: exchange with %s: %w", node, err)
+	var c net.Conn
+	onSession := sp != nil && !m.cfg.noStreams && m.kindsFor(n) && !sabotage.On(sabotage.DialPerMessage)
+	if onSession {
+		s, err := sp.openExchange(addr)
+		if err != nil {
+			return fmt.Errorf("cluster: exchange with %s: %w", node, err)
+		}
+		c = s
+	} else {
+		dc, err := tr.DialAddressTimeout(addr, m.cfg.StreamTimeout)
+		if err != nil {
+			return fmt.Errorf("cluster: exchange with %s: %w", node, err)
+		}
+		c = dc
 	}
 	defer c.Close()
 	bw := bufio.NewWriter(c)
-	_ = bw.WriteByte(exchangeMagic)
+	if onSession {
+		_ = c.SetWriteDeadline(time.Now().Add(m.cfg.StreamTimeout))
+		_ = bw.WriteByte(kindExchange)
+	} else {
+		_ = bw.WriteByte(exchangeMagic)
+	}
 	if err := m.writeFrame(bw, req); err != nil {
 		return fmt.Errorf("cluster: exchange with %s: %w", node, err)
 	}
@@ -244,10 +265,11 @@ type exchangeTransport struct {
 }
 
 func newExchangeTransport(t memberlist.NodeAwareTransport, m *Membership, timeout time.Duration) *exchangeTransport {
+	sem := make(chan struct{}, maxExchanges)
 	return &exchangeTransport{
 		NodeAwareTransport: t, m: m, timeout: timeout,
-		streams: make(chan net.Conn), stop: make(chan struct{}), sem: make(chan struct{}, maxExchanges),
-		peers: newStreamPeers(m, timeout),
+		streams: make(chan net.Conn), stop: make(chan struct{}), sem: sem,
+		peers: newStreamPeers(m, timeout, sem),
 	}
 }
 
@@ -315,12 +337,12 @@ func (t *exchangeTransport) sort(c net.Conn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	if first[0] == streamMagic {
-		if t.m.cfg.noStreams {
-			_ = c.Close() // as a node of the previous release
+	if first[0] == streamMagic || first[0] == sessionMagic {
+		if t.m.cfg.noStreams || (first[0] == sessionMagic && t.m.cfg.noSessionExchanges) {
+			_ = c.Close() // as a node of a previous release
 			return
 		}
-		t.peers.serve(c)
+		t.peers.serve(c, first[0] == sessionMagic)
 		return
 	}
 	if first[0] == exchangeMagic {

@@ -24,12 +24,15 @@ const (
 	// metaStreams: the node takes peer streams (stream.go). Older nodes
 	// ignore flag bits they do not know.
 	metaStreams = 1 << 1
+	// metaSessionExchanges: the node takes exchanges on its peer streams
+	// (sessionMagic sessions, stream.go). Older nodes ignore it.
+	metaSessionExchanges = 1 << 2
 	// metaSpanShift: the top four bits of the flags byte say how many
 	// versions above the version byte the node speaks. The version byte
 	// is the lowest wire protocol the node speaks, so that the previous
 	// release, which requires it to equal its own, accepts the node;
-	// that release ignores these bits (it reads metaLeaving only). Bits 2
-	// and 3 are free for flags.
+	// that release ignores these bits (it reads metaLeaving only). Bit 3
+	// is free for flags.
 	metaSpanShift = 4
 )
 

@@ -31,9 +31,18 @@ package cluster
 // send, after a backoff that doubles from streamBackoffMin to
 // streamBackoffMax (StreamTimeout at most) while dials keep failing.
 //
-// Compatibility: a node advertises the capability with metaStreams in its
-// node meta; a peer without it (an older release, which ignores the bit)
-// is sent messages the old way, by SendReliable. The dial-per-message
+// Exchanges (exchange.go: a pull and its answers) ride on the session too,
+// each on a yamux stream of its own that lives for the exchange: a node
+// dials each peer once, whatever it sends or asks. Such a session starts
+// with sessionMagic instead of streamMagic, and each of its streams with a
+// kind byte (kindFrames: a class's frames; kindExchange: one exchange).
+//
+// Compatibility: a node advertises peer streams with metaStreams in its
+// node meta, and exchanges on them with metaSessionExchanges; a peer
+// without the first (an older release, which ignores the bits) is sent
+// messages the old way, by SendReliable, and a peer without the second
+// gets a streamMagic session and an exchange dialled per pull, as that
+// release expects. Sessions of both kinds are served. The dial-per-message
 // sabotage switch sends everything the old way.
 
 import (
@@ -56,10 +65,18 @@ const (
 	// streamMagic starts a peer stream connection: like exchangeMagic,
 	// none of the bytes memberlist starts a stream with.
 	streamMagic byte = 0xE8
+	// sessionMagic starts a peer stream connection whose streams each
+	// start with a kind byte (kindFrames, kindExchange).
+	sessionMagic byte = 0xE9
+	// The kinds of stream on a sessionMagic connection.
+	kindFrames   byte = 0
+	kindExchange byte = 1
 	// maxInboundSessions bounds the peer sessions this node serves.
 	maxInboundSessions = 1024
-	// maxStreamsPerSession bounds the yamux streams one peer may open.
-	maxStreamsPerSession = 2 * int(numStreamClasses)
+	// maxStreamsPerSession bounds the yamux streams one peer may open:
+	// its classes' (twice, for a stream replaced while the old one
+	// closes) and its exchanges.
+	maxStreamsPerSession = 2*int(numStreamClasses) + maxExchanges
 	streamBackoffMin     = 50 * time.Millisecond
 	streamBackoffMax     = 2 * time.Second
 )
@@ -91,8 +108,9 @@ type streamSender interface {
 
 // streamPeers holds the sessions a node dialled and the ones it serves.
 type streamPeers struct {
-	m       *Membership
-	timeout time.Duration
+	m         *Membership
+	timeout   time.Duration
+	exchanges chan struct{} // bounds the exchanges answered at once (shared with dialled ones)
 
 	mu     sync.Mutex
 	closed bool
@@ -101,8 +119,8 @@ type streamPeers struct {
 	inWG   sync.WaitGroup
 }
 
-func newStreamPeers(m *Membership, timeout time.Duration) *streamPeers {
-	return &streamPeers{m: m, timeout: timeout, out: map[string]*outSession{}, in: map[*yamux.Session]struct{}{}}
+func newStreamPeers(m *Membership, timeout time.Duration, exchanges chan struct{}) *streamPeers {
+	return &streamPeers{m: m, timeout: timeout, exchanges: exchanges, out: map[string]*outSession{}, in: map[*yamux.Session]struct{}{}}
 }
 
 // yamuxConfig returns the sessions' configuration: keepalives and writes
@@ -125,6 +143,7 @@ type outSession struct {
 	mu       sync.Mutex // held while dialling
 	addr     string
 	sess     *yamux.Session
+	kinds    bool // the session started with sessionMagic
 	streams  [numStreamClasses]*classStream
 	failures int
 	retryAt  time.Time
@@ -141,6 +160,13 @@ type classStream struct {
 func streamsCapable(meta []byte) bool {
 	_, flags, _, ok := parseMeta(meta)
 	return ok && flags&metaStreams != 0
+}
+
+// sessionExchangesCapable reports whether a node's meta advertises
+// exchanges on peer streams (and so serves sessionMagic sessions).
+func sessionExchangesCapable(meta []byte) bool {
+	_, flags, _, ok := parseMeta(meta)
+	return ok && flags&metaStreams != 0 && flags&metaSessionExchanges != 0
 }
 
 // SendStream sends msg to the live member called node on this node's
@@ -166,7 +192,12 @@ func (m *Membership) SendStream(node string, class streamClass, msg []byte) erro
 		return errNoStream
 	}
 	addr := net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
-	return sp.send(memberlist.Address{Addr: addr, Name: n.Name}, class, msg)
+	return sp.send(memberlist.Address{Addr: addr, Name: n.Name}, m.kindsFor(n), class, msg)
+}
+
+// kindsFor reports whether this node dials n sessionMagic sessions.
+func (m *Membership) kindsFor(n *memberlist.Node) bool {
+	return !m.cfg.noSessionExchanges && sessionExchangesCapable(n.Meta)
 }
 
 // StreamSessions returns how many peer sessions this node has dialled and
@@ -203,9 +234,38 @@ func (m *Membership) Dials() uint64 {
 	return tr.dials.Load()
 }
 
-// session returns the class stream to a, dialling the session or opening
-// the stream if needed.
-func (p *streamPeers) stream(a memberlist.Address, class streamClass) (*classStream, error) {
+// session returns the session to a, dialling it if there is none (kinds:
+// a sessionMagic one). Called with o.mu held.
+func (p *streamPeers) session(a memberlist.Address, o *outSession, kinds bool) (*yamux.Session, error) {
+	if o.sess != nil && (o.sess.IsClosed() || o.addr != a.Addr || o.kinds != kinds) {
+		_ = o.sess.Close() // dead, or the peer came back elsewhere or upgraded
+		o.sess, o.streams = nil, [numStreamClasses]*classStream{}
+	}
+	if o.sess != nil {
+		return o.sess, nil
+	}
+	if time.Now().Before(o.retryAt) {
+		return nil, errStreamBackoff
+	}
+	sess, err := p.dial(a, kinds)
+	if err != nil {
+		o.failures++
+		o.retryAt = time.Now().Add(streamBackoff(o.failures, p.timeout))
+		return nil, err
+	}
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		_ = sess.Close()
+		return nil, ErrShutdown
+	}
+	o.sess, o.addr, o.kinds, o.failures, o.retryAt = sess, a.Addr, kinds, 0, time.Time{}
+	return sess, nil
+}
+
+// outFor returns the outSession record of a, made on first use.
+func (p *streamPeers) outFor(a memberlist.Address) (*outSession, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -221,37 +281,31 @@ func (p *streamPeers) stream(a memberlist.Address, class streamClass) (*classStr
 	if fresh { // a new peer: close the sessions to members gone since
 		p.prune(func(name string) bool { _, _, err := p.m.target(name); return err == nil || name == a.Name })
 	}
+	return o, nil
+}
 
+// stream returns the class stream to a, dialling the session or opening
+// the stream if needed.
+func (p *streamPeers) stream(a memberlist.Address, kinds bool, class streamClass) (*classStream, error) {
+	o, err := p.outFor(a)
+	if err != nil {
+		return nil, err
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.sess != nil && (o.sess.IsClosed() || o.addr != a.Addr) {
-		_ = o.sess.Close() // dead, or the peer came back elsewhere
-		o.sess, o.streams = nil, [numStreamClasses]*classStream{}
-	}
-	if o.sess == nil {
-		if time.Now().Before(o.retryAt) {
-			return nil, errStreamBackoff
-		}
-		sess, err := p.dial(a)
-		if err != nil {
-			o.failures++
-			o.retryAt = time.Now().Add(streamBackoff(o.failures, p.timeout))
-			return nil, err
-		}
-		p.mu.Lock()
-		closed := p.closed
-		p.mu.Unlock()
-		if closed {
-			_ = sess.Close()
-			return nil, ErrShutdown
-		}
-		o.sess, o.addr, o.failures, o.retryAt = sess, a.Addr, 0, time.Time{}
+	sess, err := p.session(a, o, kinds)
+	if err != nil {
+		return nil, err
 	}
 	cs := o.streams[class]
 	if cs == nil {
-		s, err := o.sess.OpenStream()
+		s, err := sess.OpenStream()
+		if err == nil && kinds {
+			_ = s.SetWriteDeadline(time.Now().Add(p.timeout))
+			_, err = s.Write([]byte{kindFrames})
+		}
 		if err != nil {
-			_ = o.sess.Close()
+			_ = sess.Close()
 			o.sess, o.streams = nil, [numStreamClasses]*classStream{}
 			return nil, fmt.Errorf("cluster: open stream to %s: %w", a.Name, err)
 		}
@@ -259,6 +313,26 @@ func (p *streamPeers) stream(a memberlist.Address, class streamClass) (*classStr
 		o.streams[class] = cs
 	}
 	return cs, nil
+}
+
+// openExchange opens a stream for one exchange on the sessionMagic
+// session to a, dialling the session if needed.
+func (p *streamPeers) openExchange(a memberlist.Address) (*yamux.Stream, error) {
+	o, err := p.outFor(a)
+	if err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	sess, err := p.session(a, o, true)
+	o.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	s, err := sess.OpenStream()
+	if err != nil {
+		return nil, fmt.Errorf("cluster: open exchange stream to %s: %w", a.Name, err)
+	}
+	return s, nil
 }
 
 // dropStream forgets cs (its write failed) so the next send opens another.
@@ -287,7 +361,7 @@ func streamBackoff(n int, timeout time.Duration) time.Duration {
 }
 
 // dial opens a session to a through the node's transport.
-func (p *streamPeers) dial(a memberlist.Address) (*yamux.Session, error) {
+func (p *streamPeers) dial(a memberlist.Address, kinds bool) (*yamux.Session, error) {
 	p.m.mu.Lock()
 	tr := p.m.transport
 	p.m.mu.Unlock()
@@ -298,7 +372,11 @@ func (p *streamPeers) dial(a memberlist.Address) (*yamux.Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: dial stream to %s: %w", a.Name, err)
 	}
-	if _, err := c.Write([]byte{streamMagic}); err != nil {
+	magic := streamMagic
+	if kinds {
+		magic = sessionMagic
+	}
+	if _, err := c.Write([]byte{magic}); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("cluster: dial stream to %s: %w", a.Name, err)
 	}
@@ -314,8 +392,8 @@ func (p *streamPeers) dial(a memberlist.Address) (*yamux.Session, error) {
 }
 
 // send writes msg as one frame on a's class stream within the timeout.
-func (p *streamPeers) send(a memberlist.Address, class streamClass, msg []byte) error {
-	cs, err := p.stream(a, class)
+func (p *streamPeers) send(a memberlist.Address, kinds bool, class streamClass, msg []byte) error {
+	cs, err := p.stream(a, kinds, class)
 	if err != nil {
 		return err
 	}
@@ -367,7 +445,7 @@ func (p *streamPeers) prune(live func(string) bool) {
 
 // serve runs a session another node dialled (its magic byte already read)
 // until it fails or the node shuts down.
-func (p *streamPeers) serve(c net.Conn) {
+func (p *streamPeers) serve(c net.Conn, kinds bool) {
 	_ = c.SetDeadline(time.Time{})
 	sess, err := yamux.Server(c, p.yamuxConfig())
 	if err != nil {
@@ -411,6 +489,22 @@ func (p *streamPeers) serve(c net.Conn) {
 			defer func() { <-open }()
 			defer s.Close()
 			br := bufio.NewReader(s)
+			if kinds {
+				_ = s.SetReadDeadline(time.Now().Add(p.timeout))
+				kind, err := br.ReadByte()
+				_ = s.SetReadDeadline(time.Time{})
+				if err != nil {
+					return
+				}
+				if kind == kindExchange {
+					p.serveExchange(s, br)
+					return
+				}
+				if kind != kindFrames {
+					p.m.log.Debug("cluster: peer stream of an unknown kind", "from", c.RemoteAddr(), "kind", kind)
+					return
+				}
+			}
 			for {
 				b, err := p.m.readFrameAD(br, streamMagic)
 				if err != nil {
@@ -422,6 +516,18 @@ func (p *streamPeers) serve(c net.Conn) {
 				h.NotifyMsg(b)
 			}
 		}()
+	}
+}
+
+// serveExchange answers the exchange on s (its kind byte read from br)
+// within the node's bound on exchanges answered at once; beyond it, s is
+// closed unanswered and the asker falls back, as with a dialled exchange.
+func (p *streamPeers) serveExchange(s *yamux.Stream, br *bufio.Reader) {
+	select {
+	case p.exchanges <- struct{}{}:
+		defer func() { <-p.exchanges }()
+		p.m.serveExchange(s, br)
+	default:
 	}
 }
 

@@ -30,3 +30,15 @@ func TestSabotageDialPerMessage(t *testing.T) {
 	assert.Zero(t, out, "no session")
 	assert.GreaterOrEqual(t, dials(nodes)-d0, 3*sent/2, "a dial per message: %d messages from a alone", sent)
 }
+
+// With dial-per-message on, TestExchangesRideOnThePeerSession's pulls
+// are dialled one by one again: the check sees a dial per pull.
+func TestSabotageDialPerMessageExchanges(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.DialPerMessage))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+	n := NewMemNetwork(1)
+	t.Cleanup(n.Shutdown)
+	nodes := streamCluster(t, n, nil, nil, "a", "b")
+	registerAll(t, nodes[1], nodes, "ORDERS", 0, 3)
+	assert.GreaterOrEqual(t, exchangeDials(t, nodes[0], "b", 20), uint64(20), "a dial per pull")
+}

@@ -143,8 +143,9 @@ const (
 	// DialPerMessage sends every peer message on a stream of its own,
 	// dialled for it (memberlist's SendReliable), instead of on the peer's
 	// long-lived multiplexed connection, and serves a link's message
-	// classes one after another from one goroutine (cluster SendStream,
-	// peerLink.run).
+	// classes one after another from one goroutine, and dials a stream
+	// for every anti-entropy pull (cluster SendStream, peerLink.run,
+	// Membership.exchange).
 	DialPerMessage Switch = "dial-per-message"
 	// StaleRenewalsForwarded forwards a held renewal however long ago it
 	// came in, as when the hold's age restarted on every failed retry
