@@ -17,18 +17,7 @@ import (
 
 // appendCompactInstanceJSON appends one compact instance object.
 func appendCompactInstanceJSON(dst []byte, inst *actors.Instance) []byte {
-	if inst.InstanceID != "" {
-		dst = append(dst, `{"instanceId":`...)
-		dst = AppendJSONString(dst, inst.InstanceID)
-		dst = append(dst, `,"hostName":`...)
-	} else {
-		dst = append(dst, `{"hostName":`...)
-	}
-	dst = AppendJSONString(dst, inst.HostName)
-	dst = append(dst, `,"app":`...)
-	dst = AppendJSONString(dst, inst.App)
-	dst = append(dst, `,"ipAddr":`...)
-	dst = AppendJSONString(dst, inst.IPAddr)
+	dst = appendJSONIdentity(dst, inst)
 	dst = append(dst, `,"status":`...)
 	dst = AppendJSONString(dst, string(inst.Status))
 	dst = appendJSONPort(dst, `,"port":`, inst.Port)

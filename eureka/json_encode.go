@@ -93,18 +93,7 @@ func (jsonEncoder) ApplicationDocumentWrap() (open, closing string) { return `{"
 // (spec §3.2): identity, status, ports, countryId, dataCenterInfo, leaseInfo,
 // metadata, then the "auto" fields as JSON strings.
 func appendInstanceJSON(dst []byte, inst *actors.Instance) []byte {
-	if inst.InstanceID != "" {
-		dst = append(dst, `{"instanceId":`...)
-		dst = AppendJSONString(dst, inst.InstanceID)
-		dst = append(dst, `,"hostName":`...)
-	} else {
-		dst = append(dst, `{"hostName":`...)
-	}
-	dst = AppendJSONString(dst, inst.HostName)
-	dst = append(dst, `,"app":`...)
-	dst = AppendJSONString(dst, inst.App)
-	dst = append(dst, `,"ipAddr":`...)
-	dst = AppendJSONString(dst, inst.IPAddr)
+	dst = appendJSONIdentity(dst, inst)
 	if inst.SID != "" {
 		dst = append(dst, `,"sid":`...)
 		dst = AppendJSONString(dst, inst.SID)
@@ -226,6 +215,24 @@ func appendJSONStringMap(dst []byte, m map[string]string) []byte {
 		dst = AppendJSONString(dst, m[k])
 	}
 	return append(dst, '}')
+}
+
+// appendJSONIdentity opens an instance object with the keys that the full
+// and the compact formats begin with alike: instanceId (when set), hostName,
+// app and ipAddr.
+func appendJSONIdentity(dst []byte, inst *actors.Instance) []byte {
+	if inst.InstanceID != "" {
+		dst = append(dst, `{"instanceId":`...)
+		dst = AppendJSONString(dst, inst.InstanceID)
+		dst = append(dst, `,"hostName":`...)
+	} else {
+		dst = append(dst, `{"hostName":`...)
+	}
+	dst = AppendJSONString(dst, inst.HostName)
+	dst = append(dst, `,"app":`...)
+	dst = AppendJSONString(dst, inst.App)
+	dst = append(dst, `,"ipAddr":`...)
+	return AppendJSONString(dst, inst.IPAddr)
 }
 
 // appendJSONOptional appends key and the string value unless the value is
