@@ -64,8 +64,11 @@ type Config struct {
 	// no remote region, no table.
 	Regions interface{ Report() any }
 	// Refresh is how often the page polls the state endpoint. Default 3s;
-	// lower it for a livelier page, raise it for huge registries (every
-	// poll after a change carries the whole registry). Must not be negative.
+	// must not be negative. While the page holds the API's change stream,
+	// registry changes show at once whatever Refresh is, and the polls
+	// bring the members, self-preservation and holds; without the stream
+	// they bring registry changes too (every poll after a change carries
+	// the whole registry: raise Refresh for huge registries).
 	Refresh time.Duration
 }
 

@@ -34,6 +34,25 @@
 // see Handler.state), so an idle registry costs a few hundred bytes per
 // poll.
 //
+// # How the page learns of changes
+//
+// The page opens the API's change stream (an EventSource on
+// GET /eureka/stream, package httpapi) and reads the state endpoint as soon
+// as an event arrives, so a registration, a cancellation or a status change
+// shows within the stream's coalescing delay instead of at the next poll.
+// The event's own document is not used: the page draws the registry from
+// the state endpoint only. It still reads the state every Config.Refresh
+// for what the stream does not carry (members, self-preservation, holds on
+// eviction), and it falls back to that polling alone whenever the stream is
+// unavailable: a browser without EventSource, a server that answers the
+// stream with 401, 403, 404 or 503 (it retries the stream every 30 s), or a
+// dropped connection while the browser reconnects (resuming with
+// Last-Event-ID). The stream is a read of the Eureka API, so it needs what
+// every read needs (the read role when Config.Auth is on); the browser
+// sends the credentials it holds for the page's origin, as it does for the
+// state endpoint. The page's root element says which way it is updated:
+// data-updates="stream" or "polling".
+//
 // The actions (out of service, back in service, remove override,
 // deregister) are not endpoints of this package: the page's JavaScript calls
 // the Eureka API (/eureka/apps/…) with fetch and credentials 'same-origin',
@@ -46,8 +65,8 @@
 //
 // # What it does not do
 //
-// No websockets or server push (the page polls every Config.Refresh), no
-// history or charts (that is /metrics' job) and no authentication of its
+// No websockets and no server push of its own (the page listens to the
+// API's change stream, see above), no history or charts (that is /metrics' job) and no authentication of its
 // own: the server it is mounted in decides who may read the page and who
 // may write through the API.
 package dashboard

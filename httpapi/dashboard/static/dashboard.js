@@ -1,5 +1,12 @@
-// Heureka dashboard. It polls /dashboard/api/state and renders it with plain
-// DOM calls; no framework, no build step. Every value that comes from the
+// Heureka dashboard. It reads /dashboard/api/state and renders it with plain
+// DOM calls; no framework, no build step. Registry changes come through the
+// change stream (an EventSource on /eureka/stream): each event makes the
+// page read the state at once. The page also reads the state every
+// refreshMillis for what the stream does not carry (members,
+// self-preservation, holds on eviction), and falls back to that polling
+// alone while the stream is down or refused (no EventSource, 401, 403, 404,
+// 503: a node without the stream, credentials the browser does not send,
+// too many streams open). Every value that comes from the
 // registry (clients choose their ids, hosts and metadata) is inserted as
 // text, never as HTML, and only http(s) links are made clickable.
 //
@@ -10,6 +17,10 @@
 
 (function () {
   const STATE_URL = '/dashboard/api/state';
+  const STREAM_URL = '/eureka/stream';
+  // STREAM_RETRY_MS is how long the page polls before it opens the stream
+  // again after the server refused it.
+  const STREAM_RETRY_MS = 30000;
 
   // url makes a path absolute on this origin. A page opened as
   // http://user:pass@host/ has the credentials in its own URL, and the
@@ -26,6 +37,9 @@
   let token = ''; // the registry token of the snapshot `apps` came from
   let drawn = { rev: -1, filter: null }; // what the applications list shows
   let timer = 0;
+  let stream = null; // the EventSource, while it is open or reconnecting
+  let live = false; // the stream is open: registry changes arrive through it
+  let streamEvents = 0; // events received, shown to tests as data-stream-events
 
   const $ = (id) => document.getElementById(id);
 
@@ -114,6 +128,60 @@
     }
   }
 
+  // ---- the change stream ------------------------------------------------
+
+  // openStream opens the change stream. Each event (the snapshot a new
+  // connection starts with, a delta after every change) makes the page read
+  // the state at once; the event's own document is not used, so that the
+  // page draws the registry one way only. While the browser reconnects by
+  // itself (the connection dropped; it resumes with Last-Event-ID) the page
+  // polls; when the server refused the stream, it polls and tries again
+  // after STREAM_RETRY_MS.
+  function openStream() {
+    if (stream || typeof EventSource === 'undefined') {
+      updates();
+      return;
+    }
+    const es = new EventSource(url(STREAM_URL));
+    stream = es;
+    const changed = () => {
+      streamEvents++;
+      document.documentElement.dataset.streamEvents = String(streamEvents);
+      refresh();
+    };
+    es.addEventListener('snapshot', changed);
+    es.addEventListener('delta', changed);
+    es.addEventListener('open', () => {
+      live = true;
+      updates();
+    });
+    es.addEventListener('error', () => {
+      const wasLive = live;
+      live = false;
+      if (es.readyState === EventSource.CLOSED) {
+        es.close();
+        if (stream === es) stream = null;
+        setTimeout(openStream, STREAM_RETRY_MS);
+      }
+      updates();
+      if (wasLive) refresh(); // poll from now on, starting now
+    });
+    updates();
+  }
+
+  // updates says on the page how it gets its updates (data-updates is
+  // "stream" or "polling", for people and tests alike).
+  function updates() {
+    document.documentElement.dataset.updates = live ? 'stream' : 'polling';
+    if (state) renderRefreshed(state);
+  }
+
+  function renderRefreshed(s) {
+    $('refreshed').textContent = 'Updated ' + clock(s.now) + (live
+      ? '; registry changes live, the rest every ' + duration(s.refreshMillis)
+      : ', every ' + duration(s.refreshMillis));
+  }
+
   async function load() {
     const query = token ? '?known=' + encodeURIComponent(token) : '';
     const resp = await fetch(url(STATE_URL + query), { credentials: 'same-origin', cache: 'no-store' });
@@ -162,7 +230,7 @@
     $('node-name').textContent = s.node.name || '—';
     $('node-version').textContent = s.node.version || '—';
     $('node-uptime').textContent = duration(s.node.uptimeSeconds * 1000);
-    $('refreshed').textContent = 'Updated ' + clock(s.now) + ', every ' + duration(s.refreshMillis);
+    renderRefreshed(s);
     const why = s.node.readyReason || '';
     if (!s.node.ready && why.indexOf('join refused') >= 0) {
       notice('This node cannot join its cluster (' + why + '). Eureka clients that ask it are sent to ' +
@@ -467,5 +535,6 @@
       if (!document.hidden) refresh();
     });
     refresh();
+    openStream();
   });
 })();
