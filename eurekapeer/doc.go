@@ -65,8 +65,8 @@
 //
 // It imports actors (the instances), eureka for the Eureka JSON instance
 // document, so that the instance a Java peer receives is encoded exactly as
-// Heureka serves it. It does not import httpapi: Observe wraps its own
-// APIRegistry interface, the same method set as httpapi.Registry.
+// Heureka serves it. It does not import httpapi: Observe wraps an
+// actors.API, the interface httpapi.Registry is too.
 // Package node assembles it; the command only fills in its Config.
 //
 // # What it does not do

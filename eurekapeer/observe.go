@@ -7,29 +7,13 @@ import (
 	"github.com/heureka/heureka/internal/sabotage"
 )
 
-// APIRegistry is the registry the HTTP API writes through, as Observe
-// wraps it: httpapi.Registry's method set, declared here so that this
-// package sits below the HTTP layer (node hands one to the other, and the
-// compiler checks that the two sets stay the same).
-type APIRegistry interface {
-	Register(ctx context.Context, inst *actors.Instance, replicated bool) error
-	Renew(ctx context.Context, req actors.RenewRequest) (actors.RenewResult, error)
-	Cancel(ctx context.Context, app, id string, replicated bool) (bool, error)
-	SetStatus(ctx context.Context, app, id string, s actors.Status, lastDirty *int64, replicated bool) (bool, error)
-	DeleteOverride(ctx context.Context, app, id string, s actors.Status, lastDirty *int64, replicated bool) (bool, error)
-	UpdateMetadata(ctx context.Context, app, id string, kv map[string]string, replicated bool) (bool, error)
-	Get(ctx context.Context, app, id string) (inst *actors.Instance, expired, ok bool, err error)
-	SelfPreservation() *actors.SelfPreservationStatus
-	SetSelfPreservation(ctx context.Context, enabled bool) error
-}
-
 // Observe wraps the registry the HTTP API writes through so that every
 // successful write of one of this node's clients (replicated false) is
 // noted in s. Writes marked replicated (a Eureka peer's batch or a request
 // with the replication header) pass through unnoted: they are never echoed
 // back to Eureka peers. Reads and the other methods pass through.
-func Observe(inner APIRegistry, s *Sender) APIRegistry {
-	return &observed{APIRegistry: inner, s: s}
+func Observe(inner actors.API, s *Sender) actors.API {
+	return &observed{API: inner, s: s}
 }
 
 // fromClient reports whether a write was a client's: not marked
@@ -40,12 +24,12 @@ func fromClient(replicated bool) bool {
 }
 
 type observed struct {
-	APIRegistry
+	actors.API
 	s *Sender
 }
 
 func (o *observed) Register(ctx context.Context, inst *actors.Instance, replicated bool) error {
-	err := o.APIRegistry.Register(ctx, inst, replicated)
+	err := o.API.Register(ctx, inst, replicated)
 	if err == nil && fromClient(replicated) {
 		o.s.Registered(inst.App, inst.ID())
 	}
@@ -53,7 +37,7 @@ func (o *observed) Register(ctx context.Context, inst *actors.Instance, replicat
 }
 
 func (o *observed) Renew(ctx context.Context, req actors.RenewRequest) (actors.RenewResult, error) {
-	res, err := o.APIRegistry.Renew(ctx, req)
+	res, err := o.API.Renew(ctx, req)
 	if err == nil && fromClient(req.Replicated) && res.Outcome == actors.RenewOK {
 		o.s.Renewed(req.App, req.ID)
 	}
@@ -61,7 +45,7 @@ func (o *observed) Renew(ctx context.Context, req actors.RenewRequest) (actors.R
 }
 
 func (o *observed) Cancel(ctx context.Context, app, id string, replicated bool) (bool, error) {
-	ok, err := o.APIRegistry.Cancel(ctx, app, id, replicated)
+	ok, err := o.API.Cancel(ctx, app, id, replicated)
 	if ok && err == nil && fromClient(replicated) {
 		o.s.Cancelled(app, id)
 	}
@@ -69,7 +53,7 @@ func (o *observed) Cancel(ctx context.Context, app, id string, replicated bool) 
 }
 
 func (o *observed) SetStatus(ctx context.Context, app, id string, st actors.Status, lastDirty *int64, replicated bool) (bool, error) {
-	ok, err := o.APIRegistry.SetStatus(ctx, app, id, st, lastDirty, replicated)
+	ok, err := o.API.SetStatus(ctx, app, id, st, lastDirty, replicated)
 	if ok && err == nil && fromClient(replicated) {
 		o.s.StatusUpdated(app, id, st)
 	}
@@ -77,7 +61,7 @@ func (o *observed) SetStatus(ctx context.Context, app, id string, st actors.Stat
 }
 
 func (o *observed) DeleteOverride(ctx context.Context, app, id string, st actors.Status, lastDirty *int64, replicated bool) (bool, error) {
-	ok, err := o.APIRegistry.DeleteOverride(ctx, app, id, st, lastDirty, replicated)
+	ok, err := o.API.DeleteOverride(ctx, app, id, st, lastDirty, replicated)
 	if ok && err == nil && fromClient(replicated) {
 		o.s.OverrideDeleted(app, id, st)
 	}
@@ -87,7 +71,7 @@ func (o *observed) DeleteOverride(ctx context.Context, app, id string, st actors
 // UpdateMetadata is sent as a registration carrying the new metadata (Java
 // peers replicate no metadata update of their own).
 func (o *observed) UpdateMetadata(ctx context.Context, app, id string, kv map[string]string, replicated bool) (bool, error) {
-	ok, err := o.APIRegistry.UpdateMetadata(ctx, app, id, kv, replicated)
+	ok, err := o.API.UpdateMetadata(ctx, app, id, kv, replicated)
 	if ok && err == nil && fromClient(replicated) {
 		o.s.Registered(app, id)
 	}

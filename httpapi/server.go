@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -18,21 +17,7 @@ import (
 
 // Registry is what the HTTP API needs from the registry's write side
 // (actors.Registry implements it).
-type Registry interface {
-	Register(ctx context.Context, inst *actors.Instance, replicated bool) error
-	Renew(ctx context.Context, req actors.RenewRequest) (actors.RenewResult, error)
-	Cancel(ctx context.Context, app, id string, replicated bool) (bool, error)
-	SetStatus(ctx context.Context, app, id string, s actors.Status, lastDirty *int64, replicated bool) (bool, error)
-	DeleteOverride(ctx context.Context, app, id string, s actors.Status, lastDirty *int64, replicated bool) (bool, error)
-	UpdateMetadata(ctx context.Context, app, id string, kv map[string]string, replicated bool) (bool, error)
-	Get(ctx context.Context, app, id string) (inst *actors.Instance, expired, ok bool, err error)
-	// SelfPreservation is the current self-preservation reading; never nil.
-	SelfPreservation() *actors.SelfPreservationStatus
-	// SetSelfPreservation switches self-preservation on or off at run time
-	// (PUT /admin/self-preservation) and returns once the new state is
-	// published, so that SelfPreservation reads it back.
-	SetSelfPreservation(ctx context.Context, enabled bool) error
-}
+type Registry = actors.API
 
 // Snapshots gives the read snapshots (view.View implements it).
 type Snapshots interface {
