@@ -19,7 +19,6 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/eurekapeer"
-	"github.com/heureka/heureka/httpapi"
 )
 
 func TestMain(m *testing.M) {
@@ -178,7 +177,7 @@ func (f *fakePeer) requestCount() int {
 // harness is a real registry, observed by a Sender to the fake peer.
 type harness struct {
 	reg *actors.Registry
-	api httpapi.Registry // what the HTTP API would write through
+	api actors.API // what the HTTP API would write through (httpapi.Registry)
 	s   *eurekapeer.Sender
 }
 
@@ -208,7 +207,7 @@ func instance(app, id string) *actors.Instance {
 	return inst
 }
 
-func renew(t *testing.T, api httpapi.Registry, app, id string, replicated bool) {
+func renew(t *testing.T, api actors.API, app, id string, replicated bool) {
 	res, err := api.Renew(context.Background(), actors.RenewRequest{App: app, ID: id, Replicated: replicated})
 	require.NoError(t, err)
 	require.Equal(t, actors.RenewOK, res.Outcome)
