@@ -135,6 +135,16 @@ bench-churn:
 	GOMEMLIMIT=$(BENCH_CHURN_MEMLIMIT) $(GO) run ./bench/cmd/report -sizes '' -churn $(BENCH_CHURN) -churn-size 20000 \
 		-churn-conns 16 -churn-window 1m -churn-rate $(BENCH_CHURN_RATE)
 
+## bench-watchers: push to applications (docs/push.md), not part of `make test`: one node (a child
+## process) and 1k, 5k, 10k blocking-read and stream watchers on loopback: delivery latency of one
+## change, memory per idle watcher, CPU per change, memory under churn of 10% every 10 s for 60 s;
+## then the cost of 1,000 stock clients polling every second at 1k and 10k instances. About 10 minutes.
+## BENCH_WATCHERS_FLAGS adds flags (go run ./bench/cmd/watchers -h).
+BENCH_WATCHERS_FLAGS ?=
+.PHONY: bench-watchers
+bench-watchers:
+	$(GO) run ./bench/cmd/watchers $(BENCH_WATCHERS_FLAGS)
+
 ## fuzz: a short run of every fuzz target.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeInstanceJSON$$' -fuzztime 30s ./eureka/

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/heureka/heureka/bench"
+	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/node"
+)
+
+// serveConfig is the child's: what -serve-* say.
+type serveConfig struct {
+	instances  int
+	coalesce   time.Duration
+	maxStreams int
+}
+
+// serve runs the measured node: it loads the registry, prints "ready
+// <base>" and then answers the lines of its standard input: "mem" with
+// "mem <heap in use> <stack in use> <goroutines>" after a collection. It
+// stops the node and returns when its input ends.
+func serve(s serveConfig) error {
+	push := httpapi.DefaultPushConfig()
+	push.StreamCoalesce = s.coalesce
+	if s.maxStreams > 0 {
+		push.MaxStreams = s.maxStreams
+	}
+	f, err := bench.NewFixtureWith(s.instances, func(c *node.Config) {
+		c.Push = &push
+		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	})
+	if err != nil {
+		return err
+	}
+	defer f.Stop()
+	fmt.Printf("ready %s\n", f.Base)
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		switch sc.Text() {
+		case "mem":
+			runtime.GC()
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			fmt.Printf("mem %d %d %d\n", ms.HeapInuse, ms.StackInuse, runtime.NumGoroutine())
+		default:
+			fmt.Printf("error unknown command %q\n", sc.Text())
+		}
+	}
+	return sc.Err()
+}
+
+// child is the measured node, a child process running serve.
+type child struct {
+	base  string
+	pid   int
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   *bufio.Reader
+	start time.Time
+}
+
+// startChild runs this program with -serve and waits for it to be ready
+// (loading 100k instances takes seconds; 10 minutes at most).
+func startChild(instances int, coalesce time.Duration, maxStreams int) (*child, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, "-serve", "-serve-instances", strconv.Itoa(instances),
+		"-serve-coalesce", coalesce.String(), "-serve-max-streams", strconv.Itoa(maxStreams))
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	outp, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &child{cmd: cmd, in: in, out: bufio.NewReader(outp), pid: cmd.Process.Pid, start: time.Now()}
+	type result struct {
+		line string
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		l, err := c.out.ReadString('\n')
+		got <- result{l, err}
+	}()
+	select {
+	case r := <-got:
+		base, ok := strings.CutPrefix(strings.TrimSpace(r.line), "ready ")
+		if r.err != nil || !ok {
+			c.stop()
+			return nil, fmt.Errorf("node process: %q, %v", r.line, r.err)
+		}
+		c.base = base
+		return c, nil
+	case <-time.After(10 * time.Minute):
+		c.stop()
+		return nil, errors.New("node process: not ready after 10 minutes")
+	}
+}
+
+// memory is the node's memory after a collection.
+type memory struct {
+	heap, stack, rss int64 // bytes
+	goroutines       int
+}
+
+func (m memory) heapStack() int64 { return m.heap + m.stack }
+
+// mem asks the node for its memory.
+func (c *child) mem() (memory, error) {
+	if _, err := io.WriteString(c.in, "mem\n"); err != nil {
+		return memory{}, err
+	}
+	l, err := c.out.ReadString('\n')
+	if err != nil {
+		return memory{}, err
+	}
+	var m memory
+	if _, err := fmt.Sscanf(l, "mem %d %d %d", &m.heap, &m.stack, &m.goroutines); err != nil {
+		return memory{}, fmt.Errorf("node process answered %q: %v", l, err)
+	}
+	m.rss, err = bench.ProcRSS(c.pid)
+	return m, err
+}
+
+// cpu returns the CPU time the node has used.
+func (c *child) cpu() time.Duration {
+	d, err := bench.ProcCPU(c.pid)
+	if err != nil {
+		return 0
+	}
+	return d
+}
+
+// stop ends the node: its input is closed (it stops itself), then SIGKILL
+// after 30 s.
+func (c *child) stop() {
+	c.in.Close()
+	done := make(chan struct{})
+	go func() {
+		_ = c.cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = c.cmd.Process.Signal(syscall.SIGKILL)
+		<-done
+	}
+}
+
+// raiseFileLimit raises this process's open-file limit to its hard limit;
+// the node, a child, inherits it. It returns the soft limit now in force.
+func raiseFileLimit() (uint64, error) {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return 0, err
+	}
+	if l.Cur < l.Max {
+		l.Cur = l.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+			return 0, err
+		}
+	}
+	return l.Cur, nil
+}
