@@ -169,34 +169,31 @@ func (f *Federation) VIP(local *view.Snapshot, vip string, secure bool, format v
 	})
 }
 
-// App returns the document of one application (GET apps/{app}) over local
-// and every remote region, and whether the application has any instance:
-// what one-application reads serve with transparent fallback (Eureka's
-// getApplication follows the switch; it takes no ?regions=).
+// App returns the document of one application (GET apps/{app}) with
+// transparent fallback, and whether the application has any instance. It
+// is not a union: as Eureka's getApplication(name, includeRemoteRegion)
+// does, it serves the local application when it has instances, else the
+// application of the first remote region (in sorted order; Eureka takes its
+// regions in hash order) that holds it. Eureka's one-application read
+// follows the fallback switch and takes no ?regions= (TestRegionsDifferential,
+// clients/reference, compares it with the reference server's).
 func (f *Federation) App(local *view.Snapshot, name string, format view.Format, gz bool) ([]byte, bool) {
 	k := docKey{kind: kindApp, name: name, f: format, gz: gz}
 	doc := f.docs.get(k, local.Version(), f.gen.Load(), func() []byte {
-		la := local.App(name)
-		var entries []*appEntry
-		for _, r := range f.snaps(f.names) {
-			if e := r.apps[name]; e != nil {
-				entries = append(entries, e)
-			}
-		}
-		if la == nil && len(entries) == 0 {
-			return nil
-		}
-		skip := collisions(local, la, entries)
 		var list []*actors.Instance
-		if la != nil {
+		if la := local.App(name); la != nil {
 			list = la.Instances()
 		}
-		for _, e := range entries {
-			for _, in := range e.instances {
-				if !slices.Contains(skip, in) {
-					list = append(list, in)
-				}
+		for _, r := range f.snaps(f.names) {
+			if len(list) > 0 {
+				break
 			}
+			if e := r.apps[name]; e != nil {
+				list = e.instances
+			}
+		}
+		if len(list) == 0 {
+			return nil
 		}
 		return compress(f.enc[format].AppendApplicationDocument(nil, name, list), gz)
 	})

@@ -145,3 +145,34 @@ func TestLocalWinsOverRemote(t *testing.T) {
 	f, v := mergeFixture(t)
 	assert.Empty(t, localWins(f, v.Snapshot()))
 }
+
+// TestAppIsLocalElseFirstRegion: a one-application read with transparent
+// fallback serves the local application when it has instances, else the
+// first region that holds it, as Eureka's getApplication does; never a
+// union.
+func TestAppIsLocalElseFirstRegion(t *testing.T) {
+	f, v := mergeFixture(t)
+	snap := v.Snapshot()
+	ids := func(name string) []string {
+		doc, ok := f.App(snap, name, view.FormatJSON, false)
+		if !ok {
+			return nil
+		}
+		d, err := decodeApps([]byte(`{"applications":{"application":` +
+			string(bytes.TrimSuffix(bytes.TrimPrefix(doc, []byte(`{"application":`)), []byte("}"))) + `}}`))
+		require.NoError(t, err, string(doc))
+		var out []string
+		for _, in := range d.instances {
+			out = append(out, in.InstanceID+"@"+in.Metadata[MarkerKey])
+		}
+		slices.Sort(out)
+		return out
+	}
+	assert.Equal(t, []string{"b-local@", "same-id@"}, ids("BOTH"), "local has it: dc2's b-dc2 is not added")
+	assert.Equal(t, []string{"r1@dc2"}, ids("REMOTE-ONLY"))
+	assert.Equal(t, []string{"t1@dc2"}, ids("TWO-REGIONS"), "the first region holding it, not dc2 and dc3")
+	assert.Equal(t, []string{"l1@"}, ids("LOCAL-ONLY"))
+	assert.Nil(t, ids("NO-SUCH-APP"))
+	_, ok := f.App(snap, "NO-SUCH-APP", view.FormatJSON, false)
+	assert.False(t, ok)
+}

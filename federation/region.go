@@ -139,7 +139,7 @@ func (r *regionState) replace(insts []*actors.Instance, now time.Time) bool {
 	changed := false
 	for k, old := range r.raw {
 		if _, ok := next[k]; !ok {
-			r.record(old, actors.ActionDeleted, now)
+			r.record(cancelled(old, now), actors.ActionDeleted, now)
 			r.del(k)
 			changed = true
 		}
@@ -171,7 +171,10 @@ func (r *regionState) apply(insts []*actors.Instance, now time.Time) bool {
 		old, ok := r.raw[k]
 		if in.ActionType == actors.ActionDeleted {
 			if ok {
-				r.record(old, actors.ActionDeleted, now)
+				// The remote's own entry, as Eureka's region delta passes
+				// it on: the instance as cancelled, not the copy held
+				// before.
+				r.record(cancelled(in, now), actors.ActionDeleted, now)
 				r.del(k)
 				changed = true
 			}
@@ -192,6 +195,18 @@ func (r *regionState) apply(insts []*actors.Instance, now time.Time) bool {
 		r.lastChange = now
 	}
 	return changed
+}
+
+// cancelled is in as a DELETED delta entry carries it: with its lease's
+// evictionTimestamp, set to now when in has none (Heureka's change stream
+// sends none; its apps/delta and Eureka's do).
+func cancelled(in *actors.Instance, now time.Time) *actors.Instance {
+	if in.LeaseInfo.EvictionTimestamp != 0 {
+		return in
+	}
+	c := in.Clone()
+	c.LeaseInfo.EvictionTimestamp = now.UnixMilli()
+	return c
 }
 
 // differs reports whether b is a change of a: what Eureka's delta would

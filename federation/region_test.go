@@ -86,3 +86,41 @@ func TestRegionStateWhitelist(t *testing.T) {
 	assert.Equal(t, 1, s.total)
 	assert.Len(t, s.window, 1, "nor are their changes")
 }
+
+// TestRegionDeltaCarriesTheRemotesDeletedEntry: a DELETED entry of a
+// remote delta enters the region delta as the remote sent it (the
+// instance as cancelled, its evictionTimestamp set), as the reference
+// server's region delta does, not as the copy held before.
+func TestRegionDeltaCarriesTheRemotesDeletedEntry(t *testing.T) {
+	now := time.Unix(1000, 0)
+	r := newRegionState("dc2", "dc1")
+	r.replace([]*actors.Instance{inst("A", "a1", actors.StatusUp, 1)}, now)
+	gone := inst("A", "a1", actors.StatusUp, 1)
+	gone.ActionType = actors.ActionDeleted
+	gone.LeaseInfo.EvictionTimestamp = 1234
+	require.True(t, r.apply([]*actors.Instance{gone}, now))
+	w := r.snapshot().window
+	require.Len(t, w, 1)
+	assert.Equal(t, actors.ActionDeleted, w[0].ActionType)
+	assert.Equal(t, int64(1234), w[0].LeaseInfo.EvictionTimestamp)
+	assert.Equal(t, "dc2", w[0].Metadata[MarkerKey], "marked like every served remote instance")
+
+	// An entry without one (a Heureka stream's delta event), and an
+	// instance a full fetch no longer has: cancelled now.
+	later := now.Add(time.Second)
+	r.replace([]*actors.Instance{inst("A", "a2", actors.StatusUp, 1), inst("A", "a3", actors.StatusUp, 1)}, now)
+	gone = inst("A", "a2", actors.StatusUp, 1)
+	gone.ActionType = actors.ActionDeleted
+	require.True(t, r.apply([]*actors.Instance{gone}, later))
+	require.True(t, r.replace(nil, later))
+	byID := map[string]*actors.Instance{}
+	for _, in := range r.snapshot().window {
+		byID[in.InstanceID] = in
+	}
+	for _, id := range []string{"a2", "a3"} {
+		require.Contains(t, byID, id)
+		assert.Equal(t, actors.ActionDeleted, byID[id].ActionType, id)
+		assert.Equal(t, later.UnixMilli(), byID[id].LeaseInfo.EvictionTimestamp, id)
+	}
+	assert.Zero(t, gone.LeaseInfo.EvictionTimestamp, "the remote's entry is not changed in place")
+}

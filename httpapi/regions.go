@@ -13,9 +13,11 @@ package httpapi
 //     client then tries another server, or fetches in full after a 403
 //     delta).
 //   - Without ?regions=, reads stay local unless transparent fallback is
-//     on; then apps, apps/delta, one application and the VIP reads carry
-//     every region (Eureka's one-application and VIP reads ignore
-//     ?regions= and follow that switch too).
+//     on; then apps, apps/delta and the VIP reads carry every region, and a
+//     one-application read falls back to the first remote region holding
+//     the application when it has no local instance (Eureka's
+//     one-application and VIP reads ignore ?regions= and follow that
+//     switch too).
 //   - A pull by another region's server (isRegionPull) always gets local
 //     data only, with or without ?regions=, so that no region re-exports
 //     another's instances, whatever the topology.
@@ -53,8 +55,9 @@ type Regions interface {
 	// VIP is the document of a VIP (secure: a secure VIP) over local and
 	// every region.
 	VIP(local *view.Snapshot, vip string, secure bool, f view.Format, gz bool) []byte
-	// App is the document of one application over local and every region,
-	// and whether it has any instance.
+	// App is the document of one application with transparent fallback:
+	// the local application when it has instances, else the first remote
+	// region's (as Eureka's getApplication), and whether it has any.
 	App(local *view.Snapshot, name string, f view.Format, gz bool) ([]byte, bool)
 	// Report is what GET /admin/regions serves (JSON).
 	Report() any

@@ -231,24 +231,7 @@ func TestHeurekaPullsReferenceRegion(t *testing.T) {
 // federation's test timers.
 func startRegionsHeureka(t *testing.T, region string, remotes ...federation.Remote) *node.Node {
 	t.Helper()
-	cfg := node.DefaultConfig("regions-" + region)
-	cfg.HTTPAddr = "127.0.0.1:0"
-	cfg.Registry.SelfPreservation = false
-	cfg.Registry.LeaseDurationDoubling = true
-	fc := federation.DefaultLocalConfig()
-	fc.Region = region
-	fc.Remotes = remotes
-	// The reference answers in tens of milliseconds; give each pull room.
-	fc.RequestTimeout = 2 * time.Second
-	fc.StaleAfter = 20 * time.Second
-	fc.DropAfter = 60 * time.Second
-	// A Heureka remote here keeps the default 15 s stream keep-alive.
-	fc.StreamIdleTimeout = 20 * time.Second
-	cfg.Federation = &fc
-	n, err := node.Start(cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = n.Stop(t.Context()) })
-	return n
+	return startRegionsHeurekaWith(t, region, nil, remotes...)
 }
 
 // TestReferenceFallbackEchoesNothing: a reference server with transparent

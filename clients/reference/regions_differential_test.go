@@ -1,0 +1,300 @@
+package reference_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/federation"
+	"github.com/heureka/heureka/node"
+)
+
+// The differential test with remote regions: a reference server and a
+// Heureka node, both in region dc1 with transparent fallback on (Eureka's
+// default), pull the same Heureka node as their remote region dc2, hold the
+// same local instances, and are sent the same reads: ?regions= on the full
+// registry and the delta in JSON, XML and gzip, the 403 before the remote
+// region's first load, plain reads (which fallback extends to every region),
+// one-application and VIP reads (which ignore ?regions=), and
+// apps__hashcode throughout. Answers are compared as TestDifferential
+// compares them (README rows explain what they explain) after Heureka's
+// region marker is taken off its remote instances: every remote instance
+// must carry it (metadata heureka.region: dc2, and zone: dc2 as it has no
+// zone of its own), no local one may (docs/federation.md).
+//
+// The reference serves reads from a cache that remote changes do not
+// invalidate (up to 180 s stale); a local write does. So the test waits for
+// the reference's pull through reads it has never cached (?regions=
+// dc2,probe<n>: an unknown region is ignored, but the list is part of the
+// cache key), then registers a local instance on both servers, and only
+// then compares.
+
+// remoteInst is an instance registered in dc2: metadata of its own, so that
+// what is left after the marker is taken off is not empty.
+func remoteInst(app, id string, n int, status string) inst {
+	return base(app, id, 100+n).with(func(i *inst) {
+		i.status = status
+		i.metadata = map[string]string{"team": "dc2-team"}
+	})
+}
+
+// The instances: l-* register on both compared servers (region dc1), r-* in
+// dc2.
+var (
+	regLocal1  = base("SHARED", "l-1", 1).with(func(i *inst) { i.vip, i.svip = "shared", "shared-secure" })
+	regLocal2  = base("LOCAL-ONLY", "l-2", 2)
+	regLocal3  = regLocal1.with(func(i *inst) { i.id, i.host, i.ip = "l-3", "10.0.0.3", "10.0.0.3" })
+	regLocal4  = regLocal1.with(func(i *inst) { i.id, i.host, i.ip = "l-4", "10.0.0.4", "10.0.0.4" })
+	regRemote1 = remoteInst("SHARED", "r-1", 1, "UP").with(func(i *inst) { i.vip, i.svip = "shared", "shared-secure" })
+	regRemote2 = regRemote1.with(func(i *inst) { i.id, i.host, i.ip, i.status = "r-2", "10.0.1.2", "10.0.1.2", "DOWN" })
+	regRemote3 = remoteInst("REMOTE-ONLY", "r-3", 3, "UP")
+	regRemote4 = regRemote1.with(func(i *inst) { i.id, i.host, i.ip = "r-4", "10.0.1.4", "10.0.1.4" })
+)
+
+// regionReads are the reads compared once dc2 has loaded.
+func regionReads() []step {
+	var s []step
+	for _, f := range []struct {
+		name string
+		h    map[string]string
+	}{{"JSON", jsonAccept}, {"XML", xmlAccept}, {"gzip JSON", gzipJSON}} {
+		s = append(s,
+			get("GET apps?regions=dc2 "+f.name, "/apps?regions=dc2", f.h),
+			get("GET apps/delta?regions=dc2 "+f.name, "/apps/delta?regions=dc2", f.h),
+			get("GET vips (fallback) "+f.name, "/vips/shared", f.h),
+		)
+	}
+	return append(s,
+		get("GET apps?regions= upper case and unknown", "/apps?regions=nowhere,DC2", jsonAccept),
+		get("GET apps/delta?regions= unknown only", "/apps/delta?regions=nowhere", jsonAccept),
+		get("GET apps (fallback)", "/apps", jsonAccept),
+		get("GET apps/{app} local and remote (fallback)", "/apps/SHARED", jsonAccept),
+		get("GET apps/{app} remote only (fallback)", "/apps/REMOTE-ONLY", jsonAccept),
+		get("GET apps/{app} local only (fallback)", "/apps/LOCAL-ONLY", jsonAccept),
+		get("GET apps/{app}?regions=dc2", "/apps/SHARED?regions=dc2", jsonAccept),
+		get("GET vips remote only (fallback)", "/vips/remote-only", jsonAccept),
+		get("GET vips?regions=dc2", "/vips/shared?regions=dc2", jsonAccept),
+		get("GET svips (fallback)", "/svips/shared-secure", xmlAccept),
+	)
+}
+
+// TestRegionsDifferential compares the reference's and Heureka's answers
+// with a remote region, before its first load and after, and after
+// changes in it.
+func TestRegionsDifferential(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	rows, err := tableIDs(string(readme))
+	require.NoError(t, err)
+	rowSet := map[string]bool{}
+	for _, id := range rows {
+		rowSet[id] = true
+	}
+
+	dc2 := startHeureka(t)
+	// Both pull dc2 through a gate that answers 503 until it opens: until
+	// then neither has loaded its remote region.
+	var open atomic.Bool
+	target, err := url.Parse(dc2.URL())
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !open.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(gate.Close)
+
+	ref, err := startReference(append(append([]string(nil), referenceArgs...),
+		"--eureka.server.remote-region-urls-with-name.dc2="+gate.URL+"/eureka/",
+		"--eureka.server.remote-region-registry-fetch-interval=1"))
+	require.NoError(t, err)
+	t.Cleanup(ref.stop)
+	heu := startRegionsHeurekaWith(t, "dc1", func(c *federation.Config) {
+		c.TransparentFallback = true
+		// The reference's region delta is the remote's last delta, which
+		// holds dc2's changes of its default 3 minutes: keep as long.
+		c.DeltaRetention = federation.DefaultConfig().DeltaRetention
+	}, federation.Remote{Name: "dc2", URL: gate.URL + "/eureka/"})
+	defer func() {
+		if t.Failed() {
+			t.Logf("reference log: %s", ref.log.tail())
+		}
+	}()
+
+	cmp := comparison{since: time.Now().Add(-time.Minute), until: time.Now().Add(24 * time.Hour)}
+	run := func(s step) {
+		t.Helper()
+		refA, err := send(ref.url, s)
+		require.NoError(t, err, "reference: %s %s", s.method, s.path)
+		heuA, err := send(heu.URL(), s)
+		require.NoError(t, err, "heureka: %s %s", s.method, s.path)
+		unmarkRemote(t, s, &heuA)
+		c := cmp
+		c.ignoreVersionDelta = strings.Contains(s.path, "/apps/delta")
+		explained, msg := compare(c, s, refA, heuA, rowSet)
+		if msg != "" {
+			t.Error(msg)
+		}
+		t.Logf("%s %s (%s): reference %d, heureka %d, README rows %v", s.method, s.path, s.kind,
+			refA.Status, heuA.Status, explained)
+	}
+	for _, i := range []inst{regLocal1, regLocal2} {
+		run(registerJSON("register local", i))
+	}
+	// ---- Before the first load: ?regions= reads answer 403, whichever
+	// regions they name; plain reads are not held.
+	for _, s := range []step{
+		get("GET apps?regions=dc2 before the load", "/apps?regions=dc2", jsonAccept),
+		get("GET apps/delta?regions=dc2 before the load", "/apps/delta?regions=dc2", jsonAccept),
+		get("GET apps?regions=unknown before the load", "/apps?regions=nowhere", jsonAccept),
+		get("GET apps (fallback) before the load", "/apps", jsonAccept),
+	} {
+		run(s)
+	}
+	// In XML the reference's 403 carries Spring Boot's error document in
+	// XML, which README row spring-error-body describes in JSON only: the
+	// status is compared.
+	for name, base := range map[string]string{"reference": ref.url, "heureka": heu.URL()} {
+		a, err := send(base, get("GET apps?regions=dc2 XML before the load", "/apps?regions=dc2", xmlAccept))
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusForbidden, a.Status, name)
+	}
+
+	// ---- dc2 opens; both load it.
+	for _, i := range []inst{regRemote1, regRemote2, regRemote3} {
+		r, err := send(dc2.URL(), registerJSON("register remote", i))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusNoContent, r.Status)
+	}
+	open.Store(true)
+	waitRegion(t, ref.url, heu.URL(), func(v regionsView) bool { return len(v.instances) == 5 })
+	run(registerJSON("register local after the load", regLocal3))
+	for _, s := range regionReads() {
+		run(s)
+	}
+
+	// ---- changes in dc2: a cancel, a registration and a status change.
+	for _, s := range []step{
+		del("cancel remote", instPath(regRemote1)),
+		registerJSON("register remote", regRemote4),
+		put("status remote", instPath(regRemote2)+"/status?value=UP"),
+	} {
+		r, err := send(dc2.URL(), s)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, r.Status/100*100, "%s %s: %d", s.method, s.path, r.Status)
+	}
+	waitRegion(t, ref.url, heu.URL(), func(v regionsView) bool {
+		_, cancelled := v.instances["SHARED/r-1"]
+		return !cancelled && v.instances["SHARED/r-4"] == "UP" && v.instances["SHARED/r-2"] == "UP"
+	})
+	run(registerJSON("register local after dc2's changes", regLocal4))
+	for _, s := range regionReads() {
+		run(s)
+	}
+}
+
+// waitRegion waits until both servers' ?regions=dc2 answers satisfy done.
+// The reference is read with a region list it has not cached before.
+func waitRegion(t *testing.T, refURL, heuURL string, done func(regionsView) bool) {
+	t.Helper()
+	probe := 0
+	for name, base := range map[string]string{"reference": refURL, "heureka": heuURL} {
+		var v regionsView
+		require.Eventually(t, func() bool {
+			probe++
+			v = regionsRead(t, base, fmt.Sprintf("/apps?regions=dc2,probe%d", probe))
+			return v.code == http.StatusOK && done(v)
+		}, 60*time.Second, 100*time.Millisecond, "%s: dc2 as wanted in ?regions= reads (last: %+v)", name, v)
+	}
+}
+
+// unmarkRemote checks Heureka's region marker on every instance of a's
+// body (on the remote ones, r-*, and on no local one) and takes it off: the
+// heureka.region entry, and the zone equal to it (dc2's instances have no
+// zone of their own).
+func unmarkRemote(t *testing.T, s step, a *answer) {
+	t.Helper()
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			if id := elemKey(x, -1); id != "-1" && x["metadata"] != nil {
+				md := x["metadata"]
+				if l, ok := md.([]any); ok && len(l) == 1 { // XML: a one-element list
+					md = l[0]
+				}
+				m, ok := md.(map[string]any)
+				if !ok {
+					m = map[string]any{}
+				}
+				region := fmt.Sprint(single(m[federation.MarkerKey]))
+				if strings.HasPrefix(id, "r-") {
+					assert.Equal(t, "dc2", region, "%s %s: remote instance %s's region marker", s.method, s.path, id)
+					assert.Equal(t, "dc2", fmt.Sprint(single(m[federation.ZoneKey])), "%s %s: remote instance %s's zone", s.method, s.path, id)
+					delete(m, federation.MarkerKey)
+					delete(m, federation.ZoneKey)
+				} else {
+					assert.NotContains(t, m, federation.MarkerKey, "%s %s: local instance %s", s.method, s.path, id)
+				}
+				return
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(a.Tree)
+}
+
+// single is v, or the one element of a one-element list (an XML element).
+func single(v any) any {
+	if l, ok := v.([]any); ok && len(l) == 1 {
+		return l[0]
+	}
+	return v
+}
+
+// startRegionsHeurekaWith starts a node of region pulling remotes, with the
+// federation's test timers, changed by mutate (if not nil).
+func startRegionsHeurekaWith(t *testing.T, region string, mutate func(*federation.Config), remotes ...federation.Remote) *node.Node {
+	t.Helper()
+	cfg := node.DefaultConfig("regions-" + region)
+	cfg.HTTPAddr = "127.0.0.1:0"
+	cfg.Registry.SelfPreservation = false
+	cfg.Registry.LeaseDurationDoubling = true
+	fc := federation.DefaultLocalConfig()
+	fc.Region = region
+	fc.Remotes = remotes
+	// The reference answers in tens of milliseconds; give each pull room.
+	fc.RequestTimeout = 2 * time.Second
+	fc.StaleAfter = 20 * time.Second
+	fc.DropAfter = 60 * time.Second
+	// A Heureka remote here keeps the default 15 s stream keep-alive.
+	fc.StreamIdleTimeout = 20 * time.Second
+	if mutate != nil {
+		mutate(&fc)
+	}
+	cfg.Federation = &fc
+	n, err := node.Start(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = n.Stop(t.Context()) })
+	return n
+}
