@@ -21,13 +21,14 @@ import (
 )
 
 // The differential test with remote regions: a reference server and a
-// Heureka node, both in region dc1 with transparent fallback on (Eureka's
-// default), pull the same Heureka node as their remote region dc2, hold the
-// same local instances, and are sent the same reads: ?regions= on the full
-// registry and the delta in JSON, XML and gzip, the 403 before the remote
-// region's first load, plain reads (which fallback extends to every region),
+// Heureka node, both in region dc1, pull the same Heureka node as their
+// remote region dc2, hold the same local instances, and are sent the same
+// reads: ?regions= on the full registry and the delta in JSON, XML and
+// gzip, the 403 before the remote region's first load, plain reads,
 // one-application and VIP reads (which ignore ?regions=), and
-// apps__hashcode throughout. Answers are compared as TestDifferential
+// apps__hashcode throughout; once with transparent fallback on (Eureka's
+// default: plain, one-application and VIP reads reach dc2) and once off
+// (Heureka's default). Answers are compared as TestDifferential
 // compares them (README rows explain what they explain) after Heureka's
 // region marker is taken off its remote instances: every remote instance
 // must carry it (metadata heureka.region: dc2, and zone: dc2 as it has no
@@ -62,8 +63,10 @@ var (
 	regRemote4 = regRemote1.with(func(i *inst) { i.id, i.host, i.ip = "r-4", "10.0.1.4", "10.0.1.4" })
 )
 
-// regionReads are the reads compared once dc2 has loaded.
-func regionReads() []step {
+// regionReads are the reads compared once dc2 has loaded. With fallback
+// off the plain delta is compared too; with it on it differs on purpose
+// (plainDeltaWithFallback).
+func regionReads(fallback bool) []step {
 	var s []step
 	for _, f := range []struct {
 		name string
@@ -72,26 +75,31 @@ func regionReads() []step {
 		s = append(s,
 			get("GET apps?regions=dc2 "+f.name, "/apps?regions=dc2", f.h),
 			get("GET apps/delta?regions=dc2 "+f.name, "/apps/delta?regions=dc2", f.h),
-			get("GET vips (fallback) "+f.name, "/vips/shared", f.h),
+			get("GET vips "+f.name, "/vips/shared", f.h),
 		)
 	}
-	return append(s,
+	s = append(s,
 		get("GET apps?regions= upper case and unknown", "/apps?regions=nowhere,DC2", jsonAccept),
 		get("GET apps/delta?regions= unknown only", "/apps/delta?regions=nowhere", jsonAccept),
-		get("GET apps (fallback)", "/apps", jsonAccept),
-		get("GET apps/{app} local and remote (fallback)", "/apps/SHARED", jsonAccept),
-		get("GET apps/{app} remote only (fallback)", "/apps/REMOTE-ONLY", jsonAccept),
-		get("GET apps/{app} local only (fallback)", "/apps/LOCAL-ONLY", jsonAccept),
+		get("GET apps", "/apps", jsonAccept),
+		get("GET apps/{app} local and remote", "/apps/SHARED", jsonAccept),
+		get("GET apps/{app} remote only", "/apps/REMOTE-ONLY", jsonAccept),
+		get("GET apps/{app} local only", "/apps/LOCAL-ONLY", jsonAccept),
 		get("GET apps/{app}?regions=dc2", "/apps/SHARED?regions=dc2", jsonAccept),
-		get("GET vips remote only (fallback)", "/vips/remote-only", jsonAccept),
+		get("GET vips remote only", "/vips/remote-only", jsonAccept),
 		get("GET vips?regions=dc2", "/vips/shared?regions=dc2", jsonAccept),
-		get("GET svips (fallback)", "/svips/shared-secure", xmlAccept),
+		get("GET svips", "/svips/shared-secure", xmlAccept),
 	)
+	if !fallback {
+		s = append(s, get("GET apps/delta", "/apps/delta", jsonAccept))
+	}
+	return s
 }
 
 // TestRegionsDifferential compares the reference's and Heureka's answers
 // with a remote region, before its first load and after, and after
-// changes in it.
+// changes in it, with transparent fallback on (Eureka's default) and off
+// (Heureka's).
 func TestRegionsDifferential(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
@@ -101,7 +109,12 @@ func TestRegionsDifferential(t *testing.T) {
 	for _, id := range rows {
 		rowSet[id] = true
 	}
+	for _, fallback := range []bool{true, false} {
+		t.Run(fmt.Sprintf("fallback=%v", fallback), func(t *testing.T) { regionsDifferential(t, rowSet, fallback) })
+	}
+}
 
+func regionsDifferential(t *testing.T, rowSet map[string]bool, fallback bool) {
 	dc2 := startHeureka(t)
 	// Both pull dc2 through a gate that answers 503 until it opens: until
 	// then neither has loaded its remote region.
@@ -120,11 +133,12 @@ func TestRegionsDifferential(t *testing.T) {
 
 	ref, err := startReference(append(append([]string(nil), referenceArgs...),
 		"--eureka.server.remote-region-urls-with-name.dc2="+gate.URL+"/eureka/",
-		"--eureka.server.remote-region-registry-fetch-interval=1"))
+		"--eureka.server.remote-region-registry-fetch-interval=1",
+		fmt.Sprintf("--eureka.server.disable-transparent-fallback-to-other-region=%v", !fallback)))
 	require.NoError(t, err)
 	t.Cleanup(ref.stop)
 	heu := startRegionsHeurekaWith(t, "dc1", func(c *federation.Config) {
-		c.TransparentFallback = true
+		c.TransparentFallback = fallback
 		// The reference's region delta is the remote's last delta, which
 		// holds dc2's changes of its default 3 minutes: keep as long.
 		c.DeltaRetention = federation.DefaultConfig().DeltaRetention
@@ -152,6 +166,7 @@ func TestRegionsDifferential(t *testing.T) {
 		t.Logf("%s %s (%s): reference %d, heureka %d, README rows %v", s.method, s.path, s.kind,
 			refA.Status, heuA.Status, explained)
 	}
+
 	for _, i := range []inst{regLocal1, regLocal2} {
 		run(registerJSON("register local", i))
 	}
@@ -161,7 +176,7 @@ func TestRegionsDifferential(t *testing.T) {
 		get("GET apps?regions=dc2 before the load", "/apps?regions=dc2", jsonAccept),
 		get("GET apps/delta?regions=dc2 before the load", "/apps/delta?regions=dc2", jsonAccept),
 		get("GET apps?regions=unknown before the load", "/apps?regions=nowhere", jsonAccept),
-		get("GET apps (fallback) before the load", "/apps", jsonAccept),
+		get("GET apps before the load", "/apps", jsonAccept),
 	} {
 		run(s)
 	}
@@ -183,8 +198,12 @@ func TestRegionsDifferential(t *testing.T) {
 	open.Store(true)
 	waitRegion(t, ref.url, heu.URL(), func(v regionsView) bool { return len(v.instances) == 5 })
 	run(registerJSON("register local after the load", regLocal3))
-	for _, s := range regionReads() {
+	for _, s := range regionReads(fallback) {
 		run(s)
+	}
+	assert.Equal(t, "DOWN_1_UP_5_", regionsRead(t, heu.URL(), "/apps?regions=dc2").hashcode, "the union's hashcode")
+	if fallback {
+		plainDeltaWithFallback(t, ref.url, heu.URL(), "UP_4_")
 	}
 
 	// ---- changes in dc2: a cancel, a registration and a status change.
@@ -202,9 +221,34 @@ func TestRegionsDifferential(t *testing.T) {
 		return !cancelled && v.instances["SHARED/r-4"] == "UP" && v.instances["SHARED/r-2"] == "UP"
 	})
 	run(registerJSON("register local after dc2's changes", regLocal4))
-	for _, s := range regionReads() {
+	for _, s := range regionReads(fallback) {
 		run(s)
 	}
+	if fallback {
+		plainDeltaWithFallback(t, ref.url, heu.URL(), "UP_5_")
+	}
+}
+
+// plainDeltaWithFallback checks the one difference on purpose
+// (docs/federation.md): with transparent fallback, the reference's plain
+// full read is the union of every region, but its plain delta carries the
+// local changes plus the remote changes of applications with no local
+// instance, and the hashcode of that set (getApplications(true)), refHash:
+// a client applying it mismatches whenever an application has instances in
+// both regions. Heureka's plain delta carries every region's changes with
+// the union's hashcode, its full read's.
+func plainDeltaWithFallback(t *testing.T, refURL, heuURL, refHash string) {
+	t.Helper()
+	ref, refFull := regionsRead(t, refURL, "/apps/delta"), regionsRead(t, refURL, "/apps")
+	heu, heuFull := regionsRead(t, heuURL, "/apps/delta"), regionsRead(t, heuURL, "/apps")
+	assert.Equal(t, refHash, ref.hashcode, "the reference's plain delta: local and remote-only applications' hashcode")
+	assert.NotEqual(t, refFull.hashcode, ref.hashcode, "the reference's plain delta and full read disagree")
+	assert.Contains(t, ref.instances, "REMOTE-ONLY/r-3", "the reference's plain delta: a remote-only application's changes")
+	for id := range ref.instances {
+		assert.False(t, strings.HasPrefix(id, "SHARED/r-"), "the reference's plain delta: no remote change of a local application (%s)", id)
+	}
+	assert.Equal(t, heuFull.hashcode, heu.hashcode, "heureka's plain delta: its full read's hashcode, the union's")
+	assert.Contains(t, heu.instances, "SHARED/r-2", "heureka's plain delta: every region's changes")
 }
 
 // waitRegion waits until both servers' ?regions=dc2 answers satisfy done.
