@@ -38,8 +38,9 @@
 //
 // The page opens the API's change stream (an EventSource on
 // GET /eureka/stream, package httpapi) and reads the state endpoint as soon
-// as an event arrives, so a registration, a cancellation or a status change
-// shows within the stream's coalescing delay instead of at the next poll.
+// as an event arrives (at most once a second, however fast the registry
+// changes), so a registration, a cancellation or a status change shows
+// within about a second instead of at the next poll.
 // The event's own document is not used: the page draws the registry from
 // the state endpoint only. It still reads the state every Config.Refresh
 // for what the stream does not carry (members, self-preservation, holds on

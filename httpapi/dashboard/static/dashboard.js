@@ -21,6 +21,10 @@
   // STREAM_RETRY_MS is how long the page polls before it opens the stream
   // again after the server refused it.
   const STREAM_RETRY_MS = 30000;
+  // STREAM_GAP_MS is the least time between two state reads that stream
+  // events cause: a registry that changes all the time costs the page (and
+  // the node) one read a second, not one per event.
+  const STREAM_GAP_MS = 1000;
 
   // url makes a path absolute on this origin. A page opened as
   // http://user:pass@host/ has the credentials in its own URL, and the
@@ -40,6 +44,8 @@
   let stream = null; // the EventSource, while it is open or reconnecting
   let live = false; // the stream is open: registry changes arrive through it
   let streamEvents = 0; // events received, shown to tests as data-stream-events
+  let lastLoad = -Infinity; // performance.now() when the last state read started
+  let soon = 0; // the timer of a state read an event asked for, 0 if none
 
   const $ = (id) => document.getElementById(id);
 
@@ -132,7 +138,8 @@
 
   // openStream opens the change stream. Each event (the snapshot a new
   // connection starts with, a delta after every change) makes the page read
-  // the state at once; the event's own document is not used, so that the
+  // the state at once, or STREAM_GAP_MS after the last read if that was
+  // sooner; the event's own document is not used, so that the
   // page draws the registry one way only. While the browser reconnects by
   // itself (the connection dropped; it resumes with Last-Event-ID) the page
   // polls; when the server refused the stream, it polls and tries again
@@ -147,7 +154,11 @@
     const changed = () => {
       streamEvents++;
       document.documentElement.dataset.streamEvents = String(streamEvents);
-      refresh();
+      if (soon) return; // a read is already due, and it will see this change too
+      soon = setTimeout(() => {
+        soon = 0;
+        refresh();
+      }, Math.max(0, lastLoad + STREAM_GAP_MS - performance.now()));
     };
     es.addEventListener('snapshot', changed);
     es.addEventListener('delta', changed);
@@ -183,6 +194,7 @@
   }
 
   async function load() {
+    lastLoad = performance.now();
     const query = token ? '?known=' + encodeURIComponent(token) : '';
     const resp = await fetch(url(STATE_URL + query), { credentials: 'same-origin', cache: 'no-store' });
     if (!resp.ok) throw new Error(await problem(resp));
