@@ -355,15 +355,16 @@ func runPoll(c Config) error {
 		results = append(results, r)
 		fmt.Printf("(poll) %d instances measured, load %s\n", size, r.load)
 	}
-	fmt.Printf("\nThe node's CPU with the clients and with the changes alone (no client); per 1,000 clients = (CPU s ÷ wall s − alone CPU s ÷ alone wall s) × 1000 ÷ clients, in CPU seconds per second (cores). Bytes: what the clients read from their connections (headers and gzip bodies); per 1,000 clients = bytes ÷ wall s × 1000 ÷ clients.\n\n")
-	fmt.Println("| instances | clients | wall s | node CPU s | alone CPU s | alone wall s | CPU per 1,000 clients (cores) | bytes | bytes/s per 1,000 clients | delta fetches | full fetches | hashcode mismatches | errors | load |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Printf("\nThe node's CPU with the clients and with the changes alone (no client), in CPU seconds per second (cores); bytes: what the clients read from their connections (headers and gzip bodies).\n\n")
+	fmt.Println("| instances | thousands of clients | node CPU s | wall s | cores = node CPU s ÷ wall s | alone CPU s | alone wall s | alone cores = alone CPU s ÷ alone wall s | for the clients = cores − alone cores | cores per 1,000 clients = for the clients ÷ thousands of clients | bytes | bytes/s = bytes ÷ wall s | bytes/s per 1,000 clients = bytes/s ÷ thousands of clients | delta fetches | full fetches | hashcode mismatches | errors | load |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range results {
-		k := 1000 / float64(c.PollClients)
-		cores := (r.cpu.Seconds()/r.wall.Seconds() - r.aloneCPU.Seconds()/r.aloneWall.Seconds()) * k
-		fmt.Printf("| %d | %d | %.2f | %.2f | %.2f | %.2f | %.3f | %d | %.0f | %d | %d | %d | %d | %s |\n", r.size, c.PollClients,
-			r.wall.Seconds(), r.cpu.Seconds(), r.aloneCPU.Seconds(), r.aloneWall.Seconds(), cores, r.bytes,
-			float64(r.bytes)/r.wall.Seconds()*k, r.deltas, r.fulls, r.mismatches, r.errs+r.churnErrs, r.load)
+		k := float64(c.PollClients) / 1000
+		cores, alone := r.cpu.Seconds()/r.wall.Seconds(), r.aloneCPU.Seconds()/r.aloneWall.Seconds()
+		rate := float64(r.bytes) / r.wall.Seconds()
+		fmt.Printf("| %d | %.3f | %.2f | %.2f | %.4f | %.2f | %.2f | %.4f | %.4f | %.4f | %d | %.0f | %.0f | %d | %d | %d | %d | %s |\n", r.size, k,
+			r.cpu.Seconds(), r.wall.Seconds(), cores, r.aloneCPU.Seconds(), r.aloneWall.Seconds(), alone, cores-alone, (cores-alone)/k,
+			r.bytes, rate, rate/k, r.deltas, r.fulls, r.mismatches, r.errs+r.churnErrs, r.load)
 	}
 	fmt.Println("\nThe delta: changes made at once before the measurement to fill its 3-minute window (prefill), instances in the last delta a client read at the end. Start-up (not in the figures above): what the clients read until 2 s after the last client's first full fetch (the clients started at random over 10 s).")
 	fmt.Println("\n| instances | prefill changes | delta instances at the end | start-up bytes | start-up bytes per client | start-up s |")

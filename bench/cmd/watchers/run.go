@@ -94,7 +94,7 @@ func runWatchers(c Config, mode string) error {
 	}
 	printSteps(mode, base, steps, w.errs.Load(), w.lastErr.Load())
 	if c.ChurnFor > 0 {
-		if err := runChurn(c, ch, w, base.mem); err != nil {
+		if err := runChurn(c, ch, w, steps[len(steps)-1].mem); err != nil {
 			return err
 		}
 	}
@@ -102,39 +102,38 @@ func runWatchers(c Config, mode string) error {
 }
 
 func printSteps(mode string, base stepResult, steps []stepResult, errs int64, lastErr any) {
-	fmt.Printf("\nDelivery latency: from the write's response to the watcher's reading the %s (p50, p99, max over every watcher and change); from before the write, p99 in brackets.\n\n",
+	fmt.Printf("\nDelivery latency: from the write's response to the watcher's reading the %s (p50, p99, max over every watcher and change; a watcher that read it before the response counts 0); p99 from before the write beside it.\n\n",
 		map[string]string{"blocking": "200", "stream": "delta event"}[mode])
-	fmt.Println("| watchers | changes | deliveries | missed | p50 ms | p99 ms | max ms | (p99 from request ms) | load |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Println("| watchers | changes | deliveries | missed | before the response | p50 ms | p99 ms | max ms | p99 from the request ms | load |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, s := range steps {
-		fmt.Printf("| %d | %d | %d | %d | %.2f | %.2f | %.2f | (%.2f) | %s |\n", s.watchers, s.changes, len(s.fromResp), s.missed,
+		fmt.Printf("| %d | %d | %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %s |\n", s.watchers, s.changes, len(s.fromResp), s.missed, s.early,
 			msf(bench.Percentile(s.fromResp, 50)), msf(bench.Percentile(s.fromResp, 99)), msf(bench.Percentile(s.fromResp, 100)),
 			msf(bench.Percentile(s.fromReq, 99)), s.load)
 	}
-	fmt.Printf("\nMemory of the node after a collection, idle watchers; per watcher = (heap+stack − that with 0 watchers) ÷ watchers, and RSS likewise. With 0 watchers: heap %d B, stack %d B, RSS %d B, %d goroutines.\n\n",
-		base.mem.heap, base.mem.stack, base.mem.rss, base.mem.goroutines)
-	fmt.Println("| watchers | heap B | stack B | heap+stack per watcher KiB | RSS B | RSS per watcher KiB | goroutines per watcher |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Printf("\nMemory of the node after a collection (heap in use + goroutine stacks; RSS), the watchers idle; 0 watchers: heap+stack %d B, RSS %d B, %d goroutines.\n\n",
+		base.mem.heapStack(), base.mem.rss, base.mem.goroutines)
+	fmt.Println("| watchers | heap+stack B | 0-watcher heap+stack B | added B = heap+stack B − 0-watcher heap+stack B | per watcher B = added B ÷ watchers | RSS B | 0-watcher RSS B | added RSS B = RSS B − 0-watcher RSS B | RSS per watcher B = added RSS B ÷ watchers | goroutines |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, s := range steps {
-		n := float64(s.watchers)
-		fmt.Printf("| %d | %d | %d | %.2f | %d | %.2f | %.2f |\n", s.watchers, s.mem.heap, s.mem.stack,
-			kib(s.mem.heapStack()-base.mem.heapStack())/n, s.mem.rss, kib(s.mem.rss-base.mem.rss)/n,
-			float64(s.mem.goroutines-base.mem.goroutines)/n)
+		n := int64(s.watchers)
+		add, addRSS := s.mem.heapStack()-base.mem.heapStack(), s.mem.rss-base.mem.rss
+		fmt.Printf("| %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", s.watchers, s.mem.heapStack(), base.mem.heapStack(), add,
+			(add+n/2)/n, s.mem.rss, base.mem.rss, addRSS, (addRSS+n/2)/n, s.mem.goroutines)
 	}
-	fmt.Printf("\nCPU of the node (/proc/PID/stat, 10 ms ticks) over the changes, each change one write; per change and watcher = (per change − per change with 0 watchers) ÷ watchers. Idle: the node's CPU over the settle time before, with the watchers waiting.\n\n")
-	fmt.Println("| watchers | changes | node CPU s | CPU per change ms | CPU per change and watcher µs | idle CPU s | idle s | idle CPU per watcher per s µs |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|")
-	all := append([]stepResult{base}, steps...)
-	basePer := base.cpu.Seconds() / float64(base.changes)
-	for _, s := range all {
-		per := s.cpu.Seconds() / float64(s.changes)
-		perW, idleW := "–", "–"
+	fmt.Printf("\nCPU of the node (/proc/PID/stat, 10 ms ticks) over the changes (each one write, and one read of /metrics to see the watchers waiting again), and idle over the settle time before them; beside them the CPU of this process (the watchers, getrusage) and the wall time over the changes.\n\n")
+	fmt.Println("| watchers | changes | node CPU ms | CPU per change ms = node CPU ms ÷ changes | 0-watcher CPU per change ms | for the watchers ms = CPU per change ms − 0-watcher CPU per change ms | per change and watcher ms = for the watchers ms ÷ watchers | idle CPU ms | idle s | idle CPU ms/s = idle CPU ms ÷ idle s | watchers' process CPU ms | wall ms |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	basePer := msf(base.cpu) / float64(base.changes)
+	for _, s := range append([]stepResult{base}, steps...) {
+		per := msf(s.cpu) / float64(s.changes)
+		forW, perW := "–", "–"
 		if s.watchers > 0 {
-			perW = fmt.Sprintf("%.2f", (per-basePer)/float64(s.watchers)*1e6)
-			idleW = fmt.Sprintf("%.3f", (s.idleCPU.Seconds()-base.idleCPU.Seconds()*s.idleWall.Seconds()/base.idleWall.Seconds())/s.idleWall.Seconds()/float64(s.watchers)*1e6)
+			forW = fmt.Sprintf("%.1f", per-basePer)
+			perW = fmt.Sprintf("%.5f", (per-basePer)/float64(s.watchers))
 		}
-		fmt.Printf("| %d | %d | %.2f | %.3f | %s | %.2f | %.2f | %s |\n", s.watchers, s.changes, s.cpu.Seconds(), per*1e3, perW,
-			s.idleCPU.Seconds(), s.idleWall.Seconds(), idleW)
+		fmt.Printf("| %d | %d | %.0f | %.1f | %.1f | %s | %s | %.0f | %.2f | %.1f | %.0f | %.0f |\n", s.watchers, s.changes, msf(s.cpu), per, basePer, forW, perW,
+			msf(s.idleCPU), s.idleWall.Seconds(), msf(s.idleCPU)/s.idleWall.Seconds(), msf(s.selfCPU), msf(s.wall))
 	}
 	if errs > 0 {
 		fmt.Printf("\nwatcher errors: %d (last: %v)\n", errs, lastErr)
@@ -143,7 +142,7 @@ func printSteps(mode string, base stepResult, steps []stepResult, errs int64, la
 
 // runChurn replaces c.ChurnFraction of the instances every c.ChurnEvery
 // for c.ChurnFor with every watcher of w connected, taking the node's
-// memory before each burst.
+// memory before each burst; idle is its memory before, the watchers idle.
 func runChurn(c Config, ch *child, w *watchers, idle memory) error {
 	live := make([]bench.Instance, c.Instances)
 	for i := range live {
@@ -198,8 +197,11 @@ func runChurn(c Config, ch *child, w *watchers, idle memory) error {
 		burst = time.Since(t0)
 		time.Sleep(time.Until(next))
 	}
-	fmt.Printf("\nOver the churn: heap+stack %d…%d B (max − min = %d B), RSS %d…%d B (max − min = %d B); errors %d.\n",
-		minHS, maxHS, maxHS-minHS, minRSS, maxRSS, maxRSS-minRSS, w.errs.Load())
+	fmt.Printf("\nOver the churn (watcher errors: %d):\n\n", w.errs.Load())
+	fmt.Println("| memory | min B | max B | spread B = max B − min B | idle before B | over idle B = max B − idle before B |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	fmt.Printf("| heap+stack | %d | %d | %d | %d | %d |\n", minHS, maxHS, maxHS-minHS, idle.heapStack(), maxHS-idle.heapStack())
+	fmt.Printf("| RSS | %d | %d | %d | %d | %d |\n", minRSS, maxRSS, maxRSS-minRSS, idle.rss, maxRSS-idle.rss)
 	return nil
 }
 

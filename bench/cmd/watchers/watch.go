@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/heureka/heureka/bench"
@@ -320,11 +321,22 @@ func (wr *writer) change() error {
 	return nil
 }
 
+// selfCPU is the CPU time this process (the watchers and the writer) has
+// used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // stepResult is one step's measurement.
 type stepResult struct {
 	watchers int
 	mem      memory
 	cpu      time.Duration // the node's, over the changes
+	selfCPU  time.Duration // this process's (the watchers'), over the changes
 	changes  int
 	fromResp []time.Duration // every watcher's latency from the write's response
 	fromReq  []time.Duration // … from before the write
@@ -339,7 +351,7 @@ type stepResult struct {
 // runChanges makes changes changes with w's n watchers and times them.
 func runChanges(w *watchers, wr *writer, ctl *http.Client, n, changes int, pid func() time.Duration) (stepResult, error) {
 	res := stepResult{watchers: n, changes: changes}
-	cpu0, t0 := pid(), time.Now()
+	cpu0, t0, self0 := pid(), time.Now(), selfCPU()
 	for k := 0; k < changes; k++ {
 		if n > 0 {
 			if err := w.waitArmed(ctl, n); err != nil {
@@ -372,6 +384,6 @@ func runChanges(w *watchers, wr *writer, ctl *http.Client, n, changes int, pid f
 			res.fromReq = append(res.fromReq, time.Duration(t-r.start))
 		}
 	}
-	res.cpu, res.wall = pid()-cpu0, time.Since(t0)
+	res.cpu, res.wall, res.selfCPU = pid()-cpu0, time.Since(t0), selfCPU()-self0
 	return res, nil
 }
