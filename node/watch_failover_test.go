@@ -182,6 +182,21 @@ func (st registryState) apply(data []byte, snapshot bool) (string, error) {
 	return d.Applications.Hashcode, nil
 }
 
+// hashcode is Eureka's apps__hashcode of st: each status present, in
+// alphabetical order, with its count ("OUT_OF_SERVICE_1_UP_4_").
+func (st registryState) hashcode() string {
+	counts := map[string]int{}
+	for _, v := range st {
+		status, _, _ := strings.Cut(v, "/")
+		counts[status]++
+	}
+	var b strings.Builder
+	for _, status := range slices.Sorted(maps.Keys(counts)) {
+		fmt.Fprintf(&b, "%s_%d_", status, counts[status])
+	}
+	return b.String()
+}
+
 // streamWatcher reads the change stream of the first of urls, moving to
 // the next one whenever the stream fails, and keeps the registry it
 // describes.
@@ -268,6 +283,12 @@ func (w *streamWatcher) event(id, typ string, data []byte) {
 	}
 	if typ == "snapshot" {
 		w.snapshots++
+	}
+	// What the watcher holds after each event is the whole registry the
+	// event describes (the stream is not filtered): a missed change
+	// would show as a different hashcode.
+	if mine := w.state.hashcode(); mine != hc && w.err == nil {
+		w.err = fmt.Errorf("after %s event %s the watcher's hashcode is %s, the server's %s", typ, id, mine, hc)
 	}
 	w.hashcode, w.lastID = hc, id
 }
