@@ -4,7 +4,6 @@ package simulations
 // cluster's timers could once use to undo a cancel (long-lease).
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -12,30 +11,6 @@ import (
 
 // longLeaseApp is the application of long-lease's long-lease clients.
 const longLeaseApp = "LEDGER"
-
-// newClientWithLease is NewClient for a client that asks for a lease of
-// secs seconds.
-func (s *Sim) newClientWithLease(app, loc string, secs int) *Client {
-	app = strings.ToUpper(app)
-	var others []string
-	for _, n := range s.c.Names() {
-		if n != loc {
-			others = append(others, n)
-		}
-	}
-	s.mu.Lock()
-	s.seq[app]++
-	id := fmt.Sprintf("%s-%03d", strings.ToLower(app), s.seq[app])
-	s.apps[app] = true
-	s.mu.Unlock()
-	cl := &Client{sim: s, App: app, ID: id, Location: loc, leaseSecs: secs,
-		order: append([]string{loc}, s.Shuffled(others)...), phase: s.Between(0, s.cfg.Timers.RenewInterval)}
-	s.mu.Lock()
-	s.clients = append(s.clients, cl)
-	s.mu.Unlock()
-	cl.start()
-	return cl
-}
 
 // driveLongLease: long-lease clients (a lease of twice the split) next to
 // every node, steady ones too; a split longer than the TTL; the long-lease

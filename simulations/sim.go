@@ -347,7 +347,11 @@ func (s *Sim) Shuffled(names []string) []string {
 
 // NewClient creates and starts a client of app living next to node loc.
 // Its node list is loc first, then the other nodes in a seeded order.
-func (s *Sim) NewClient(app, loc string) *Client {
+func (s *Sim) NewClient(app, loc string) *Client { return s.newClientWithLease(app, loc, 0) }
+
+// newClientWithLease is NewClient for a client that asks for a lease of
+// secs seconds (0: the timers' lease).
+func (s *Sim) newClientWithLease(app, loc string, secs int) *Client {
 	app = strings.ToUpper(app)
 	var others []string
 	for _, n := range s.c.Names() {
@@ -361,12 +365,13 @@ func (s *Sim) NewClient(app, loc string) *Client {
 	s.apps[app] = true
 	s.mu.Unlock()
 	cl := &Client{
-		sim:      s,
-		App:      app,
-		ID:       id,
-		Location: loc,
-		order:    append([]string{loc}, s.Shuffled(others)...),
-		phase:    s.Between(0, s.cfg.Timers.RenewInterval),
+		sim:       s,
+		App:       app,
+		ID:        id,
+		Location:  loc,
+		leaseSecs: secs,
+		order:     append([]string{loc}, s.Shuffled(others)...),
+		phase:     s.Between(0, s.cfg.Timers.RenewInterval),
 	}
 	s.mu.Lock()
 	s.clients = append(s.clients, cl)
