@@ -41,6 +41,8 @@ type apiServer struct {
 	url     string
 	streams atomic.Int64 // GET /eureka/stream requests received
 	states  atomic.Int64 // GET /dashboard/api/state requests received
+	// drop closes every client connection, the page's stream included.
+	drop func()
 }
 
 // startAPIServer serves the API and the dashboard (polling every refresh)
@@ -79,7 +81,7 @@ func startAPIServer(t *testing.T, refresh time.Duration, mutate func(*httpapi.Co
 		}
 		api.ServeHTTP(w, r)
 	}))
-	s.url = srv.URL
+	s.url, s.drop = srv.URL, srv.CloseClientConnections
 	t.Cleanup(func() {
 		srv.CloseClientConnections() // the page's stream
 		srv.Close()
@@ -133,7 +135,19 @@ func TestDashboardInBrowserUpdatesThroughStream(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 	b.waitFor("greeter-1's row is gone", `!document.querySelector('#apps tr[data-id="greeter-1"]')`)
 	assert.Equal(t, "stream", b.updates(), "the page is still on the stream")
-	assert.Equal(t, int64(1), s.streams.Load(), "one stream for the whole test: no reconnection")
+	assert.Equal(t, int64(1), s.streams.Load(), "one stream so far: no reconnection")
+
+	// The connection drops (a proxy restarts): the browser reconnects by
+	// itself, resuming with Last-Event-ID, and changes come through the
+	// new stream.
+	s.drop()
+	require.Eventually(t, func() bool { return s.streams.Load() >= 2 }, time.Minute, 20*time.Millisecond,
+		"the page opened the stream again")
+	b.waitFor("the page is on the stream again", `document.documentElement.dataset.updates === 'stream'`)
+	before = b.streamEvents()
+	register(t, s.url, instance{app: "GREETER", id: "greeter-2", zone: "zone-a"})
+	b.waitFor("greeter-2 appears", `!!document.querySelector('#apps tr[data-id="greeter-2"]')`)
+	assert.Greater(t, b.streamEvents(), before, "the change came as an event of the new stream")
 
 	b.mu.Lock()
 	assert.Empty(t, b.errors, "uncaught JavaScript exceptions")
