@@ -361,6 +361,20 @@ func (t *bootTracker) note(name string, id bootID) (changed, first bool) {
 	return seen && old != id, !seen
 }
 
+// seen returns how many members' boot ids this node has seen.
+func (t *bootTracker) seen() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.ids)
+}
+
+// BootsSeen returns how many other members have answered one of this
+// node's probes with their boot id: each such first answer costs a
+// push/pull with the member (noteBoot), once per member and process, so a
+// booting cluster dials N−1 streams per node over its first probe round
+// and then none for this.
+func (m *Membership) BootsSeen() int { return m.boots.seen() }
+
 // noteBoot reads a member's boot id from a probe ack and, when it changed
 // (the member restarted), dials the member in the background. The first
 // boot id seen of a member is dialled too, once: a member that lived less
