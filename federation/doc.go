@@ -17,10 +17,13 @@
 // replicated, never evicted by local rules and never served to another
 // region's pull.
 //
-// Data leaves through the merged documents (merge.go): httpapi calls Apps,
-// Delta and VIP for ?regions= reads (and for every read with
-// TransparentFallback) and serves their bytes; the plain reads are the
-// view's and do not come here.
+// Data leaves through the merged documents (merge.go): httpapi calls Apps
+// and Delta for ?regions= reads, and Apps, Delta, VIP and App (one
+// application: the local one, else the first region's, as Eureka's
+// getApplication) for plain reads with TransparentFallback, and serves
+// their bytes; the plain reads without it are the view's and do not come
+// here. clients/reference's TestRegionsDifferential compares them with the
+// reference Eureka server's.
 //
 // # Never re-exported, never stale forever
 //
@@ -49,8 +52,7 @@
 //
 // Every node follows every region (WAN cost per node); the wish is a few
 // nodes chosen by the cluster holding the WAN link and sharing what they
-// receive. Per-region
-// application whitelists, ?regions= on one-application reads and
-// versions__delta as Eureka numbers region deltas are not implemented; see
+// receive. Eureka's global application whitelist and versions__delta as
+// Eureka numbers region deltas are not implemented; see
 // docs/federation.md.
 package federation
