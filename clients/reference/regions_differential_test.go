@@ -27,8 +27,9 @@ import (
 // gzip, the 403 before the remote region's first load, plain reads,
 // one-application and VIP reads (which ignore ?regions=), and
 // apps__hashcode throughout; once with transparent fallback on (Eureka's
-// default: plain, one-application and VIP reads reach dc2) and once off
-// (Heureka's default). Answers are compared as TestDifferential
+// default: plain, one-application and VIP reads reach dc2), once off
+// (Heureka's default), and once off with a whitelist that serves one of
+// dc2's two applications. Answers are compared as TestDifferential
 // compares them (README rows explain what they explain) after Heureka's
 // region marker is taken off its remote instances: every remote instance
 // must carry it (metadata heureka.region: dc2, and zone: dc2 as it has no
@@ -61,6 +62,7 @@ var (
 	regRemote2 = regRemote1.with(func(i *inst) { i.id, i.host, i.ip, i.status = "r-2", "10.0.1.2", "10.0.1.2", "DOWN" })
 	regRemote3 = remoteInst("REMOTE-ONLY", "r-3", 3, "UP")
 	regRemote4 = regRemote1.with(func(i *inst) { i.id, i.host, i.ip = "r-4", "10.0.1.4", "10.0.1.4" })
+	regRemote5 = regRemote3.with(func(i *inst) { i.id, i.host, i.ip = "r-5", "10.0.1.5", "10.0.1.5" })
 )
 
 // regionReads are the reads compared once dc2 has loaded. With fallback
@@ -99,7 +101,7 @@ func regionReads(fallback bool) []step {
 // TestRegionsDifferential compares the reference's and Heureka's answers
 // with a remote region, before its first load and after, and after
 // changes in it, with transparent fallback on (Eureka's default) and off
-// (Heureka's).
+// (Heureka's), and with a whitelist of dc2's applications.
 func TestRegionsDifferential(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
@@ -109,12 +111,19 @@ func TestRegionsDifferential(t *testing.T) {
 	for _, id := range rows {
 		rowSet[id] = true
 	}
-	for _, fallback := range []bool{true, false} {
-		t.Run(fmt.Sprintf("fallback=%v", fallback), func(t *testing.T) { regionsDifferential(t, rowSet, fallback) })
+	for _, v := range []struct {
+		name      string
+		fallback  bool
+		whitelist bool
+	}{{"fallback on", true, false}, {"fallback off", false, false}, {"whitelist", false, true}} {
+		t.Run(v.name, func(t *testing.T) { regionsDifferential(t, rowSet, v.fallback, v.whitelist) })
 	}
 }
 
-func regionsDifferential(t *testing.T, rowSet map[string]bool, fallback bool) {
+// regionsDifferential runs the comparison; whitelist serves only dc2's
+// REMOTE-ONLY application (Eureka's remote-region-app-whitelist, Heureka's
+// Remote.Apps): dc2's SHARED instances are pulled but never served.
+func regionsDifferential(t *testing.T, rowSet map[string]bool, fallback, whitelist bool) {
 	dc2 := startHeureka(t)
 	// Both pull dc2 through a gate that answers 503 until it opens: until
 	// then neither has loaded its remote region.
@@ -131,10 +140,19 @@ func regionsDifferential(t *testing.T, rowSet map[string]bool, fallback bool) {
 	}))
 	t.Cleanup(gate.Close)
 
-	ref, err := startReference(append(append([]string(nil), referenceArgs...),
-		"--eureka.server.remote-region-urls-with-name.dc2="+gate.URL+"/eureka/",
+	remote := federation.Remote{Name: "dc2", URL: gate.URL + "/eureka/"}
+	args := append(append([]string(nil), referenceArgs...),
+		"--eureka.server.remote-region-urls-with-name.dc2="+remote.URL,
 		"--eureka.server.remote-region-registry-fetch-interval=1",
-		fmt.Sprintf("--eureka.server.disable-transparent-fallback-to-other-region=%v", !fallback)))
+		fmt.Sprintf("--eureka.server.disable-transparent-fallback-to-other-region=%v", !fallback))
+	// The served remote instances once dc2 loads: r-1, r-2 and r-3.
+	served := 3
+	if whitelist {
+		args = append(args, "--eureka.server.remote-region-app-whitelist.dc2=REMOTE-ONLY")
+		remote.Apps = []string{"REMOTE-ONLY"}
+		served = 1
+	}
+	ref, err := startReference(args)
 	require.NoError(t, err)
 	t.Cleanup(ref.stop)
 	heu := startRegionsHeurekaWith(t, "dc1", func(c *federation.Config) {
@@ -142,7 +160,7 @@ func regionsDifferential(t *testing.T, rowSet map[string]bool, fallback bool) {
 		// The reference's region delta is the remote's last delta, which
 		// holds dc2's changes of its default 3 minutes: keep as long.
 		c.DeltaRetention = federation.DefaultConfig().DeltaRetention
-	}, federation.Remote{Name: "dc2", URL: gate.URL + "/eureka/"})
+	}, remote)
 	defer func() {
 		if t.Failed() {
 			t.Logf("reference log: %s", ref.log.tail())
@@ -196,28 +214,40 @@ func regionsDifferential(t *testing.T, rowSet map[string]bool, fallback bool) {
 		require.Equal(t, http.StatusNoContent, r.Status)
 	}
 	open.Store(true)
-	waitRegion(t, ref.url, heu.URL(), func(v regionsView) bool { return len(v.instances) == 5 })
+	waitRegion(t, ref.url, heu.URL(), func(v regionsView) bool { return len(v.instances) == 2+served })
 	run(registerJSON("register local after the load", regLocal3))
 	for _, s := range regionReads(fallback) {
 		run(s)
 	}
-	assert.Equal(t, "DOWN_1_UP_5_", regionsRead(t, heu.URL(), "/apps?regions=dc2").hashcode, "the union's hashcode")
+	union := map[bool]string{false: "DOWN_1_UP_5_", true: "UP_4_"}[whitelist] // with l-3
+	assert.Equal(t, union, regionsRead(t, heu.URL(), "/apps?regions=dc2").hashcode, "the union's hashcode")
 	if fallback {
 		plainDeltaWithFallback(t, ref.url, heu.URL(), "UP_4_")
 	}
 
-	// ---- changes in dc2: a cancel, a registration and a status change.
-	for _, s := range []step{
+	// ---- changes in dc2: a cancel, a registration and a status change in
+	// SHARED; with the whitelist, which serves none of them, a registration
+	// in REMOTE-ONLY too. (Without it REMOTE-ONLY stays as it was: the
+	// reference's cached answers for it, with fallback, would not see the
+	// change, and no local write of this test invalidates them.)
+	changes := []step{
 		del("cancel remote", instPath(regRemote1)),
 		registerJSON("register remote", regRemote4),
 		put("status remote", instPath(regRemote2)+"/status?value=UP"),
-	} {
+	}
+	if whitelist {
+		changes = append(changes, registerJSON("register remote", regRemote5))
+	}
+	for _, s := range changes {
 		r, err := send(dc2.URL(), s)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, r.Status/100*100, "%s %s: %d", s.method, s.path, r.Status)
 	}
 	waitRegion(t, ref.url, heu.URL(), func(v regionsView) bool {
 		_, cancelled := v.instances["SHARED/r-1"]
+		if whitelist {
+			return v.instances["REMOTE-ONLY/r-5"] == "UP" && !strings.Contains(fmt.Sprint(v.instances), "SHARED/r-")
+		}
 		return !cancelled && v.instances["SHARED/r-4"] == "UP" && v.instances["SHARED/r-2"] == "UP"
 	})
 	run(registerJSON("register local after dc2's changes", regLocal4))
