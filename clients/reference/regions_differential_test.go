@@ -23,9 +23,9 @@ import (
 // The differential test with remote regions: a reference server and a
 // Heureka node, both in region dc1, pull the same Heureka node as their
 // remote region dc2, hold the same local instances, and are sent the same
-// reads: ?regions= on the full registry and the delta in JSON, XML and
-// gzip, the 403 before the remote region's first load, plain reads,
-// one-application and VIP reads (which ignore ?regions=), and
+// reads: ?regions= on the full registry and the delta in JSON, XML, gzip
+// and the compact formats, the 403 before the remote region's first load,
+// plain reads, one-application and VIP reads (which ignore ?regions=), and
 // apps__hashcode throughout; once with transparent fallback on (Eureka's
 // default: plain, one-application and VIP reads reach dc2), once off
 // (Heureka's default), and once off with a whitelist that serves one of
@@ -73,7 +73,7 @@ func regionReads(fallback bool) []step {
 	for _, f := range []struct {
 		name string
 		h    map[string]string
-	}{{"JSON", jsonAccept}, {"XML", xmlAccept}, {"gzip JSON", gzipJSON}} {
+	}{{"JSON", jsonAccept}, {"XML", xmlAccept}, {"gzip JSON", gzipJSON}, {"compact JSON", compactJSON}, {"compact XML", compactXML}} {
 		s = append(s,
 			get("GET apps?regions=dc2 "+f.name, "/apps?regions=dc2", f.h),
 			get("GET apps/delta?regions=dc2 "+f.name, "/apps/delta?regions=dc2", f.h),
@@ -168,6 +168,7 @@ func regionsDifferential(t *testing.T, rowSet map[string]bool, fallback, whiteli
 	}()
 
 	cmp := comparison{since: time.Now().Add(-time.Minute), until: time.Now().Add(24 * time.Hour)}
+	previous := map[string]answer{} // the reference's last answer per request (README row compact-vip-stale)
 	run := func(s step) {
 		t.Helper()
 		refA, err := send(ref.url, s)
@@ -175,6 +176,10 @@ func regionsDifferential(t *testing.T, rowSet map[string]bool, fallback, whiteli
 		heuA, err := send(heu.URL(), s)
 		require.NoError(t, err, "heureka: %s %s", s.method, s.path)
 		unmarkRemote(t, s, &heuA)
+		if p, ok := previous[s.kind]; ok {
+			s.refBefore = &p
+		}
+		previous[s.kind] = refA
 		c := cmp
 		c.ignoreVersionDelta = strings.Contains(s.path, "/apps/delta")
 		explained, msg := compare(c, s, refA, heuA, rowSet)
