@@ -133,7 +133,7 @@ type Config struct {
 
 	// Transport carries gossip. Nil means memberlist's NetTransport (UDP +
 	// TCP on BindAddr:BindPort). Tests and simulations pass a transport from
-	// MemNetwork.NewTransport to inject faults. Either way Membership wraps
+	// memnet.Network.NewTransport to inject faults. Either way Membership wraps
 	// it to bound stream writes (StreamTimeout), and shuts it down with the
 	// memberlist.
 	Transport memberlist.NodeAwareTransport

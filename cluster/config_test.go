@@ -7,6 +7,8 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/memnet"
 )
 
 func TestDefaultConfigsAreValid(t *testing.T) {
@@ -32,7 +34,7 @@ func TestConfigValidate(t *testing.T) {
 		{"empty bind", func(c *Config) { c.BindAddr = "" }, "BindAddr is empty"},
 		{"empty bind ok with transport", func(c *Config) {
 			c.BindAddr = ""
-			c.Transport = NewMemNetwork(1).NewTransport("x")
+			c.Transport = memnet.New(1).NewTransport("x")
 		}, ""},
 		{"port range", func(c *Config) { c.BindPort = 70000 }, "BindPort 70000 out of range"},
 		{"advertise", func(c *Config) { c.AdvertiseAddr = "host" }, `AdvertiseAddr "host" is not an IP`},

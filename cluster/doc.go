@@ -95,7 +95,7 @@
 //
 // # Fault injection
 //
-// MemNetwork is an in-memory network of memberlist transports that tests and
+// The memnet package is an in-memory network of memberlist transports that tests and
 // simulations use instead of UDP/TCP: partitions, packet loss and delay, and
 // crashed hosts, and peers that accept streams but never read them (Stall),
 // decided by a seeded random source, with per-node counters of

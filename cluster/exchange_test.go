@@ -13,6 +13,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/memnet"
 	"github.com/heureka/heureka/wire"
 )
 
@@ -30,9 +31,9 @@ func (p memPeers) SendReliable(name string, msg []byte) error { return p.m.SendR
 
 // startMemReplNode starts (with gossip encryption under key, if any; on
 // real loopback if n is nil) a registry, its view, its replicator and its
-// membership on a MemNetwork (memberlist's periodic push/pull off, so that
+// membership on a memnet.Network (memberlist's periodic push/pull off, so that
 // only the replicator's own anti-entropy moves records that fan-out lost).
-func startMemReplNode(t *testing.T, n *MemNetwork, key []byte, name string, join ...string) (*testNode, *Membership) {
+func startMemReplNode(t *testing.T, n *memnet.Network, key []byte, name string, join ...string) (*testNode, *Membership) {
 	t.Helper()
 	repl, err := NewReplicator(testReplicatorConfig())
 	require.NoError(t, err)
@@ -79,7 +80,7 @@ func startMemReplNode(t *testing.T, n *MemNetwork, key []byte, name string, join
 // block (its fan-out to b fails). It returns b.
 func oneWayBlocked(t *testing.T, key []byte) *testNode {
 	t.Helper()
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	a, ma := startMemReplNode(t, n, key, "a")
 	b, mb := startMemReplNode(t, n, key, "b", "a")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/memnet"
 )
 
 // Test timers, scaled together: a one-second lease (the shortest Eureka
@@ -26,9 +27,9 @@ const (
 // or send to a (the owner of the application) nor c, while both still reach
 // b; a client registered and renewing on b. It returns a, the instance's
 // application, and a function that renews on b until the test ends.
-func renewedThroughBlock(t *testing.T) (a *testNode, app string, n *MemNetwork) {
+func renewedThroughBlock(t *testing.T) (a *testNode, app string, n *memnet.Network) {
 	t.Helper()
-	n = NewMemNetwork(1)
+	n = memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	a, ma := startMemReplNode(t, n, nil, "a")
 	b, mb := startMemReplNode(t, n, nil, "b", "a")
@@ -177,7 +178,7 @@ func TestHeldRenewalsTooOldAreDropped(t *testing.T) {
 // returns a, the application and the moment of the heal.
 func renewalHeldThroughPartition(t *testing.T) (a *testNode, app string, healed time.Time) {
 	t.Helper()
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	a, ma := startMemReplNode(t, n, nil, "a")
 	b, mb := startMemReplNode(t, n, nil, "b", "a")

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/memnet"
 )
 
 // handoffCluster starts a, b and c on the in-memory network and returns an
@@ -25,7 +26,7 @@ func handoffCluster(t *testing.T) (a, b *testNode, ma *Membership, app string, r
 
 // handoffNodes is what startHandoffCluster started.
 type handoffNodes struct {
-	n       *MemNetwork
+	n       *memnet.Network
 	a, b, c *testNode
 	ma      *Membership
 	app     string
@@ -35,7 +36,7 @@ type handoffNodes struct {
 // startHandoffCluster does handoffCluster and returns every part.
 func startHandoffCluster(t *testing.T) handoffNodes {
 	t.Helper()
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	a, ma := startMemReplNode(t, n, nil, "a")
 	b, mb := startMemReplNode(t, n, nil, "b", "a")
@@ -114,7 +115,7 @@ func TestRenewalsForwardedOnAfterAMove(t *testing.T) {
 // A member that joins and takes applications from an owner gets their
 // leases' ages from it (the owner is alive to say them).
 func TestJoiningMemberGetsAHandoff(t *testing.T) {
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	b, mb := startMemReplNode(t, n, nil, "b")
 	c, mc := startMemReplNode(t, n, nil, "c", "b")

@@ -394,7 +394,7 @@ func (m *Membership) noteBoot(n *memberlist.Node, payload []byte) {
 	}
 	addr := net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
 	if m.cfg.Transport != nil {
-		addr = n.Address() // a MemNetwork address is the name
+		addr = n.Address() // a memnet.Network address is the name
 	}
 	select {
 	case <-m.stop:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/memnet"
 	"github.com/heureka/heureka/wire"
 )
 
@@ -26,7 +27,7 @@ type replNodeOpts struct {
 // startReplMember starts a registry, its view, its replicator and its
 // membership (on n, or on real loopback when n is nil), like the node
 // package wires them, and returns a stop function (also run at cleanup).
-func startReplMember(t *testing.T, n *MemNetwork, o replNodeOpts, name string, join ...string) (*testNode, *Membership, func()) {
+func startReplMember(t *testing.T, n *memnet.Network, o replNodeOpts, name string, join ...string) (*testNode, *Membership, func()) {
 	t.Helper()
 	rc := testReplicatorConfig()
 	if o.ready > 0 {
@@ -79,7 +80,7 @@ func startReplMember(t *testing.T, n *MemNetwork, o replNodeOpts, name string, j
 // refusedJoiner starts a live cluster a+b holding an instance, then a node
 // x that joins a with opts (a wrong key or protocol), and waits until x has
 // been refused in several attempts spanning well over its ready timeout.
-func refusedJoiner(t *testing.T, n *MemNetwork, live, x replNodeOpts) (*testNode, *Membership) {
+func refusedJoiner(t *testing.T, n *memnet.Network, live, x replNodeOpts) (*testNode, *Membership) {
 	t.Helper()
 	a, ma, _ := startReplMember(t, n, live, "a")
 	_, mb, _ := startReplMember(t, n, live, "b", seedOf(n, ma))
@@ -96,7 +97,7 @@ func refusedJoiner(t *testing.T, n *MemNetwork, live, x replNodeOpts) (*testNode
 }
 
 // seedOf is the address to join m at.
-func seedOf(n *MemNetwork, m *Membership) string {
+func seedOf(n *memnet.Network, m *Membership) string {
 	if n != nil {
 		return m.cfg.NodeName
 	}
@@ -121,7 +122,7 @@ func TestWrongKeyJoinerNeverReady(t *testing.T) {
 // A node on a wire protocol the cluster does not speak stays unready the
 // same way, and its status names both versions.
 func TestOtherProtocolJoinerNeverReady(t *testing.T) {
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	other := wire.ProtocolVersion + 50
 	x, mx := refusedJoiner(t, n, replNodeOpts{}, replNodeOpts{protocol: other})
@@ -136,7 +137,7 @@ func TestOtherProtocolJoinerNeverReady(t *testing.T) {
 // A node whose seeds are all down is a cold start: it becomes ready alone
 // after the ready timeout, and says that it serves alone and why.
 func TestUnreachableSeedsReadyAlone(t *testing.T) {
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	x, mx, _ := startReplMember(t, n, replNodeOpts{ready: 200 * time.Millisecond}, "x", "nobody")
 	require.Eventually(t, x.repl.Ready, waitFor, tick, "a cold start becomes ready by the timeout")
@@ -175,7 +176,7 @@ func TestClassifyJoinFailure(t *testing.T) {
 // first.
 func restartSeed(t *testing.T, kill bool) ([]*testNode, []*Membership) {
 	t.Helper()
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	_, ma, stopA := startReplMember(t, n, replNodeOpts{}, "a")
 	b, mb, _ := startReplMember(t, n, replNodeOpts{}, "b", "a")

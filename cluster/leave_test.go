@@ -6,16 +6,18 @@ import (
 
 	"github.com/hashicorp/memberlist"
 	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/memnet"
 )
 
-// expiredLeave sets up BUG-8's case on a MemNetwork: a, b and c, where b and
+// expiredLeave sets up BUG-8's case on a memnet.Network: a, b and c, where b and
 // c are stalled (they accept a's leave notices but never read them), so a's
 // leave spends its whole timeout in the notices, and memberlist neither
 // gossips nor probes, so no broadcast of a's ever goes out. It
 // starts a's Leave and returns a and a channel closed when Leave returns.
 func expiredLeave(t *testing.T) (*Membership, <-chan struct{}) {
 	t.Helper()
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	cfg := func(name string, join ...string) Config {
 		c := memConfig(t, n, name, join...)

@@ -7,18 +7,20 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/memnet"
 )
 
-// forgottenPartition sets up BUG-4's case on a MemNetwork: a alone on one
+// forgottenPartition sets up BUG-4's case on a memnet.Network: a alone on one
 // side of a partition, b and c on the other; b's memberlist has forgotten a
 // (GossipToTheDeadTime passed) while b's Membership still holds it as
 // failed; then c restarts as a fresh process and joins b. Nobody but c
 // re-dials anyone (a and b are passive) and memberlist's periodic push/pull
 // is off, so whether c learns of a depends on b's push/pull state alone. It
 // returns the network, a and the restarted c.
-func forgottenPartition(t *testing.T) (*MemNetwork, *Membership, *Membership) {
+func forgottenPartition(t *testing.T) (*memnet.Network, *Membership, *Membership) {
 	t.Helper()
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	cfg := func(name string, forget time.Duration, reconnect time.Duration, join ...string) Config {
 		c := memConfig(t, n, name, join...)
@@ -95,7 +97,7 @@ func TestRestartedAfterSideForgotReconnects(t *testing.T) {
 // The failed-member part of a push/pull state round-trips, leaves the
 // user's state intact, and a malformed one is refused.
 func TestFailedStateEncoding(t *testing.T) {
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	defer n.Shutdown()
 	d := &recDelegate{}
 	c := memConfig(t, n, "x")

@@ -14,7 +14,7 @@ import (
 // The receiver gets it in its Config.Delegate's NotifyMsg. A message that
 // cannot be written within Config.StreamTimeout (a peer that does not read,
 // or died mid-transfer) fails with an error satisfying
-// errors.Is(err, os.ErrDeadlineExceeded) (on MemNetwork and TCP alike).
+// errors.Is(err, os.ErrDeadlineExceeded) (on memnet.Network and TCP alike).
 func (m *Membership) SendReliable(node string, msg []byte) error {
 	ml, n, err := m.target(node)
 	if err != nil {

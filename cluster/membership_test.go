@@ -19,11 +19,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/heureka/heureka/internal/freeport"
+	"github.com/heureka/heureka/memnet"
 	"github.com/heureka/heureka/wire"
 )
 
 // TestMain fails the package if any test leaves a goroutine behind: every
-// Membership and MemNetwork must stop everything it started.
+// Membership and memnet.Network must stop everything it started.
 //
 // It is patient rather than lenient: memberlist's Shutdown does not wait for
 // a probe already in flight, which ends by itself within ProbeInterval times
@@ -114,8 +115,8 @@ func testConfig(t testing.TB, name string, join ...string) Config {
 	return c
 }
 
-// memConfig is testConfig on a MemNetwork; Join may name nodes.
-func memConfig(t testing.TB, n *MemNetwork, name string, join ...string) Config {
+// memConfig is testConfig on a memnet.Network; Join may name nodes.
+func memConfig(t testing.TB, n *memnet.Network, name string, join ...string) Config {
 	c := testConfig(t, name, join...)
 	c.Transport = n.NewTransport(name)
 	c.Resolver = n.Resolve
@@ -461,7 +462,7 @@ func TestWrongGossipKeyCannotJoin(t *testing.T) {
 // version cannot join, and is told why in the log.
 func TestVersionMismatchRefused(t *testing.T) {
 	t.Parallel()
-	n := NewMemNetwork(3)
+	n := memnet.New(3)
 	t.Cleanup(n.Shutdown)
 	a := startNode(t, memConfig(t, n, "a"))
 
@@ -535,7 +536,7 @@ func (f aliveFunc) NotifyAlive(n *memberlist.Node) error { return f(n) }
 // TestNothingToJoin: no seeds, or seeds that are all this node, need no join.
 func TestNothingToJoin(t *testing.T) {
 	t.Parallel()
-	n := NewMemNetwork(4)
+	n := memnet.New(4)
 	t.Cleanup(n.Shutdown)
 	a := startNode(t, memConfig(t, n, "a"))
 	waitJoined(t, a)
@@ -546,12 +547,12 @@ func TestNothingToJoin(t *testing.T) {
 	assert.Zero(t, self.joinFailures.Load())
 }
 
-// TestMemNetworkFaults runs one five-node cluster on a MemNetwork through a
+// TestMemNetworkFaults runs one five-node cluster on a memnet.Network through a
 // partition and its heal, a crash and a restart, a graceful leave and a
 // fresh restart. Each step ends with the whole cluster alive again.
 func TestMemNetworkFaults(t *testing.T) {
 	t.Parallel()
-	n := NewMemNetwork(42)
+	n := memnet.New(42)
 	t.Cleanup(n.Shutdown)
 	names := []string{"n1", "n2", "n3", "n4", "n5"}
 	nodes := make([]*Membership, len(names))
@@ -604,7 +605,7 @@ func TestMemNetworkFaults(t *testing.T) {
 // comes back before the suspicion times out is alive again.
 func TestSuspectThenRefute(t *testing.T) {
 	t.Parallel()
-	n := NewMemNetwork(5)
+	n := memnet.New(5)
 	t.Cleanup(n.Shutdown)
 	slowSuspicion := func(c *memberlist.Config) {
 		fastTimings(c)
@@ -630,7 +631,7 @@ func TestSuspectThenRefute(t *testing.T) {
 // in order; Config.Events sees the same; cancel stops delivery.
 func TestSubscribe(t *testing.T) {
 	t.Parallel()
-	n := NewMemNetwork(6)
+	n := memnet.New(6)
 	t.Cleanup(n.Shutdown)
 	events := &nodeEvents{}
 	ca := memConfig(t, n, "a")
@@ -695,7 +696,7 @@ func TestLifecycle(t *testing.T) {
 	_, err := New(Config{})
 	require.ErrorIs(t, err, ErrInvalidConfig)
 
-	n := NewMemNetwork(7)
+	n := memnet.New(7)
 	t.Cleanup(n.Shutdown)
 
 	m, err := New(memConfig(t, n, "a"))
@@ -747,7 +748,7 @@ func TestLifecycle(t *testing.T) {
 // suspect, and a probe it answers clears the suspicion.
 func TestMembershipSuspicionFromProbes(t *testing.T) {
 	t.Parallel()
-	n := NewMemNetwork(8)
+	n := memnet.New(8)
 	t.Cleanup(n.Shutdown)
 	patient := func(c *memberlist.Config) {
 		fastTimings(c)
@@ -846,7 +847,7 @@ func (h logRecorder) index(observer, member, msg string) int {
 // comes from memberlist's probes, not from its log text.
 func TestMembershipPartitionSuspectThenDead(t *testing.T) {
 	t.Parallel()
-	n := NewMemNetwork(10)
+	n := memnet.New(10)
 	t.Cleanup(n.Shutdown)
 	rec := newLogRecorder()
 	slowDeath := func(c *memberlist.Config) {
@@ -892,7 +893,7 @@ func TestMembershipPartitionSuspectThenDead(t *testing.T) {
 // stalled member alive, and once it reads again sends reach it.
 func TestMembershipSendReliableToStalledPeer(t *testing.T) {
 	t.Parallel()
-	n := NewMemNetwork(13)
+	n := memnet.New(13)
 	t.Cleanup(n.Shutdown)
 	noPushPull := func(c *memberlist.Config) {
 		fastTimings(c)
@@ -962,7 +963,7 @@ func TestMembershipWrapsTransport(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, "0", port, "the dynamic port is advertised")
 
-	n := NewMemNetwork(14)
+	n := memnet.New(14)
 	t.Cleanup(n.Shutdown)
 	c = memConfig(t, n, "mem")
 	tr := c.Transport
@@ -975,7 +976,7 @@ func TestMembershipWrapsTransport(t *testing.T) {
 // TombstoneTimeout, failed ones as dead for ReconnectTimeout, then forgotten.
 func TestForgetsGoneMembers(t *testing.T) {
 	t.Parallel()
-	n := NewMemNetwork(9)
+	n := memnet.New(9)
 	t.Cleanup(n.Shutdown)
 	ca := memConfig(t, n, "a")
 	ca.TombstoneTimeout = 500 * time.Millisecond
@@ -1016,7 +1017,7 @@ func TestEventTypeString(t *testing.T) {
 // switched off), so the evidence for the re-dial is the simulations'
 // long-partition runs (7 of 20 failing membership before it, 4 after).
 func TestRestartedDuringPartitionReconnectsToTheOtherSide(t *testing.T) {
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	defer n.Shutdown()
 	slow := func(t testing.TB, name string, join ...string) Config {
 		c := memConfig(t, n, name, join...)
@@ -1066,12 +1067,12 @@ func TestRestartedDuringPartitionReconnectsToTheOtherSide(t *testing.T) {
 		"c2 re-dials a after the heal")
 }
 
-// restartCluster starts names on a MemNetwork with memberlist's periodic
+// restartCluster starts names on a memnet.Network with memberlist's periodic
 // push/pull off (an hour), so that only a join's push/pull and gossip move
 // membership: what a fresh process makes of its predecessor's leave is then
 // visible. Every node joins all the ones started before it (gossip alone
 // leaves a member unknown to another now and then).
-func restartCluster(t *testing.T, n *MemNetwork, names ...string) (map[string]*Membership, func(name string, join ...string) Config) {
+func restartCluster(t *testing.T, n *memnet.Network, names ...string) (map[string]*Membership, func(name string, join ...string) Config) {
 	t.Helper()
 	cfg := func(name string, join ...string) Config {
 		c := memConfig(t, n, name, join...)
@@ -1106,7 +1107,7 @@ func restartCluster(t *testing.T, n *MemNetwork, names ...string) (map[string]*M
 // it has joined.
 func restartAfterLeave(t *testing.T, names ...string) (map[string]*Membership, *Membership) {
 	t.Helper()
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	ms, cfg := restartCluster(t, n, names...)
 	gone := names[1]

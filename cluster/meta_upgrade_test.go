@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heureka/heureka/memnet"
 	"github.com/heureka/heureka/wire"
 )
 
@@ -21,7 +22,7 @@ import (
 // replicator, and waits until they are one cluster.
 func mixedCluster(t *testing.T) (nodes map[string]*testNode, ms map[string]*Membership) {
 	t.Helper()
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	old, mo, _ := startReplMember(t, n, replNodeOpts{protocol: wire.MinProtocolVersion}, "old")
 	a, ma, _ := startReplMember(t, n, replNodeOpts{}, "a", seedOf(n, mo))
@@ -90,7 +91,7 @@ func TestProtocolRangesOverlap(t *testing.T) {
 // this node's own state carries its part's header as a nameless entry,
 // which the previous release's parser skips.
 func TestPreviousReleasePushPullState(t *testing.T) {
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	defer n.Shutdown()
 	d := &recDelegate{}
 	c := memConfig(t, n, "x")

@@ -7,7 +7,7 @@ package cluster
 // window, every node dialled N−1 streams per second, and a lost SYN (a
 // second's retransmit, then three) held the message, and everything the
 // link sent after it, for seconds. Instead, a node dials each peer once,
-// through the memberlist transport (so MemNetwork and TCP alike, with the
+// through the memberlist transport (so memnet.Network and TCP alike, with the
 // StreamTimeout of deadlineTransport on the dial), and keeps the
 // connection: it starts with streamMagic, which exchangeTransport sorts to
 // serveStreams, and then carries a hashicorp/yamux session. Each message

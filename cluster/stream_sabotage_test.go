@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heureka/heureka/internal/sabotage"
+	"github.com/heureka/heureka/memnet"
 )
 
 // With dial-per-message on, the fan-out of TestPeerStreamsFlatDialsMemNetwork
@@ -17,7 +18,7 @@ import (
 func TestSabotageDialPerMessage(t *testing.T) {
 	require.NoError(t, sabotage.Set(sabotage.DialPerMessage))
 	defer func() { require.NoError(t, sabotage.Set()) }()
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	nodes := streamCluster(t, n, nil, nil, "a", "b", "c")
 	registerAll(t, nodes[0], nodes, "WARM", 0, 1)
@@ -36,7 +37,7 @@ func TestSabotageDialPerMessage(t *testing.T) {
 func TestSabotageDialPerMessageExchanges(t *testing.T) {
 	require.NoError(t, sabotage.Set(sabotage.DialPerMessage))
 	defer func() { require.NoError(t, sabotage.Set()) }()
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	nodes := streamCluster(t, n, nil, nil, "a", "b")
 	registerAll(t, nodes[1], nodes, "ORDERS", 0, 3)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/memnet"
 )
 
 // streamNode is a registry, its view, its replicator and its membership,
@@ -40,7 +41,7 @@ const (
 
 // startStreamNode starts a node on n (real loopback if nil) that plays
 // release.
-func startStreamNode(t *testing.T, n *MemNetwork, key []byte, name string, release peerRelease, join ...string) *streamNode {
+func startStreamNode(t *testing.T, n *memnet.Network, key []byte, name string, release peerRelease, join ...string) *streamNode {
 	t.Helper()
 	repl, err := NewReplicator(testReplicatorConfig())
 	require.NoError(t, err)
@@ -89,7 +90,7 @@ func startStreamNode(t *testing.T, n *MemNetwork, key []byte, name string, relea
 
 // streamCluster starts nodes a, b, c… joined to a and waits until every
 // node sees every other alive.
-func streamCluster(t *testing.T, n *MemNetwork, key []byte, old map[string]peerRelease, names ...string) []*streamNode {
+func streamCluster(t *testing.T, n *memnet.Network, key []byte, old map[string]peerRelease, names ...string) []*streamNode {
 	t.Helper()
 	var out []*streamNode
 	for i, name := range names {
@@ -139,7 +140,7 @@ func dials(nodes []*streamNode) uint64 {
 // streamsFlat: every node keeps one session to each peer, and the
 // registrations fanned out after that cost no dial at all, however many
 // messages they are.
-func streamsFlat(t *testing.T, n *MemNetwork, key []byte) {
+func streamsFlat(t *testing.T, n *memnet.Network, key []byte) {
 	nodes := streamCluster(t, n, key, nil, "a", "b", "c")
 	registerAll(t, nodes[0], nodes, "WARM", 0, 1)
 	require.Eventually(t, func() bool { out, _ := nodes[0].m.StreamSessions(); return out == 2 }, waitFor, tick,
@@ -156,7 +157,7 @@ func streamsFlat(t *testing.T, n *MemNetwork, key []byte) {
 }
 
 func TestPeerStreamsFlatDialsMemNetwork(t *testing.T) {
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	streamsFlat(t, n, nil)
 }
@@ -169,7 +170,7 @@ func TestPeerStreamsFlatDialsLoopbackEncrypted(t *testing.T) {
 // old way, by SendReliable, and sends the old way; replication works
 // both ways, and no session is ever made to it.
 func TestPeerStreamsFallBackForOldPeers(t *testing.T) {
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	nodes := streamCluster(t, n, nil, map[string]peerRelease{"old": releaseNoStreams}, "a", "old")
 	registerAll(t, nodes[0], nodes, "ORDERS", 0, 5)
@@ -184,7 +185,7 @@ func TestPeerStreamsFallBackForOldPeers(t *testing.T) {
 // after it came back: the sender's session to its previous process
 // failed and is dialled again.
 func TestPeerStreamSurvivesRestart(t *testing.T) {
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	nodes := streamCluster(t, n, nil, nil, "a", "b")
 	registerAll(t, nodes[0], nodes, "ORDERS", 0, 1)
@@ -234,7 +235,7 @@ func (d *blockingDelegate) has(b []byte) bool {
 // and its sends block) does not hold another class's messages: they have
 // a stream, and a flow-control window, of their own.
 func TestPeerStreamStuckClassHoldsNoOther(t *testing.T) {
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	d := &blockingDelegate{release: make(chan struct{})}
 	ca := memConfig(t, n, "a")
@@ -297,9 +298,9 @@ func TestExchangesRideOnThePeerSession(t *testing.T) {
 		key  []byte
 	}{{"memnetwork", true, nil}, {"loopback-encrypted", false, []byte("0123456789abcdef")}} {
 		t.Run(tc.name, func(t *testing.T) {
-			var n *MemNetwork
+			var n *memnet.Network
 			if tc.net {
-				n = NewMemNetwork(1)
+				n = memnet.New(1)
 				t.Cleanup(n.Shutdown)
 			}
 			nodes := streamCluster(t, n, tc.key, nil, "a", "b")
@@ -322,7 +323,7 @@ func TestExchangesRideOnThePeerSession(t *testing.T) {
 // each, and answered; its own pulls to a new node, dialled the old way,
 // are answered too.
 func TestExchangesDialledToThePreviousRelease(t *testing.T) {
-	n := NewMemNetwork(1)
+	n := memnet.New(1)
 	t.Cleanup(n.Shutdown)
 	nodes := streamCluster(t, n, nil, map[string]peerRelease{"old": releaseNoSessionExchanges}, "a", "old")
 	registerAll(t, nodes[0], nodes, "ORDERS", 0, 3)

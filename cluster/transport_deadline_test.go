@@ -4,12 +4,15 @@ import (
 	"io"
 	"log"
 	"net"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/memberlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/memnet"
 )
 
 // TestTransportDeadlineOnTCP: over memberlist's real NetTransport, a stream
@@ -70,7 +73,7 @@ func TestTransportDeadlineOnTCP(t *testing.T) {
 	require.NoError(t, tr.Shutdown(), "idempotent")
 }
 
-// TestTransportDeadlineOnMemNetwork: the wrapper bounds MemNetwork streams
+// TestTransportDeadlineOnMemNetwork: the wrapper bounds memnet.Network streams
 // too, and memberlist may still replace the deadline with its own.
 func TestTransportDeadlineOnMemNetwork(t *testing.T) {
 	t.Parallel()
@@ -96,9 +99,42 @@ func TestTransportDeadlineOnMemNetwork(t *testing.T) {
 	require.NoError(t, far.Close())
 
 	_, err = tr.DialTimeout("10.9.9.9:7946", time.Second)
-	assert.ErrorIs(t, err, ErrUnreachable)
+	assert.ErrorIs(t, err, memnet.ErrUnreachable)
 	require.NoError(t, tr.Shutdown())
 	require.NoError(t, tr.Shutdown())
 	_, err = ts["a"].DialTimeout(n.Addr("b"), time.Second)
-	assert.ErrorIs(t, err, ErrTransportClosed, "Shutdown reaches the wrapped transport")
+	assert.ErrorIs(t, err, memnet.ErrTransportClosed, "Shutdown reaches the wrapped transport")
+}
+
+// newNet is a memnet.Network with a transport per name.
+func newNet(t *testing.T, names ...string) (*memnet.Network, map[string]memberlist.NodeAwareTransport) {
+	n := memnet.New(1)
+	t.Cleanup(n.Shutdown)
+	ts := make(map[string]memberlist.NodeAwareTransport)
+	for _, name := range names {
+		ts[name] = n.NewTransport(name)
+	}
+	return n, ts
+}
+
+// acceptStream waits for one incoming stream on tr.
+func acceptStream(t *testing.T, tr memberlist.Transport) net.Conn {
+	t.Helper()
+	select {
+	case c := <-tr.StreamCh():
+		return c
+	case <-time.After(5 * time.Second):
+		require.FailNow(t, "no stream arrived")
+		return nil
+	}
+}
+
+// requireTimeout checks that err is a deadline error, as from a TCP conn.
+func requireTimeout(t *testing.T, err error) {
+	t.Helper()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	var ne net.Error
+	require.ErrorAs(t, err, &ne)
+	assert.True(t, ne.Timeout())
 }

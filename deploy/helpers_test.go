@@ -26,6 +26,7 @@ import (
 
 	"github.com/heureka/heureka/cluster"
 	"github.com/heureka/heureka/internal/freeport"
+	"github.com/heureka/heureka/memnet"
 	"github.com/heureka/heureka/node"
 )
 
@@ -272,7 +273,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // stops them when the test ends.
 func startCluster(t *testing.T, n int) []*node.Node {
 	t.Helper()
-	mem := cluster.NewMemNetwork(1)
+	mem := memnet.New(1)
 	var nodes []*node.Node
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

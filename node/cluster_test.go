@@ -18,6 +18,7 @@ import (
 
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/cluster"
+	"github.com/heureka/heureka/memnet"
 	"github.com/heureka/heureka/node"
 )
 
@@ -28,13 +29,13 @@ var testClient = &http.Client{Timeout: 30 * time.Second}
 // testCluster is a set of in-process nodes.
 type testCluster struct {
 	t     *testing.T
-	net   *cluster.MemNetwork // nil on real loopback
+	net   *memnet.Network // nil on real loopback
 	nodes []*node.Node
 	names []string
 }
 
 // clusterNodeConfig returns a node config with short timers for tests.
-func clusterNodeConfig(name string, net *cluster.MemNetwork, join []string) node.Config {
+func clusterNodeConfig(name string, net *memnet.Network, join []string) node.Config {
 	cfg := node.DefaultConfig(name)
 	cfg.HTTPAddr = "127.0.0.1:0"
 	cfg.Logger = slog.New(slog.DiscardHandler)
@@ -70,7 +71,7 @@ func startCluster(t *testing.T, n int, inMemory bool, tweak func(*node.Config)) 
 	t.Helper()
 	tc := &testCluster{t: t}
 	if inMemory {
-		tc.net = cluster.NewMemNetwork(1)
+		tc.net = memnet.New(1)
 	}
 	var seed string
 	for i := 0; i < n; i++ {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/cluster"
+	"github.com/heureka/heureka/memnet"
 	"github.com/heureka/heureka/node"
 )
 
@@ -26,7 +27,7 @@ type Topology struct {
 	// Groups are the sides of the current partition; nil when connected.
 	Groups [][]string
 	// Stalled lists the nodes whose network input is stalled
-	// (MemNetwork.Stall): they serve HTTP and gossip, but read no
+	// (memnet.Network.Stall): they serve HTTP and gossip, but read no
 	// replication stream, so the checkers do not expect them to keep up.
 	// Clients still reach them.
 	Stalled map[string]bool
@@ -70,12 +71,12 @@ func (t *Topology) clone() *Topology {
 	return c
 }
 
-// Cluster is N Heureka nodes in this process on one seeded MemNetwork. Its
+// Cluster is N Heureka nodes in this process on one seeded memnet network. Its
 // methods are safe for concurrent use.
 type Cluster struct {
 	cfg   Config
 	log   *slog.Logger
-	net   *cluster.MemNetwork
+	net   *memnet.Network
 	names []string
 	topo  atomic.Pointer[Topology]
 
@@ -106,7 +107,7 @@ func NewCluster(ctx context.Context, cfg Config) (*Cluster, error) {
 	c := &Cluster{
 		cfg:      cfg,
 		log:      cfg.Logger,
-		net:      cluster.NewMemNetwork(cfg.Seed),
+		net:      memnet.New(cfg.Seed),
 		nodes:    map[string]*node.Node{},
 		stopping: map[string]chan struct{}{},
 		incarn:   map[string]int{},
@@ -128,7 +129,7 @@ func NewCluster(ctx context.Context, cfg Config) (*Cluster, error) {
 	return c, nil
 }
 
-// nodeConfig is a node with the simulation's timers on the MemNetwork.
+// nodeConfig is a node with the simulation's timers on the memnet network.
 func (c *Cluster) nodeConfig(name string, join []string) node.Config {
 	seed := c.cfg.Seed*1000 + int64(slices.Index(c.names, name))*10 + int64(c.incarn[name])
 	cfg := node.DefaultConfig(name)
@@ -178,7 +179,7 @@ func (c *Cluster) startNode(name string, join []string) error {
 func (c *Cluster) Names() []string { return slices.Clone(c.names) }
 
 // Net returns the cluster's network.
-func (c *Cluster) Net() *cluster.MemNetwork { return c.net }
+func (c *Cluster) Net() *memnet.Network { return c.net }
 
 // Topology returns the current reachability.
 func (c *Cluster) Topology() *Topology { return c.topo.Load() }
@@ -366,7 +367,7 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 	return nil
 }
 
-// staller is the part of cluster.MemNetwork that stalls a node's input.
+// staller is the part of memnet.Network that stalls a node's input.
 type staller interface {
 	Stall(name string)
 	Unstall(name string)
@@ -374,7 +375,7 @@ type staller interface {
 
 // ErrStallUnsupported is returned by Stall when the network cannot stall a
 // node.
-var ErrStallUnsupported = errors.New("simulations: this MemNetwork cannot stall a node")
+var ErrStallUnsupported = errors.New("simulations: this memnet network cannot stall a node")
 
 // Stall stalls name's network input: streams to it are accepted but never
 // read, while it stays alive in gossip and keeps serving HTTP.

@@ -212,7 +212,7 @@ func DefaultThresholds(t Timers) Thresholds {
 
 // Config configures one scenario run.
 type Config struct {
-	// Seed seeds every choice of the harness, the MemNetwork's faults and
+	// Seed seeds every choice of the harness, memnet's faults and
 	// the nodes' random sources. Default 1.
 	Seed int64
 	// Nodes is the cluster size. Default 5; at least 3 (the partition

@@ -5,7 +5,7 @@
 //
 // A Cluster is N real nodes (node.Start: actors, view, HTTP API on
 // 127.0.0.1:0, membership and replication) wired to one seeded
-// cluster.MemNetwork, with timers shrunk from Eureka's minutes to seconds
+// memnet.Network, with timers shrunk from Eureka's minutes to seconds
 // (Timers). Simulated Eureka clients register over HTTP against a node,
 // renew every RenewInterval, fail over to the next node of their list on an
 // error (as the Java client does), re-register when a renewal answers 404
@@ -30,7 +30,7 @@
 //
 // # Reachability model
 //
-// Faults of the MemNetwork cut node-to-node traffic only; HTTP between a
+// Faults of the memnet network cut node-to-node traffic only; HTTP between a
 // client and a node always runs on loopback. The harness therefore models
 // what a client can reach: every client lives next to one node (its
 // Location). A crashed node is reachable by no one; during a partition a
@@ -43,7 +43,7 @@
 //
 // Everything the harness decides (which clients exist, where they live,
 // when they come and go, which nodes a fault hits and when) comes from the
-// seed, and so do the MemNetwork's drops and delays and the nodes' own
+// seed, and so do memnet's drops and delays and the nodes' own
 // random choices. The nodes run on the real clock and memberlist keeps its
 // own randomness, so a seed makes a run statistically, not bit for bit,
 // repeatable: the fault timeline is the same, the measured figures vary a

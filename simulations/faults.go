@@ -138,7 +138,7 @@ func (c *Cluster) Stop(ctx context.Context, name string) error {
 }
 
 // BlockOneWay blocks node-to-node traffic from every node of from to
-// every node of to (cluster.MemNetwork.BlockOneWay). Clients, on loopback,
+// every node of to (memnet.Network.BlockOneWay). Clients, on loopback,
 // still reach every node.
 func (c *Cluster) BlockOneWay(from, to []string) { c.net.BlockOneWay(from, to) }
 

@@ -53,7 +53,7 @@ func driveOneWayLoss(s *Sim) error {
 	return s.Sleep(max(3*time.Second, d-lead-bad))
 }
 
-// driveSlowPeer: one node stops reading its streams (MemNetwork.Stall)
+// driveSlowPeer: one node stops reading its streams (memnet.Network.Stall)
 // while clients churn; it keeps gossiping, so the others keep it as a live
 // member and keep sending to it.
 func driveSlowPeer(s *Sim) error {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heureka/heureka/cluster"
+	"github.com/heureka/heureka/memnet"
 	"github.com/heureka/heureka/node"
 )
 
@@ -64,8 +65,8 @@ type Result struct {
 	// Instances is the number of instance ids used; Samples and Probes
 	// count the observations.
 	Instances, Samples, Probes int
-	// Net is what the nodes sent over the MemNetwork.
-	Net cluster.NetStats
+	// Net is what the nodes sent over the memnet network.
+	Net memnet.NetStats
 	// Wire is what the nodes' replicators sent (every process, stopped ones
 	// included), and Heals the faults lifted (heals, restarts, unstalls,
 	// unblocks, clocks set right) that anti-entropy had to repair.

@@ -227,7 +227,7 @@ func WriteWireCost(wr io.Writer, h ReportHeader, costs []WireCost) error {
 		}
 		b.WriteString(".\n")
 	}
-	b.WriteString("All nodes in one process on the MemNetwork with the simulation timers; counts are the replicators' own " +
+	b.WriteString("All nodes in one process on the memnet network with the simulation timers; counts are the replicators' own " +
 		"(`cluster.Replicator.Stats`). Renewal messages are the forwards of client renewals to the application's owner; " +
 		"record messages are what the nodes sent while new clients registered; all messages include the load reports " +
 		"(every member to every member, every 500 ms, on the peer sessions) and anti-entropy digests and pulls. " +

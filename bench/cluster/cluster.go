@@ -33,6 +33,7 @@ import (
 	"github.com/heureka/heureka/bench"
 	"github.com/heureka/heureka/cluster"
 	"github.com/heureka/heureka/eureka"
+	"github.com/heureka/heureka/memnet"
 	"github.com/heureka/heureka/node"
 )
 
@@ -311,7 +312,7 @@ func send(c *http.Client, method, url string, body []byte) (int, []byte, error) 
 // set, the in-memory network as transport. Eviction runs hourly only: no
 // benchmark lasts long enough for a 90s lease to matter and none measures
 // eviction, so a stray eviction must not disturb a measurement.
-func nodeConfig(name string, mn *cluster.MemNetwork, join []string) node.Config {
+func nodeConfig(name string, mn *memnet.Network, join []string) node.Config {
 	cfg := node.DefaultConfig(name)
 	cfg.HTTPAddr = "127.0.0.1:0"
 	cfg.Logger = benchLogger()
@@ -330,7 +331,7 @@ func nodeConfig(name string, mn *cluster.MemNetwork, join []string) node.Config 
 // benchCluster is a set of in-process nodes.
 type benchCluster struct {
 	b     testing.TB
-	net   *cluster.MemNetwork // nil on loopback
+	net   *memnet.Network // nil on loopback
 	nodes []*node.Node
 	names []string
 	seed  string // what joiners put in Join
@@ -342,7 +343,7 @@ func startCluster(b testing.TB, n int, inMemory bool) *benchCluster {
 	b.Helper()
 	bc := &benchCluster{b: b}
 	if inMemory {
-		bc.net = cluster.NewMemNetwork(1)
+		bc.net = memnet.New(1)
 	}
 	for i := 0; i < n; i++ {
 		if _, err := bc.add(fmt.Sprintf("n%d", i)); err != nil {

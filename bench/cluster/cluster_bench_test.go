@@ -22,6 +22,7 @@ import (
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/bench"
 	"github.com/heureka/heureka/cluster"
+	"github.com/heureka/heureka/memnet"
 	"github.com/heureka/heureka/node"
 	"github.com/heureka/heureka/wire"
 )
@@ -211,15 +212,15 @@ type renewalLoad struct {
 // phase is what every node sent during one measured period, and what
 // the process spent on it.
 type phase struct {
-	net      []cluster.NetStats
+	net      []memnet.NetStats
 	repl     []cluster.WireStats
 	renewals []int         // client renewals each node served
 	cpu      time.Duration // process CPU (every node and the clients)
 	wall     time.Duration
 }
 
-func (p phase) totals() (cluster.NetStats, cluster.WireStats, int) {
-	var ns cluster.NetStats
+func (p phase) totals() (memnet.NetStats, cluster.WireStats, int) {
+	var ns memnet.NetStats
 	var ws cluster.WireStats
 	var r int
 	for i := range p.net {
@@ -266,7 +267,7 @@ func measurePhase(bc *benchCluster, d time.Duration, drive func(served []atomic.
 		drive(served)
 	}
 	time.Sleep(time.Until(start.Add(d)))
-	p := phase{net: make([]cluster.NetStats, n), repl: make([]cluster.WireStats, n), renewals: make([]int, n),
+	p := phase{net: make([]memnet.NetStats, n), repl: make([]cluster.WireStats, n), renewals: make([]int, n),
 		cpu: processCPU() - cpu0, wall: time.Since(start)}
 	for i, nd := range bc.nodes {
 		p.net[i] = bc.net.Stats(bc.names[i])
@@ -546,7 +547,7 @@ type renewalWire struct {
 // wire, the streams of a load phase that are not renewal messages (digests,
 // memberlist's push/pull) are charged at the average size of the idle
 // phase's streams, which are exactly those kinds.
-func wireCost(lNet cluster.NetStats, lRepl cluster.WireStats, iNet cluster.NetStats, iRepl cluster.WireStats, dsz uint64) renewalWire {
+func wireCost(lNet memnet.NetStats, lRepl cluster.WireStats, iNet memnet.NetStats, iRepl cluster.WireStats, dsz uint64) renewalWire {
 	w := renewalWire{renewalMsgs: float64(lRepl.RenewalMessages)}
 	w.renewalBytes = float64(lRepl.Bytes) - float64(lRepl.DigestMessages*dsz)
 	if iNet.StreamsOpened >= iRepl.Messages {

@@ -1,6 +1,6 @@
 // Package clusterbench holds the cluster benchmarks: several Heureka nodes in
 // one process, either on real loopback sockets (memberlist over UDP/TCP on
-// 127.0.0.1, HTTP on 127.0.0.1) or on a cluster.MemNetwork (so partitions can
+// 127.0.0.1, HTTP on 127.0.0.1) or on a memnet.Network (so partitions can
 // be injected and the bytes on the wire counted exactly).
 //
 // The cluster of nodes they run is in cluster.go; the benchmarks are in

@@ -42,6 +42,7 @@ import (
 	"github.com/heureka/heureka/eureka"
 	"github.com/heureka/heureka/httpapi"
 	"github.com/heureka/heureka/httpapi/dashboard"
+	"github.com/heureka/heureka/memnet"
 	"github.com/heureka/heureka/node"
 )
 
@@ -84,7 +85,7 @@ func artefactDir(t *testing.T) string {
 // and has finished its initial sync.
 func startCluster(t *testing.T, n int) []*node.Node {
 	t.Helper()
-	mem := cluster.NewMemNetwork(1)
+	mem := memnet.New(1)
 	var nodes []*node.Node
 	t.Cleanup(func() {
 		for _, nd := range nodes {

@@ -1,4 +1,4 @@
-package cluster
+package memnet
 
 import (
 	"context"
@@ -49,8 +49,8 @@ func acceptStream(t *testing.T, tr memberlist.Transport) net.Conn {
 	}
 }
 
-func newNet(t *testing.T, names ...string) (*MemNetwork, map[string]memberlist.NodeAwareTransport) {
-	n := NewMemNetwork(1)
+func newNet(t *testing.T, names ...string) (*Network, map[string]memberlist.NodeAwareTransport) {
+	n := New(1)
 	t.Cleanup(n.Shutdown)
 	ts := make(map[string]memberlist.NodeAwareTransport)
 	for _, name := range names {
@@ -209,7 +209,7 @@ func TestMemNetworkCrashAndRestart(t *testing.T) {
 
 func TestMemNetworkLossIsSeeded(t *testing.T) {
 	dropped := func(seed int64) uint64 {
-		n := NewMemNetwork(seed)
+		n := New(seed)
 		defer n.Shutdown()
 		a, b := n.NewTransport("a"), n.NewTransport("b")
 		n.SetLoss(0.3)

@@ -1,6 +1,4 @@
-package cluster
-
-// MemNetwork: an in-memory network for memberlist, with faults.
+// Package memnet is an in-memory network for memberlist, with faults.
 //
 // It plays the part of memberlist's MockNetwork (every node gets a transport
 // with its own address, all wired to each other inside the process) and adds
@@ -54,6 +52,8 @@ package cluster
 // network's state; it is never held while a packet is delivered, a stream is
 // handed over or a connection is closed.
 
+package memnet
+
 import (
 	"context"
 	"errors"
@@ -69,21 +69,21 @@ import (
 	"github.com/hashicorp/memberlist"
 )
 
-// Errors returned by MemNetwork transports.
+// Errors returned by Network transports.
 var (
 	// ErrUnreachable is wrapped by a dial that fails because of a fault
 	// (partition, crash) or because nothing is listening at the address.
-	ErrUnreachable = errors.New("cluster: memnet: unreachable")
+	ErrUnreachable = errors.New("memnet: unreachable")
 	// ErrTransportClosed is returned by a transport after its Shutdown.
-	ErrTransportClosed = errors.New("cluster: memnet: transport shut down")
+	ErrTransportClosed = errors.New("memnet: transport shut down")
 )
 
 // memPacketQueue is the capacity of a transport's packet queue; packets
 // arriving at a full queue are dropped like datagrams at a full socket.
 const memPacketQueue = 4096
 
-// memPort is the port of every MemNetwork address.
-const memPort = DefaultPort
+// memPort is the port of every Network address.
+const memPort = 7946 // memberlist's (and cluster's) default gossip port
 
 // NetStats counts what one node (or, from TotalStats, all nodes) sent.
 type NetStats struct {
@@ -155,9 +155,9 @@ func makeLink(a, b string) link {
 	return link{a, b}
 }
 
-// MemNetwork is an in-memory network of memberlist transports with injectable
-// faults. Create it with NewMemNetwork; see the file comment for its model.
-type MemNetwork struct {
+// Network is an in-memory network of memberlist transports with injectable
+// faults. Create it with New; see the file comment for its model.
+type Network struct {
 	mu       sync.Mutex
 	rng      *rand.Rand
 	closed   bool
@@ -177,10 +177,10 @@ type MemNetwork struct {
 	timers   map[*time.Timer]struct{} // delayed packets in flight
 }
 
-// NewMemNetwork returns an empty network whose faults draw on a random source
+// New returns an empty network whose faults draw on a random source
 // seeded with seed.
-func NewMemNetwork(seed int64) *MemNetwork {
-	return &MemNetwork{
+func New(seed int64) *Network {
+	return &Network{
 		rng:      rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)),
 		addrs:    make(map[string]string),
 		byAddr:   make(map[string]*memTransport),
@@ -201,11 +201,11 @@ func NewMemNetwork(seed int64) *MemNetwork {
 // was shut down, gets the same address, which models a process restart. It
 // panics if name already has an open transport or the network is shut down:
 // both are bugs in the caller.
-func (n *MemNetwork) NewTransport(name string) memberlist.NodeAwareTransport {
+func (n *Network) NewTransport(name string) memberlist.NodeAwareTransport {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
-		panic("cluster: memnet: NewTransport on a shut down network")
+		panic("memnet: NewTransport on a shut down network")
 	}
 	addr, ok := n.addrs[name]
 	if !ok {
@@ -217,7 +217,7 @@ func (n *MemNetwork) NewTransport(name string) memberlist.NodeAwareTransport {
 		n.counters[name] = new(counters)
 	}
 	if old := n.byAddr[addr]; old != nil && !old.closed {
-		panic(fmt.Sprintf("cluster: memnet: node %q already has an open transport", name))
+		panic(fmt.Sprintf("memnet: node %q already has an open transport", name))
 	}
 	t := &memTransport{
 		net:      n,
@@ -234,7 +234,7 @@ func (n *MemNetwork) NewTransport(name string) memberlist.NodeAwareTransport {
 
 // Addr returns the address of the node called name, or "" if it never had a
 // transport.
-func (n *MemNetwork) Addr(name string) string {
+func (n *Network) Addr(name string) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.addrs[name]
@@ -243,7 +243,7 @@ func (n *MemNetwork) Addr(name string) string {
 // Resolve is a Resolver that maps node names to their addresses: with
 // Config.Resolver = n.Resolve, Join can list node names. Unknown names fail
 // like an NXDOMAIN.
-func (n *MemNetwork) Resolve(_ context.Context, host string) ([]string, error) {
+func (n *Network) Resolve(_ context.Context, host string) ([]string, error) {
 	if a := n.Addr(host); a != "" {
 		h, _, _ := net.SplitHostPort(a)
 		return []string{h}, nil
@@ -255,7 +255,7 @@ func (n *MemNetwork) Resolve(_ context.Context, host string) ([]string, error) {
 // both directions, and closes the streams open across the cut. Links within a
 // group, and to nodes in neither group, are untouched. Partitions add up
 // until Heal.
-func (n *MemNetwork) Partition(groupA, groupB []string) {
+func (n *Network) Partition(groupA, groupB []string) {
 	n.mu.Lock()
 	for _, a := range groupA {
 		for _, b := range groupB {
@@ -274,7 +274,7 @@ func (n *MemNetwork) Partition(groupA, groupB []string) {
 
 // Heal removes every partition and every one-way block. Crashed nodes stay
 // crashed until Restart; one-way loss stays until SetOneWayLoss(…, 0).
-func (n *MemNetwork) Heal() {
+func (n *Network) Heal() {
 	n.mu.Lock()
 	clear(n.cut)
 	clear(n.blocked)
@@ -287,7 +287,7 @@ func (n *MemNetwork) Heal() {
 // to from, from cannot answer on a new connection). Streams that to dialled
 // to from stay open and work both ways; streams that from dialled to to are
 // closed. Blocks add up until Heal or UnblockOneWay.
-func (n *MemNetwork) BlockOneWay(from, to []string) {
+func (n *Network) BlockOneWay(from, to []string) {
 	n.mu.Lock()
 	for _, a := range from {
 		for _, b := range to {
@@ -310,7 +310,7 @@ func (n *MemNetwork) BlockOneWay(from, to []string) {
 }
 
 // UnblockOneWay lifts BlockOneWay(from, to).
-func (n *MemNetwork) UnblockOneWay(from, to []string) {
+func (n *Network) UnblockOneWay(from, to []string) {
 	n.mu.Lock()
 	for _, a := range from {
 		for _, b := range to {
@@ -323,7 +323,7 @@ func (n *MemNetwork) UnblockOneWay(from, to []string) {
 // SetOneWayLoss drops each packet that the node from sends to the node to
 // with probability p (clamped to [0, 1]), on top of SetLoss; 0 removes it.
 // The other direction and streams are not affected.
-func (n *MemNetwork) SetOneWayLoss(from, to string, p float64) {
+func (n *Network) SetOneWayLoss(from, to string, p float64) {
 	n.mu.Lock()
 	if p = min(max(p, 0), 1); p == 0 {
 		delete(n.arcLoss, arc{from, to})
@@ -335,7 +335,7 @@ func (n *MemNetwork) SetOneWayLoss(from, to string, p float64) {
 
 // SetLoss makes the network drop each packet with probability p (clamped to
 // [0, 1]). Streams are not affected.
-func (n *MemNetwork) SetLoss(p float64) {
+func (n *Network) SetLoss(p float64) {
 	n.mu.Lock()
 	n.loss = min(max(p, 0), 1)
 	n.mu.Unlock()
@@ -344,7 +344,7 @@ func (n *MemNetwork) SetLoss(p float64) {
 // SetDelay delays each packet, and the set-up of each stream, by a uniformly
 // random duration in [lo, hi]. Zero values remove the delay. A negative lo
 // counts as 0 and hi below lo as lo.
-func (n *MemNetwork) SetDelay(lo, hi time.Duration) {
+func (n *Network) SetDelay(lo, hi time.Duration) {
 	lo = max(lo, 0)
 	n.mu.Lock()
 	n.delayMin, n.delayMax = lo, max(hi, lo)
@@ -355,7 +355,7 @@ func (n *MemNetwork) SetDelay(lo, hi time.Duration) {
 // power: from now on its packets and those sent to it are dropped, dials to
 // and from it fail, and its open streams are closed. The node's process (its
 // memberlist) keeps running, unaware. Restart puts it back.
-func (n *MemNetwork) Crash(name string) {
+func (n *Network) Crash(name string) {
 	n.mu.Lock()
 	n.crashed[name] = true
 	doomed := n.collectConnsLocked(func(c *memConn) bool { return c.owner == name || c.peer == name })
@@ -372,14 +372,14 @@ func (n *MemNetwork) Crash(name string) {
 // the node and its own dials are unaffected, so its memberlist keeps
 // answering probes and peers keep it alive. Unstall ends it; a stall
 // survives Crash, Restart and a new transport for the name.
-func (n *MemNetwork) Stall(name string) {
+func (n *Network) Stall(name string) {
 	n.mu.Lock()
 	n.stalled[name] = true
 	n.mu.Unlock()
 }
 
 // isStalled reports whether the node called name is stalled.
-func (n *MemNetwork) isStalled(name string) bool {
+func (n *Network) isStalled(name string) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.stalled[name]
@@ -389,7 +389,7 @@ func (n *MemNetwork) isStalled(name string) bool {
 // now on reach it again. The streams it accepted while stalled were never
 // read and never will be: they are closed, so their writers fail at once if
 // still writing.
-func (n *MemNetwork) Unstall(name string) {
+func (n *Network) Unstall(name string) {
 	n.mu.Lock()
 	delete(n.stalled, name)
 	doomed := n.collectConnsLocked(func(c *memConn) bool { return c.unread && c.owner == name })
@@ -401,7 +401,7 @@ func (n *MemNetwork) Unstall(name string) {
 // memberlist resumes where it was: peers that declared it dead see it refute
 // and rejoin. To model a fresh process instead, shut down its Membership, then
 // call NewTransport(name) again and start a new one.
-func (n *MemNetwork) Restart(name string) {
+func (n *Network) Restart(name string) {
 	n.mu.Lock()
 	delete(n.crashed, name)
 	n.mu.Unlock()
@@ -409,7 +409,7 @@ func (n *MemNetwork) Restart(name string) {
 
 // Stats returns what the node called name has sent since the network was
 // created or ResetStats was called, across restarts.
-func (n *MemNetwork) Stats(name string) NetStats {
+func (n *Network) Stats(name string) NetStats {
 	n.mu.Lock()
 	c := n.counters[name]
 	n.mu.Unlock()
@@ -420,7 +420,7 @@ func (n *MemNetwork) Stats(name string) NetStats {
 }
 
 // TotalStats returns the sum of every node's Stats.
-func (n *MemNetwork) TotalStats() NetStats {
+func (n *Network) TotalStats() NetStats {
 	n.mu.Lock()
 	cs := make([]*counters, 0, len(n.counters))
 	for _, c := range n.counters {
@@ -435,7 +435,7 @@ func (n *MemNetwork) TotalStats() NetStats {
 }
 
 // ResetStats sets every node's counters to zero, for example after a warm-up.
-func (n *MemNetwork) ResetStats() {
+func (n *Network) ResetStats() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, c := range n.counters {
@@ -446,7 +446,7 @@ func (n *MemNetwork) ResetStats() {
 // Shutdown shuts down every transport, closes every stream and drops the
 // packets still in flight. It starts no goroutine and leaves none behind. It
 // is idempotent; afterwards NewTransport panics.
-func (n *MemNetwork) Shutdown() {
+func (n *Network) Shutdown() {
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
@@ -468,7 +468,7 @@ func (n *MemNetwork) Shutdown() {
 }
 
 // delayLocked draws a latency from the configured bounds. n.mu must be held.
-func (n *MemNetwork) delayLocked() time.Duration {
+func (n *Network) delayLocked() time.Duration {
 	if n.delayMax <= 0 {
 		return 0
 	}
@@ -480,7 +480,7 @@ func (n *MemNetwork) delayLocked() time.Duration {
 
 // reachableLocked returns the open transport at addr if from may reach it now,
 // or the reason it may not. n.mu must be held.
-func (n *MemNetwork) reachableLocked(from *memTransport, addr string) (*memTransport, string) {
+func (n *Network) reachableLocked(from *memTransport, addr string) (*memTransport, string) {
 	switch {
 	case n.closed:
 		return nil, "network shut down"
@@ -508,7 +508,7 @@ func (n *MemNetwork) reachableLocked(from *memTransport, addr string) (*memTrans
 }
 
 // sendPacket routes one packet from t to addr, now or after a delay.
-func (n *MemNetwork) sendPacket(from *memTransport, addr string, b []byte) {
+func (n *Network) sendPacket(from *memTransport, addr string, b []byte) {
 	from.ctr.packetsSent.Add(1)
 	from.ctr.packetBytes.Add(uint64(len(b)))
 	// Copy: the caller may reuse b, and a real network would have copied it.
@@ -554,7 +554,7 @@ func (n *MemNetwork) sendPacket(from *memTransport, addr string, b []byte) {
 }
 
 // dial opens a stream from t to addr and hands the far end to its listener.
-func (n *MemNetwork) dial(from *memTransport, addr string, timeout time.Duration) (net.Conn, error) {
+func (n *Network) dial(from *memTransport, addr string, timeout time.Duration) (net.Conn, error) {
 	n.mu.Lock()
 	to, why := n.reachableLocked(from, addr)
 	if why != "" {
@@ -630,7 +630,7 @@ func (n *MemNetwork) dial(from *memTransport, addr string, timeout time.Duration
 
 // collectConnsLocked removes from tracking, and returns, the open stream ends
 // for which doomed is true. n.mu must be held; close them after unlocking.
-func (n *MemNetwork) collectConnsLocked(doomed func(*memConn) bool) []*memConn {
+func (n *Network) collectConnsLocked(doomed func(*memConn) bool) []*memConn {
 	var out []*memConn
 	for c := range n.conns {
 		if doomed(c) {
@@ -647,7 +647,7 @@ func closeConns(cs []*memConn) {
 	}
 }
 
-// memAddr is a MemNetwork address, "10.0.0.N:7946".
+// memAddr is a Network address, "10.0.0.N:7946".
 type memAddr string
 
 // Network returns "memnet".
@@ -656,9 +656,9 @@ func (a memAddr) Network() string { return "memnet" }
 // String returns the address as "host:port".
 func (a memAddr) String() string { return string(a) }
 
-// memTransport is one node's attachment to a MemNetwork.
+// memTransport is one node's attachment to a Network.
 type memTransport struct {
-	net      *MemNetwork
+	net      *Network
 	name     string
 	addr     memAddr
 	ctr      *counters
@@ -756,12 +756,12 @@ func (t *memTransport) deliver(from *memTransport, pkt *memberlist.Packet) {
 	}
 }
 
-// memConn is one end of an in-memory stream. It reports MemNetwork addresses
+// memConn is one end of an in-memory stream. It reports Network addresses
 // and counts the bytes its owner writes. Reads, writes and deadlines are
 // net.Pipe's.
 type memConn struct {
 	net.Conn
-	net           *MemNetwork
+	net           *Network
 	owner, peer   string // node names of this end and the other
 	local, remote memAddr
 	ctr           *counters
@@ -805,8 +805,8 @@ func (c *memConn) Close() error {
 	return c.Conn.Close()
 }
 
-// LocalAddr returns the owner's MemNetwork address.
+// LocalAddr returns the owner's Network address.
 func (c *memConn) LocalAddr() net.Addr { return c.local }
 
-// RemoteAddr returns the peer's MemNetwork address.
+// RemoteAddr returns the peer's Network address.
 func (c *memConn) RemoteAddr() net.Addr { return c.remote }
