@@ -28,12 +28,13 @@ import (
 // plain reads, one-application and VIP reads (which ignore ?regions=), and
 // apps__hashcode throughout; once with transparent fallback on (Eureka's
 // default: plain, one-application and VIP reads reach dc2), once off
-// (Heureka's default), and once off with a whitelist that serves one of
-// dc2's two applications. Answers are compared as TestDifferential
-// compares them (README rows explain what they explain) after Heureka's
-// region marker is taken off its remote instances: every remote instance
-// must carry it (metadata heureka.region: dc2, and zone: dc2 as it has no
-// zone of its own), no local one may (docs/federation.md).
+// (Heureka's default), once off with a whitelist that serves one of dc2's
+// two applications, and once off with a second remote region, dc3. Answers
+// are compared as TestDifferential compares them (README rows explain what
+// they explain) after Heureka's region marker is taken off its remote
+// instances: every remote instance must carry it (metadata heureka.region:
+// its region, and zone: the same, as it has no zone of its own), no local
+// one may (docs/federation.md).
 //
 // The reference serves reads from a cache that remote changes do not
 // invalidate (up to 180 s stale); a local write does. So the test waits for
@@ -42,17 +43,17 @@ import (
 // cache key), then registers a local instance on both servers, and only
 // then compares.
 
-// remoteInst is an instance registered in dc2: metadata of its own, so that
-// what is left after the marker is taken off is not empty.
+// remoteInst is an instance registered in a remote region: metadata of its
+// own, so that what is left after the marker is taken off is not empty.
 func remoteInst(app, id string, n int, status string) inst {
 	return base(app, id, 100+n).with(func(i *inst) {
 		i.status = status
-		i.metadata = map[string]string{"team": "dc2-team"}
+		i.metadata = map[string]string{"team": "remote-team"}
 	})
 }
 
 // The instances: l-* register on both compared servers (region dc1), r-* in
-// dc2.
+// dc2, t-* in dc3.
 var (
 	regLocal1  = base("SHARED", "l-1", 1).with(func(i *inst) { i.vip, i.svip = "shared", "shared-secure" })
 	regLocal2  = base("LOCAL-ONLY", "l-2", 2)
@@ -63,7 +64,21 @@ var (
 	regRemote3 = remoteInst("REMOTE-ONLY", "r-3", 3, "UP")
 	regRemote4 = regRemote1.with(func(i *inst) { i.id, i.host, i.ip = "r-4", "10.0.1.4", "10.0.1.4" })
 	regRemote5 = regRemote3.with(func(i *inst) { i.id, i.host, i.ip = "r-5", "10.0.1.5", "10.0.1.5" })
+	regThird1  = remoteInst("THIRD", "t-1", 21, "UP")
+	regThird2  = regRemote1.with(func(i *inst) { i.id, i.host, i.ip = "t-2", "10.0.1.22", "10.0.1.22" })
 )
+
+// regionOf is the region of a remote instance by its id's prefix ("" for a
+// local one).
+func regionOf(id string) string {
+	switch {
+	case strings.HasPrefix(id, "r-"):
+		return "dc2"
+	case strings.HasPrefix(id, "t-"):
+		return "dc3"
+	}
+	return ""
+}
 
 // regionReads are the reads compared once dc2 has loaded. With fallback
 // off the plain delta is compared too; with it on it differs on purpose
@@ -81,6 +96,12 @@ func regionReads(fallback bool) []step {
 		)
 	}
 	s = append(s,
+		// dc3 is a remote region in one variant only: elsewhere an unknown
+		// name, ignored.
+		get("GET apps?regions=dc2,dc3", "/apps?regions=dc3,dc2", jsonAccept),
+		get("GET apps/delta?regions=dc2,dc3", "/apps/delta?regions=dc2,dc3", jsonAccept),
+		get("GET apps?regions=dc3", "/apps?regions=dc3", jsonAccept),
+		get("GET apps/delta?regions=dc3 XML", "/apps/delta?regions=dc3", xmlAccept),
 		get("GET apps?regions= upper case and unknown", "/apps?regions=nowhere,DC2", jsonAccept),
 		get("GET apps/delta?regions= unknown only", "/apps/delta?regions=nowhere", jsonAccept),
 		get("GET apps", "/apps", jsonAccept),
@@ -101,7 +122,8 @@ func regionReads(fallback bool) []step {
 // TestRegionsDifferential compares the reference's and Heureka's answers
 // with a remote region, before its first load and after, and after
 // changes in it, with transparent fallback on (Eureka's default) and off
-// (Heureka's), and with a whitelist of dc2's applications.
+// (Heureka's), with a whitelist of dc2's applications, and with two remote
+// regions.
 func TestRegionsDifferential(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
@@ -111,24 +133,34 @@ func TestRegionsDifferential(t *testing.T) {
 	for _, id := range rows {
 		rowSet[id] = true
 	}
-	for _, v := range []struct {
-		name      string
-		fallback  bool
-		whitelist bool
-	}{{"fallback on", true, false}, {"fallback off", false, false}, {"whitelist", false, true}} {
-		t.Run(v.name, func(t *testing.T) { regionsDifferential(t, rowSet, v.fallback, v.whitelist) })
+	for _, v := range []regionsVariant{
+		{name: "fallback on", fallback: true},
+		{name: "fallback off"},
+		{name: "whitelist", whitelist: true},
+		{name: "two regions", third: true},
+	} {
+		t.Run(v.name, func(t *testing.T) { regionsDifferential(t, rowSet, v) })
 	}
 }
 
-// regionsDifferential runs the comparison; whitelist serves only dc2's
-// REMOTE-ONLY application (Eureka's remote-region-app-whitelist, Heureka's
-// Remote.Apps): dc2's SHARED instances are pulled but never served.
-func regionsDifferential(t *testing.T, rowSet map[string]bool, fallback, whitelist bool) {
-	dc2 := startHeureka(t)
-	// Both pull dc2 through a gate that answers 503 until it opens: until
-	// then neither has loaded its remote region.
-	var open atomic.Bool
-	target, err := url.Parse(dc2.URL())
+// regionsVariant is one configuration of the servers compared.
+type regionsVariant struct {
+	name string
+	// fallback: transparent fallback on.
+	fallback bool
+	// whitelist serves only dc2's REMOTE-ONLY application (Eureka's
+	// remote-region-app-whitelist, Heureka's Remote.Apps): dc2's SHARED
+	// instances are pulled but never served.
+	whitelist bool
+	// third adds a remote region dc3 (a Heureka node of its own) with an
+	// application of its own and an instance of SHARED.
+	third bool
+}
+
+// gated serves base's server through a gate that answers 503 until open
+// is set, and returns its URL.
+func gated(t *testing.T, base string, open *atomic.Bool) string {
+	target, err := url.Parse(base)
 	require.NoError(t, err)
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
 	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -139,17 +171,33 @@ func regionsDifferential(t *testing.T, rowSet map[string]bool, fallback, whiteli
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(gate.Close)
+	return gate.URL + "/eureka/"
+}
 
-	remote := federation.Remote{Name: "dc2", URL: gate.URL + "/eureka/"}
+// regionsDifferential runs the comparison for one variant.
+func regionsDifferential(t *testing.T, rowSet map[string]bool, v regionsVariant) {
+	fallback, whitelist := v.fallback, v.whitelist
+	// Both pull the remote regions through gates that answer 503 until
+	// they open: until then neither has loaded its remote regions.
+	var open atomic.Bool
+	dc2 := startHeureka(t)
+	remotes := []federation.Remote{{Name: "dc2", URL: gated(t, dc2.URL(), &open)}}
+	var dc3 *node.Node
+	if v.third {
+		dc3 = startHeureka(t)
+		remotes = append(remotes, federation.Remote{Name: "dc3", URL: gated(t, dc3.URL(), &open)})
+	}
 	args := append(append([]string(nil), referenceArgs...),
-		"--eureka.server.remote-region-urls-with-name.dc2="+remote.URL,
 		"--eureka.server.remote-region-registry-fetch-interval=1",
 		fmt.Sprintf("--eureka.server.disable-transparent-fallback-to-other-region=%v", !fallback))
-	// The served remote instances once dc2 loads: r-1, r-2 and r-3.
+	for _, r := range remotes {
+		args = append(args, "--eureka.server.remote-region-urls-with-name."+r.Name+"="+r.URL)
+	}
+	// The served remote instances of dc2 once it loads: r-1, r-2 and r-3.
 	served := 3
 	if whitelist {
 		args = append(args, "--eureka.server.remote-region-app-whitelist.dc2=REMOTE-ONLY")
-		remote.Apps = []string{"REMOTE-ONLY"}
+		remotes[0].Apps = []string{"REMOTE-ONLY"}
 		served = 1
 	}
 	ref, err := startReference(args)
@@ -158,9 +206,9 @@ func regionsDifferential(t *testing.T, rowSet map[string]bool, fallback, whiteli
 	heu := startRegionsHeurekaWith(t, "dc1", func(c *federation.Config) {
 		c.TransparentFallback = fallback
 		// The reference's region delta is the remote's last delta, which
-		// holds dc2's changes of its default 3 minutes: keep as long.
+		// holds the remote's changes of its default 3 minutes: keep as long.
 		c.DeltaRetention = federation.DefaultConfig().DeltaRetention
-	}, remote)
+	}, remotes...)
 	defer func() {
 		if t.Failed() {
 			t.Logf("reference log: %s", ref.log.tail())
@@ -212,14 +260,20 @@ func regionsDifferential(t *testing.T, rowSet map[string]bool, fallback, whiteli
 		assert.Equal(t, http.StatusForbidden, a.Status, name)
 	}
 
-	// ---- dc2 opens; both load it.
+	// ---- the remote regions open; both load them.
 	for _, i := range []inst{regRemote1, regRemote2, regRemote3} {
-		r, err := send(dc2.URL(), registerJSON("register remote", i))
-		require.NoError(t, err)
-		require.Equal(t, http.StatusNoContent, r.Status)
+		remoteWrite(t, dc2, registerJSON("register remote", i))
+	}
+	if v.third {
+		for _, i := range []inst{regThird1, regThird2} {
+			remoteWrite(t, dc3, registerJSON("register remote", i))
+		}
 	}
 	open.Store(true)
-	waitRegion(t, ref.url, heu.URL(), func(v regionsView) bool { return len(v.instances) == 2+served })
+	if v.third {
+		served += 2 // t-1 and t-2
+	}
+	waitRegion(t, ref.url, heu.URL(), func(r regionsView) bool { return len(r.instances) == 2+served })
 	run(registerJSON("register local after the load", regLocal3))
 	for _, s := range regionReads(fallback) {
 		run(s)
@@ -244,16 +298,20 @@ func regionsDifferential(t *testing.T, rowSet map[string]bool, fallback, whiteli
 		changes = append(changes, registerJSON("register remote", regRemote5))
 	}
 	for _, s := range changes {
-		r, err := send(dc2.URL(), s)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, r.Status/100*100, "%s %s: %d", s.method, s.path, r.Status)
+		remoteWrite(t, dc2, s)
 	}
-	waitRegion(t, ref.url, heu.URL(), func(v regionsView) bool {
-		_, cancelled := v.instances["SHARED/r-1"]
-		if whitelist {
-			return v.instances["REMOTE-ONLY/r-5"] == "UP" && !strings.Contains(fmt.Sprint(v.instances), "SHARED/r-")
+	if v.third {
+		remoteWrite(t, dc3, del("cancel remote", instPath(regThird2)))
+	}
+	waitRegion(t, ref.url, heu.URL(), func(r regionsView) bool {
+		if _, there := r.instances["SHARED/t-2"]; there {
+			return false
 		}
-		return !cancelled && v.instances["SHARED/r-4"] == "UP" && v.instances["SHARED/r-2"] == "UP"
+		_, cancelled := r.instances["SHARED/r-1"]
+		if whitelist {
+			return r.instances["REMOTE-ONLY/r-5"] == "UP" && !strings.Contains(fmt.Sprint(r.instances), "SHARED/r-")
+		}
+		return !cancelled && r.instances["SHARED/r-4"] == "UP" && r.instances["SHARED/r-2"] == "UP"
 	})
 	run(registerJSON("register local after dc2's changes", regLocal4))
 	for _, s := range regionReads(fallback) {
@@ -286,8 +344,17 @@ func plainDeltaWithFallback(t *testing.T, refURL, heuURL, refHash string) {
 	assert.Contains(t, heu.instances, "SHARED/r-2", "heureka's plain delta: every region's changes")
 }
 
-// waitRegion waits until both servers' ?regions=dc2 answers satisfy done.
-// The reference is read with a region list it has not cached before.
+// remoteWrite sends s to a remote region's node, which must accept it.
+func remoteWrite(t *testing.T, n *node.Node, s step) {
+	t.Helper()
+	r, err := send(n.URL(), s)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status/100*100, "%s %s: %d", s.method, s.path, r.Status)
+}
+
+// waitRegion waits until both servers' ?regions=dc2,dc3 answers satisfy
+// done (dc3 is unknown, so ignored, but in one variant). The reference is
+// read with a region list it has not cached before.
 func waitRegion(t *testing.T, refURL, heuURL string, done func(regionsView) bool) {
 	t.Helper()
 	probe := 0
@@ -295,16 +362,16 @@ func waitRegion(t *testing.T, refURL, heuURL string, done func(regionsView) bool
 		var v regionsView
 		require.Eventually(t, func() bool {
 			probe++
-			v = regionsRead(t, base, fmt.Sprintf("/apps?regions=dc2,probe%d", probe))
+			v = regionsRead(t, base, fmt.Sprintf("/apps?regions=dc2,dc3,probe%d", probe))
 			return v.code == http.StatusOK && done(v)
 		}, 60*time.Second, 100*time.Millisecond, "%s: dc2 as wanted in ?regions= reads (last: %+v)", name, v)
 	}
 }
 
 // unmarkRemote checks Heureka's region marker on every instance of a's
-// body (on the remote ones, r-*, and on no local one) and takes it off: the
-// heureka.region entry, and the zone equal to it (dc2's instances have no
-// zone of their own).
+// body (on the remote ones, r-* and t-*, and on no local one) and takes it
+// off: the heureka.region entry, and the zone equal to it (the remote
+// instances have no zone of their own).
 func unmarkRemote(t *testing.T, s step, a *answer) {
 	t.Helper()
 	var walk func(v any)
@@ -325,9 +392,9 @@ func unmarkRemote(t *testing.T, s step, a *answer) {
 					m = map[string]any{}
 				}
 				region := fmt.Sprint(single(m[federation.MarkerKey]))
-				if strings.HasPrefix(id, "r-") {
-					assert.Equal(t, "dc2", region, "%s %s: remote instance %s's region marker", s.method, s.path, id)
-					assert.Equal(t, "dc2", fmt.Sprint(single(m[federation.ZoneKey])), "%s %s: remote instance %s's zone", s.method, s.path, id)
+				if want := regionOf(id); want != "" {
+					assert.Equal(t, want, region, "%s %s: remote instance %s's region marker", s.method, s.path, id)
+					assert.Equal(t, want, fmt.Sprint(single(m[federation.ZoneKey])), "%s %s: remote instance %s's zone", s.method, s.path, id)
 					delete(m, federation.MarkerKey)
 					delete(m, federation.ZoneKey)
 				} else {
