@@ -442,7 +442,17 @@ func pollSize(c Config, size int) (pollResult, error) {
 		cancel()
 		clients.Wait()
 	}()
-	started.Wait()
+	all := make(chan struct{})
+	go func() {
+		started.Wait()
+		close(all)
+	}()
+	select {
+	case <-all:
+	case <-time.After(5 * time.Minute):
+		cancel() // every client stops; started.Wait returns
+		return res, fmt.Errorf("not every client had its first full fetch after 5 minutes (errors %d, last %v)", st.errs.Load(), st.lastErr.Load())
+	}
 	res.startWall = time.Since(ts)
 	time.Sleep(2 * time.Second) // every client polling at its own phase
 	res.load = bench.LoadAvg()

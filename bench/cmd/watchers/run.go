@@ -63,6 +63,11 @@ func runWatchers(c Config, mode string) error {
 	wr := &writer{c: ctl, base: ch.base, app: c.App}
 
 	measure := func(n int) (stepResult, error) {
+		// The transport may hold more connections than watchers (a
+		// request that dialled while another connection came free leaves
+		// one idle): those are closed, so that the node holds one
+		// connection per watcher, as with clients of their own.
+		w.client.CloseIdleConnections()
 		c0, t0 := ch.cpu(), time.Now()
 		time.Sleep(c.Settle)
 		idleCPU, idleWall := ch.cpu()-c0, time.Since(t0)
