@@ -5,14 +5,10 @@ import (
 	"bytes"
 	"context"
 	"testing"
-	"time"
 
-	"github.com/hashicorp/memberlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heureka/heureka/actors"
-	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/memnet"
 	"github.com/heureka/heureka/wire"
 )
@@ -35,44 +31,8 @@ func (p memPeers) SendReliable(name string, msg []byte) error { return p.m.SendR
 // only the replicator's own anti-entropy moves records that fan-out lost).
 func startMemReplNode(t *testing.T, n *memnet.Network, key []byte, name string, join ...string) (*testNode, *Membership) {
 	t.Helper()
-	repl, err := NewReplicator(testReplicatorConfig())
-	require.NoError(t, err)
-	ac := actors.DefaultConfig(name)
-	ac.EvictionInterval = 50 * time.Millisecond
-	ac.SelfPreservation = false
-	v := view.New(view.DefaultConfig([view.NumFormats]view.Encoder{}))
-	ac.Sinks = []actors.Sink{v, repl}
-	ac.Ownership = repl
-	ac.Peers = repl
-	ac.OnRenew = repl.OnRenew
-	reg, err := actors.NewRegistry(ac)
-	require.NoError(t, err)
-	repl.Attach(reg, v)
-
-	var c Config
-	if n != nil {
-		c = memConfig(t, n, name, join...)
-	} else {
-		c = testConfig(t, name, join...) // real loopback UDP/TCP
-	}
-	c.Delegate = repl
-	c.GossipKey = key
-	c.MemberlistConfig = func(mc *memberlist.Config) {
-		fastTimings(mc)
-		mc.PushPullInterval = time.Hour
-	}
-	m, err := New(c)
-	require.NoError(t, err)
-	_, unsub := m.Subscribe(func(MemberEvent) { repl.MembersChanged() })
-	require.NoError(t, m.Start(context.Background()))
-	repl.Start(memPeers{m, name}, len(join) > 0)
-	t.Cleanup(func() {
-		unsub()
-		repl.Stop()
-		assert.NoError(t, m.Shutdown())
-		reg.Close()
-	})
-	return &testNode{name: name, reg: reg, view: v, repl: repl}, m
+	node, m, _ := startReplMember(t, n, replNodeOpts{key: key, quiet: true}, name, join...)
+	return node, m
 }
 
 // oneWayBlocked sets up BUG-7's case: a and b, where a cannot dial or send

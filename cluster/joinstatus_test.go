@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/memberlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,6 +23,12 @@ type replNodeOpts struct {
 	protocol uint8
 	port     int // real loopback only: bind this port (a restart)
 	ready    time.Duration
+	// quiet: memberlist's fast test timings with its periodic push/pull
+	// off, so that only the replicator's own anti-entropy moves records
+	// that fan-out lost.
+	quiet bool
+	// release is the release the node plays (stream_test.go).
+	release peerRelease
 }
 
 // startReplMember starts a registry, its view, its replicator and its
@@ -57,6 +64,14 @@ func startReplMember(t *testing.T, n *memnet.Network, o replNodeOpts, name strin
 	c.Delegate = repl
 	c.GossipKey = o.key
 	c.protocolVersion = o.protocol
+	c.noStreams = o.release == releaseNoStreams
+	c.noSessionExchanges = o.release == releaseNoSessionExchanges
+	if o.quiet {
+		c.MemberlistConfig = func(mc *memberlist.Config) {
+			fastTimings(mc)
+			mc.PushPullInterval = time.Hour
+		}
+	}
 	m, err := New(c)
 	require.NoError(t, err)
 	_, unsub := m.Subscribe(func(MemberEvent) { repl.MembersChanged() })

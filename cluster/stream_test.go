@@ -9,12 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/memberlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/heureka/heureka/actors"
-	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/memnet"
 )
 
@@ -43,49 +40,8 @@ const (
 // release.
 func startStreamNode(t *testing.T, n *memnet.Network, key []byte, name string, release peerRelease, join ...string) *streamNode {
 	t.Helper()
-	repl, err := NewReplicator(testReplicatorConfig())
-	require.NoError(t, err)
-	ac := actors.DefaultConfig(name)
-	ac.EvictionInterval = 50 * time.Millisecond
-	ac.SelfPreservation = false
-	v := view.New(view.DefaultConfig([view.NumFormats]view.Encoder{}))
-	ac.Sinks = []actors.Sink{v, repl}
-	ac.Ownership = repl
-	ac.Peers = repl
-	ac.OnRenew = repl.OnRenew
-	reg, err := actors.NewRegistry(ac)
-	require.NoError(t, err)
-	repl.Attach(reg, v)
-	var c Config
-	if n != nil {
-		c = memConfig(t, n, name, join...)
-	} else {
-		c = testConfig(t, name, join...)
-	}
-	c.Delegate = repl
-	c.GossipKey = key
-	c.noStreams = release == releaseNoStreams
-	c.noSessionExchanges = release == releaseNoSessionExchanges
-	c.MemberlistConfig = func(mc *memberlist.Config) {
-		fastTimings(mc)
-		mc.PushPullInterval = time.Hour
-	}
-	m, err := New(c)
-	require.NoError(t, err)
-	_, unsub := m.Subscribe(func(MemberEvent) { repl.MembersChanged() })
-	require.NoError(t, m.Start(context.Background()))
-	repl.Start(memPeers{m, name}, len(join) > 0)
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			unsub()
-			repl.Stop()
-			assert.NoError(t, m.Shutdown())
-			reg.Close()
-		})
-	}
-	t.Cleanup(stop)
-	return &streamNode{testNode: &testNode{name: name, reg: reg, view: v, repl: repl}, m: m, stop: stop}
+	node, m, stop := startReplMember(t, n, replNodeOpts{key: key, quiet: true, release: release}, name, join...)
+	return &streamNode{testNode: node, m: m, stop: stop}
 }
 
 // streamCluster starts nodes a, b, c… joined to a and waits until every
