@@ -52,14 +52,20 @@ func seeds(lab *Lab, node string) string {
 
 // StartNode starts node's process number incarnation in its namespace.
 func StartNode(bin, logDir string, lab *Lab, node string, incarnation int) (*Proc, error) {
+	return StartNodeWith(bin, logDir, lab, node, incarnation, append([]string{"--join", seeds(lab, node)}, ServerFlags...))
+}
+
+// StartNodeWith starts node's process number incarnation in its namespace
+// with its name and addresses and flags (its join list and timers among
+// them).
+func StartNodeWith(bin, logDir string, lab *Lab, node string, incarnation int, flags []string) (*Proc, error) {
 	ip := lab.IP(node)
 	args := []string{"netns", "exec", lab.NS(node), bin,
 		"--node-name", node,
 		"--http-addr", fmt.Sprintf("%s:%d", ip, HTTPPort),
 		"--gossip-addr", fmt.Sprintf("%s:%d", ip, GossipPort),
-		"--join", seeds(lab, node),
 	}
-	args = append(args, ServerFlags...)
+	args = append(args, flags...)
 	logPath := filepath.Join(logDir, fmt.Sprintf("%s-%s.%d.log", lab.Run, node, incarnation))
 	f, err := os.Create(logPath)
 	if err != nil {
