@@ -273,7 +273,7 @@ func (f *Federation) fullDocument(local *view.Snapshot, snaps []*regionSnap, for
 		if la != nil {
 			list = la.Instances()
 		}
-		if sabotage.On(sabotage.RegionEchoOverwritesLocal) {
+		if sabotage.On(sabotage.RegionEchoOverwritesLocal) || sabotage.On(sabotage.RemoteEchoOverwritesLocal) {
 			list = overwriteLocal(list, entries)
 			skip = nil
 		}

@@ -26,7 +26,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // localOnlyQuery asks a Java Eureka server for its local instances only.
@@ -222,14 +225,20 @@ func (p *puller) pull(ctx context.Context, now time.Time) (bool, error) {
 func (p *puller) get(ctx context.Context, path string) (*document, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.f.cfg.RequestTimeout)
 	defer cancel()
+	echo := sabotage.On(sabotage.RemoteEchoOverwritesLocal)
+	if echo {
+		path = strings.TrimSuffix(path, localOnlyQuery) // a Java remote's fallback answers every region
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.base+path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("federation: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", UserAgent)
-	req.Header.Set("DiscoveryIdentity-Name", "DefaultServer")
-	req.Header.Set("DiscoveryIdentity-Version", "1.0")
+	if !echo { // the sabotaged pull looks like any client's read: the remote re-exports
+		req.Header.Set("User-Agent", UserAgent)
+		req.Header.Set("DiscoveryIdentity-Name", "DefaultServer")
+		req.Header.Set("DiscoveryIdentity-Version", "1.0")
+	}
 	res, err := p.f.client.Do(req) // Go's transport asks for and inflates gzip
 	if err != nil {
 		return nil, fmt.Errorf("federation: GET %s: %w", req.URL.Redacted(), err)

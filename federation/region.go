@@ -27,6 +27,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // MarkerKey is the metadata key that names the region a served remote
@@ -232,7 +233,7 @@ func (r *regionState) record(in *actors.Instance, action actors.ActionType, now 
 // (it carries a region marker already: see the file comment; or its
 // application is not in the region's whitelist).
 func (r *regionState) serve(in *actors.Instance) *actors.Instance {
-	if _, marked := in.Metadata[MarkerKey]; marked {
+	if _, marked := in.Metadata[MarkerKey]; marked && !sabotage.On(sabotage.RemoteEchoOverwritesLocal) {
 		return nil
 	}
 	if r.apps != nil && !r.apps[in.App] {

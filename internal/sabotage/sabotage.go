@@ -269,6 +269,15 @@ const (
 	// with transparent fallback on it carries the remote regions, which a
 	// ring of regions echoes back (httpapi isRegionPull).
 	RegionPullGetsRemote Switch = "region-pull-gets-remote"
+	// RemoteEchoOverwritesLocal puts the echo of remote regions back
+	// whole: a pull does not identify as a region's server (and asks a
+	// Java remote for every region), so a remote with transparent fallback
+	// re-exports what it pulled; a pulled instance that carries a region
+	// marker is served anyway; and a remote copy replaces the local
+	// instance with its id, as Eureka's Application.addInstance does
+	// (federation puller.get, regionState.serve, fullDocument). The
+	// datacenters simulation catches it.
+	RemoteEchoOverwritesLocal Switch = "remote-echo-overwrites-local"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -334,7 +343,7 @@ var All = []Switch{
 // MembersAppliedOutOfOrder is unit-only: its cluster test holds one call
 // back to show the interleaving directly, which CI met once in hundreds
 // of runs of the node's join test.
-var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
+var UnitOnly = []Switch{RemoteEchoOverwritesLocal, RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
 	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, DialPerMessage, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
