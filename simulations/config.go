@@ -71,6 +71,16 @@ type Timers struct {
 	// ProbeInterval is how often the prober reads fingerprints, members and
 	// self-preservation in process. Default 100ms.
 	ProbeInterval time.Duration
+	// RegionPullInterval, RegionStaleAfter and RegionDropAfter are the
+	// federation timers of the datacenters scenario (federation.Config's
+	// PullInterval, StaleAfter and DropAfter), shrunk 30× like the Eureka
+	// timers: 5s → 200ms (rounded), 1m → 2s, 10m → 20s (the drop time
+	// equals the tombstone TTL, as in production). The other federation
+	// timers keep their production ratios to the stale time
+	// (datacenterFederation): request timeout 1/6, delta retention 3×,
+	// stream idle timeout 3/4, the remotes' stream keep-alive 1/4. Zero
+	// takes the default; when set, pull < stale < drop.
+	RegionPullInterval, RegionStaleAfter, RegionDropAfter time.Duration
 }
 
 // DefaultTimers returns the timers documented on Timers.
@@ -88,6 +98,9 @@ func DefaultTimers() Timers {
 		RecountInterval:      30 * time.Second,
 		SampleInterval:       200 * time.Millisecond,
 		ProbeInterval:        100 * time.Millisecond,
+		RegionPullInterval:   200 * time.Millisecond,
+		RegionStaleAfter:     2 * time.Second,
+		RegionDropAfter:      20 * time.Second,
 	}
 }
 
@@ -301,6 +314,12 @@ func (c *Config) Validate() error {
 			t.TombstoneTTL, t.LeaseDuration+2*t.RenewalWindow+t.EvictionInterval)
 	case t.RecountInterval <= 2*t.RenewalWindow:
 		return bad("Timers.RecountInterval %v must exceed two renewal windows (%v)", t.RecountInterval, 2*t.RenewalWindow)
+	case t.RegionPullInterval < 0 || t.RegionStaleAfter < 0 || t.RegionDropAfter < 0:
+		return bad("the region timers may not be negative: %+v", t)
+	case t.RegionPullInterval > 0 && t.RegionStaleAfter > 0 && t.RegionPullInterval >= t.RegionStaleAfter,
+		t.RegionStaleAfter > 0 && t.RegionDropAfter > 0 && t.RegionStaleAfter >= t.RegionDropAfter:
+		return bad("Timers: RegionPullInterval %v < RegionStaleAfter %v < RegionDropAfter %v is required",
+			t.RegionPullInterval, t.RegionStaleAfter, t.RegionDropAfter)
 	case c.Thresholds.MaxMissing <= 0 || c.Thresholds.Convergence <= 0 || c.Thresholds.Membership <= 0 ||
 		c.Thresholds.SPEngage <= 0 || c.Thresholds.SPRelease <= 0:
 		return bad("every threshold must be positive: %+v", c.Thresholds)

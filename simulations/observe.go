@@ -166,6 +166,9 @@ type Observations struct {
 	Timeline []Event
 	// Crashes are the nodes' crashes, in time order.
 	Crashes []NodeCrash
+	// Datacenters are the observations of the datacenters scenario (its
+	// own clusters, clients and ?regions= reads); nil in the others.
+	Datacenters *DCObservations
 }
 
 // NodeCrash is one crash of a node: its process and everything only it

@@ -64,6 +64,11 @@ var SabotagePlan = map[sabotage.Switch][]string{
 	// client killed during the one-way block stays listed until the block
 	// ends (silent-member-bound).
 	sabotage.SilentMemberHoldsForever: {"silent-member"},
+	// The echo of remote regions put back: the polling nodes' pulls are
+	// answered with the remote's union (transparent fallback), their
+	// region's own instances come back marked and are served over the
+	// local ones (region-no-echo).
+	sabotage.RemoteEchoOverwritesLocal: {"datacenters"},
 }
 
 // SabotageRun is one switch's runs (Switch "" for the control runs

@@ -200,6 +200,18 @@ var Scenarios = []Scenario{
 		ShortDuration:   12 * time.Second,
 		Drive:           driveRollingRestartQuiet,
 	},
+	{
+		Name: "datacenters",
+		Summary: "Two regions of three nodes, each its own gossip cluster, federated through remote regions (each follows the other's " +
+			"nodes through a WAN proxy) while clients register, renew and cancel in both; the WAN is cut for longer than the remote " +
+			"drop time and the tombstone TTL, with cancels on both sides, then healed. The harness's own cluster stays idle.",
+		Invariants: []string{InvRegionVisibility, InvRegionCancel, InvRegionNoEcho, InvRegionStaleDrop, InvRegionConvergence,
+			InvRegionResurrection},
+		DefaultDuration: 32 * time.Second,
+		ShortDuration:   18 * time.Second,
+		ShortTimers:     datacentersShortTimers,
+		Drive:           driveDatacenters,
+	},
 }
 
 // ScenarioByName returns the scenario called name.

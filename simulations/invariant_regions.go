@@ -1,0 +1,221 @@
+package simulations
+
+// What the region invariants share (the datacenters scenario): their
+// names, the propagation bound across the WAN, and the reads per node.
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"time"
+)
+
+// Names of the region invariants (scenario datacenters).
+const (
+	InvRegionVisibility   = "region-visibility"      // property 2
+	InvRegionCancel       = "region-cancel"          // property 2
+	InvRegionNoEcho       = "region-no-echo"         // property 3
+	InvRegionStaleDrop    = "region-stale-drop"      // property 2
+	InvRegionConvergence  = "region-convergence"     // property 2
+	InvRegionResurrection = "region-no-resurrection" // property 3
+)
+
+func init() {
+	Checkers[InvRegionVisibility] = CheckRegionVisibility
+	Checkers[InvRegionCancel] = CheckRegionCancel
+	Checkers[InvRegionNoEcho] = CheckRegionNoEcho
+	Checkers[InvRegionStaleDrop] = CheckRegionStaleDrop
+	Checkers[InvRegionConvergence] = CheckRegionConvergence
+	Checkers[InvRegionResurrection] = CheckRegionNoResurrection
+}
+
+// regionBound bounds how long a change in one region takes to show in
+// another region's ?regions= reads while the WAN is up: replication to the
+// node the other region follows (Thresholds.Visibility), a pull interval
+// (the polling nodes), a sampling round, and a second for the stream's
+// coalescing and scheduling.
+func regionBound(t Timers, th Thresholds) time.Duration {
+	pull, _, _ := regionTimers(t)
+	return th.Visibility + pull + t.SampleInterval + time.Second
+}
+
+// localBound bounds how long a change takes to show on the other nodes of
+// its own region: replication and a sampling round, plus a second.
+func localBound(t Timers, th Thresholds) time.Duration {
+	return th.Visibility + t.SampleInterval + time.Second
+}
+
+// afterCuts moves from past the heal of every WAN cut that overlaps
+// [from, from+bound]: a change cannot cross while the WAN is cut, so its
+// bound starts at the heal.
+func (d *DCObservations) afterCuts(from time.Time, bound time.Duration) time.Time {
+	for _, c := range d.Cuts {
+		if c.From.Before(from.Add(bound)) && c.To.After(from) {
+			from = c.To
+		}
+	}
+	return from
+}
+
+// inCut reports whether t falls in a WAN cut.
+func (d *DCObservations) inCut(t time.Time) bool {
+	for _, c := range d.Cuts {
+		if !t.Before(c.From) && t.Before(c.To) {
+			return true
+		}
+	}
+	return false
+}
+
+// readsByNode returns the successful reads of every node, in time order.
+func (d *DCObservations) readsByNode() map[string][]*DCRead {
+	out := map[string][]*DCRead{}
+	for i := range d.Reads {
+		r := &d.Reads[i]
+		if r.Code == http.StatusOK {
+			out[r.Node] = append(out[r.Node], r)
+		}
+	}
+	for _, rs := range out {
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].At.Before(rs[j].At) })
+	}
+	return out
+}
+
+// sortedInstances returns the instances ordered by id.
+func (d *DCObservations) sortedInstances() []*DCInstance {
+	out := make([]*DCInstance, 0, len(d.Instances))
+	for _, in := range d.Instances {
+		out = append(out, in)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// noDatacenters is the verdict of a run without datacenter observations.
+func noDatacenters(v Verdict) Verdict {
+	v.Measured = "no datacenter observations (not the datacenters scenario)"
+	return v
+}
+
+// crossing measures, for every instance (selected by pick, which returns
+// when its change happened) and every node of every other region, the time
+// from the change (moved past WAN cuts) until the first read of that node
+// for which seen holds; pairs whose change is undone (ended) before the
+// bound passed are left out. It returns the cases, worst first, and the
+// number of pairs never settled while observed past the bound.
+func crossing(o *Observations, d *DCObservations, bound time.Duration, pick func(*DCInstance) (time.Time, bool),
+	seen func(r *DCRead, in *DCInstance) bool, undone func(in *DCInstance) time.Time) []latencyCase {
+	byNode := d.readsByNode()
+	var cases []latencyCase
+	for _, in := range d.sortedInstances() {
+		at, ok := pick(in)
+		if !ok {
+			continue
+		}
+		from := d.afterCuts(at, bound)
+		stop := undone(in)
+		if !stop.IsZero() && stop.Before(from.Add(bound)) {
+			continue
+		}
+		for _, region := range d.Regions {
+			if region == in.Region {
+				continue
+			}
+			for _, n := range d.Nodes[region] {
+				rs := byNode[n]
+				k := sort.Search(len(rs), func(j int) bool { return !rs[j].At.Before(from) })
+				found := false
+				for _, r := range rs[k:] {
+					if !stop.IsZero() && r.At.After(stop) {
+						break
+					}
+					if seen(r, in) {
+						cases = append(cases, latencyCase{id: in.ID, node: n, from: from, d: r.At.Sub(from)})
+						found = true
+						break
+					}
+				}
+				if !found && len(rs) > 0 && rs[len(rs)-1].At.After(from.Add(bound)) {
+					cases = append(cases, latencyCase{id: in.ID, node: n, from: from, d: rs[len(rs)-1].At.Sub(from), censored: true})
+				}
+			}
+		}
+	}
+	return cases
+}
+
+// crossingVerdict fills v from cases against bound: every case within it.
+func crossingVerdict(o *Observations, v Verdict, cases []latencyCase, bound time.Duration, what string) Verdict {
+	if len(cases) == 0 {
+		v.Measured = "no " + what + " observed across regions"
+		return v
+	}
+	ds := sortCases(cases)
+	worst := ds[len(ds)-1]
+	over := 0
+	for _, c := range cases {
+		if c.d > bound || c.censored {
+			over++
+		}
+	}
+	v.Pass = over == 0
+	v.Key = keySecs("max "+what+" across", worst)
+	v.Measured = fmt.Sprintf("p50 %s, p99 %s, max %s over %d (%s, node of another region) pairs; %d over the bound",
+		secs(percentile(ds, 0.5)), secs(percentile(ds, 0.99)), secs(worst), len(cases), what, over)
+	for i, c := range cases {
+		if i == maxDetails || c.d <= bound/2 {
+			break
+		}
+		how := ""
+		if c.censored {
+			how = " (never, while observed that long)"
+		}
+		v.Details = append(v.Details, fmt.Sprintf("%s (%s at %s) on %s after %s%s", c.id, what, o.offset(c.from), c.node, secs(c.d), how))
+	}
+	return v
+}
+
+// roundConverged reports whether the reads of one round show every remote
+// view equal to its region's registry: every node of a region serves the
+// same local instances, and every node of every other region serves
+// exactly those as that region's. It returns a description of the first
+// difference otherwise.
+func roundConverged(d *DCObservations, reads []DCRead) (bool, string) {
+	local := map[string][]string{}
+	remote := map[string]map[string][]string{} // node → region → ids
+	have := map[string]bool{}
+	for i := range reads {
+		r := &reads[i]
+		if r.Code != http.StatusOK {
+			return false, fmt.Sprintf("%s answered %d", r.Node, r.Code)
+		}
+		have[r.Node] = true
+		ids := map[string][]string{}
+		for id, m := range r.Instances {
+			ids[m] = append(ids[m], id)
+		}
+		for _, l := range ids {
+			slices.Sort(l)
+		}
+		if prev, ok := local[r.Region]; ok && !slices.Equal(prev, ids[""]) {
+			return false, fmt.Sprintf("the nodes of %s disagree on its registry", r.Region)
+		}
+		local[r.Region] = ids[""]
+		remote[r.Node] = ids
+	}
+	for _, region := range d.Regions {
+		for _, n := range d.Nodes[region] {
+			if !have[n] {
+				return false, fmt.Sprintf("no read of %s", n)
+			}
+			for _, other := range d.Regions {
+				if other != region && !slices.Equal(remote[n][other], local[other]) {
+					return false, fmt.Sprintf("%s serves %d instances of %s, which holds %d", n, len(remote[n][other]), other, len(local[other]))
+				}
+			}
+		}
+	}
+	return true, ""
+}

@@ -1,0 +1,723 @@
+package simulations
+
+// The datacenters scenario: two Heureka clusters, each its own gossip
+// cluster in its own region, federated through Eureka's remote-regions API
+// as docs/federation.md describes (every node follows the other region
+// through its configured URL), with clients registering, renewing and
+// cancelling in each region, and the WAN between them cut for longer than
+// the remote drop time and the tombstone TTL, then healed.
+//
+// The datacenters are clusters of their own, started by the scenario on
+// memnet networks of their own; the harness's cluster stays idle. Each
+// region's remote-region URL is a wanLink (wanproxy.go): a TCP proxy in
+// front of the other region's nodes, which the scenario cuts and heals.
+// An observer reads GET /eureka/apps?regions=<the others> from every node
+// every sample interval, with the node's region states (in process), and
+// the checkers in invariant_region*.go judge those reads
+// (DCObservations).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heureka/heureka/cluster"
+	"github.com/heureka/heureka/federation"
+	"github.com/heureka/heureka/httpapi"
+	"github.com/heureka/heureka/internal/simclient"
+	"github.com/heureka/heureka/memnet"
+	"github.com/heureka/heureka/node"
+)
+
+// dcCount and dcNodes are the datacenters and the nodes in each.
+const (
+	dcCount = 2
+	dcNodes = 3
+)
+
+// DCObservations are what the datacenters scenario saw.
+type DCObservations struct {
+	// Regions are the region names; Nodes each region's node names.
+	Regions []string
+	Nodes   map[string][]string
+	// Instances are the clients' instances by id (ids are unique across
+	// regions).
+	Instances map[string]*DCInstance
+	// Reads are the observer's reads, in time order.
+	Reads []DCRead
+	// Cuts are the windows during which every WAN link was cut.
+	Cuts []Span
+	// Teardown is when the clients started to cancel at the end.
+	Teardown time.Time
+}
+
+// DCInstance is one client's instance: its region and what became of it.
+type DCInstance struct {
+	Region, App, ID string
+	// Acked is when its first registration succeeded (zero: never).
+	Acked time.Time
+	// Ended is when the client stopped; Cancelled that a node accepted
+	// its cancel.
+	Ended     time.Time
+	Cancelled bool
+}
+
+// DCRead is one read of GET /eureka/apps?regions=<the other regions> from
+// one node, with the node's region states read just before.
+type DCRead struct {
+	At time.Time
+	// Round numbers the observer's rounds (every node once per round).
+	Round        int
+	Region, Node string
+	// Code is the answer's status (0: no answer).
+	Code int
+	// Instances maps every instance id served to its heureka.region
+	// marker: "" for a local instance.
+	Instances map[string]string
+	// Dups are the ids served more than once.
+	Dups []string
+	// States are the node's remote regions' states.
+	States map[string]federation.State
+}
+
+// regionTimers returns t's federation timers, defaults for zero ones.
+func regionTimers(t Timers) (pull, stale, drop time.Duration) {
+	d := DefaultTimers()
+	pull, stale, drop = t.RegionPullInterval, t.RegionStaleAfter, t.RegionDropAfter
+	if pull <= 0 {
+		pull = d.RegionPullInterval
+	}
+	if stale <= 0 {
+		stale = d.RegionStaleAfter
+	}
+	if drop <= 0 {
+		drop = d.RegionDropAfter
+	}
+	return pull, stale, drop
+}
+
+// datacenterFederation is the federation of a node of region following
+// remotes, with t's region timers and the others in their production
+// ratios to the stale time (documented on Timers), and transparent
+// fallback on (Eureka's default, which an echo needs).
+func datacenterFederation(t Timers, region string, remotes []federation.Remote, stream bool) federation.Config {
+	pull, stale, drop := regionTimers(t)
+	fc := federation.DefaultConfig()
+	fc.Region = region
+	fc.Remotes = remotes
+	fc.PullInterval = pull
+	fc.StaleAfter = stale
+	fc.DropAfter = drop
+	fc.RequestTimeout = stale / 6
+	fc.DeltaRetention = 3 * stale
+	fc.StreamIdleTimeout = stale * 3 / 4
+	fc.Stream = stream
+	fc.TransparentFallback = true
+	return fc
+}
+
+// regionKeepAlive is the remotes' stream keep-alive: 15 s against the
+// default 1 m stale time.
+func regionKeepAlive(t Timers) time.Duration {
+	_, stale, _ := regionTimers(t)
+	return stale / 4
+}
+
+// datacenter is one region's cluster.
+type datacenter struct {
+	region string
+	net    *memnet.Network
+	names  []string
+	nodes  map[string]*node.Node
+}
+
+// dcWorld is the scenario's datacenters, WAN links, clients and
+// observations.
+type dcWorld struct {
+	s     *Sim
+	dcs   []*datacenter
+	links []*wanLink
+
+	mu      sync.Mutex
+	obs     DCObservations
+	clients []*dcClient
+	seq     map[string]int
+	round   int
+}
+
+// dcClient is a client of one region.
+type dcClient struct {
+	region, app, id string
+	cl              simclient.Client
+}
+
+// startDatacenters starts n regions (dc1, dc2, …) of k nodes each, every
+// node following every other region through that region's WAN link, and
+// waits until each region formed and every node loaded every remote.
+func startDatacenters(s *Sim, n, k int) (*dcWorld, error) {
+	w := &dcWorld{s: s, seq: map[string]int{}}
+	w.obs.Nodes = map[string][]string{}
+	w.obs.Instances = map[string]*DCInstance{}
+	inbound := map[string]*wanLink{} // region → the link in front of it
+	for i := 0; i < n; i++ {
+		dc := &datacenter{region: fmt.Sprintf("dc%d", i+1), net: memnet.New(s.cfg.Seed*7919 + int64(i)), nodes: map[string]*node.Node{}}
+		for j := 0; j < k; j++ {
+			dc.names = append(dc.names, fmt.Sprintf("%s-n%d", dc.region, j))
+		}
+		w.dcs = append(w.dcs, dc)
+		w.obs.Regions = append(w.obs.Regions, dc.region)
+		w.obs.Nodes[dc.region] = slices.Clone(dc.names)
+		l, err := newWANLink()
+		if err != nil {
+			w.close()
+			return nil, err
+		}
+		w.links = append(w.links, l)
+		inbound[dc.region] = l
+	}
+	t := s.Timers()
+	for di, dc := range w.dcs {
+		var remotes []federation.Remote
+		for _, o := range w.dcs {
+			if o != dc {
+				remotes = append(remotes, federation.Remote{Name: o.region, URL: inbound[o.region].URL()})
+			}
+		}
+		for j, name := range dc.names {
+			cfg := node.DefaultConfig(name)
+			cfg.HTTPAddr = "127.0.0.1:0"
+			cfg.Logger = s.c.log
+			seed := s.cfg.Seed*1000 + 500 + int64(di)*10 + int64(j)
+			cfg.Registry.Seed = seed
+			cc := cluster.DefaultLocalConfig()
+			cc.Join = slices.Clone(dc.names[:j])
+			cc.Transport = dc.net.NewTransport(name)
+			cc.Resolver = dc.net.Resolve
+			cfg.Cluster = &cc
+			cfg.Replication = cluster.DefaultReplicatorConfig()
+			cfg.Replication.Seed = seed
+			t.ApplyTo(&cfg)
+			// The first node of each region follows the change streams,
+			// the others poll: both paths cross the WAN.
+			fc := datacenterFederation(t, dc.region, remotes, j == 0)
+			cfg.Federation = &fc
+			pc := httpapi.DefaultPushConfig()
+			pc.StreamKeepAlive = regionKeepAlive(t)
+			cfg.Push = &pc
+			nd, err := node.Start(cfg)
+			if err != nil {
+				w.close()
+				return nil, fmt.Errorf("simulations: start %s: %w", name, err)
+			}
+			w.mu.Lock()
+			dc.nodes[name] = nd
+			w.mu.Unlock()
+		}
+		var addrs []string
+		for _, name := range dc.names {
+			addrs = append(addrs, dc.nodes[name].Addr())
+		}
+		inbound[dc.region].SetTargets(addrs)
+	}
+	limit := time.Now().Add(30 * time.Second)
+	for !w.formed() {
+		if time.Now().After(limit) {
+			w.close()
+			return nil, fmt.Errorf("simulations: datacenters did not form and federate within 30s")
+		}
+		if err := s.Sleep(20 * time.Millisecond); err != nil {
+			w.close()
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// formed reports whether every region's nodes are ready, see each other
+// and have loaded every remote region.
+func (w *dcWorld) formed() bool {
+	for _, dc := range w.dcs {
+		for _, name := range dc.names {
+			nd := dc.nodes[name]
+			if !nd.Ready() || !slices.Equal(liveNames(nd), dc.names) || nd.Federation() == nil || !nd.Federation().Ready() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// close stops the nodes, then the links and the networks.
+func (w *dcWorld) close() {
+	var wg sync.WaitGroup
+	for _, dc := range w.dcs {
+		for _, nd := range dc.nodes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				_ = nd.Stop(ctx)
+			}()
+		}
+	}
+	wg.Wait()
+	for _, l := range w.links {
+		l.Close()
+	}
+	for _, dc := range w.dcs {
+		dc.net.Shutdown()
+	}
+}
+
+// cut cuts or heals every WAN link.
+func (w *dcWorld) cut(down bool) {
+	for _, l := range w.links {
+		if down {
+			l.Cut()
+		} else {
+			l.Heal()
+		}
+	}
+}
+
+// dc returns the datacenter of region.
+func (w *dcWorld) dc(region string) *datacenter {
+	for _, dc := range w.dcs {
+		if dc.region == region {
+			return dc
+		}
+	}
+	return nil
+}
+
+// newClient starts a client of app in region, living next to the node
+// loc (its other nodes follow in a seeded order).
+func (w *dcWorld) newClient(region, app, loc string) *dcClient {
+	s := w.s
+	dc := w.dc(region)
+	var others []string
+	for _, n := range dc.names {
+		if n != loc {
+			others = append(others, n)
+		}
+	}
+	w.mu.Lock()
+	w.seq[region+app]++
+	id := fmt.Sprintf("%s-%s-%03d", region, strings.ToLower(app), w.seq[region+app])
+	in := &DCInstance{Region: region, App: app, ID: id}
+	w.obs.Instances[id] = in
+	c := &dcClient{region: region, app: app, id: id}
+	w.clients = append(w.clients, c)
+	w.mu.Unlock()
+	t := s.Timers()
+	dirty := time.Now().UnixMilli()
+	st := &s.stats
+	c.cl.Start(simclient.Config{
+		App: app, ID: id, Order: append([]string{loc}, s.Shuffled(others)...), LastDirty: dirty,
+		Body: simclient.RegisterBody(simclient.Instance{
+			App: app, ID: id, HostName: id + ".sim", IP: "10.9.0.2", LastDirty: dirty,
+			RenewSecs: max(1, int(t.RenewInterval/time.Second)), LeaseSecs: int(t.LeaseDuration / time.Second),
+		}),
+		Phase: s.Between(0, t.RenewInterval), RenewInterval: t.RenewInterval,
+		Send: func(ctx context.Context, name, method, path, body string) (int, error) {
+			nd := dc.nodes[name]
+			if nd == nil {
+				return 0, errUnreachable
+			}
+			return simclient.Send(ctx, s.http, 2*time.Second, method, nd.URL()+path, body)
+		},
+		Events: simclient.Events{
+			Registered: func(_ string, _, at time.Time, again bool) {
+				st.registrations.Add(1)
+				if again {
+					st.reRegistrations.Add(1)
+				}
+				w.mu.Lock()
+				if in.Acked.IsZero() {
+					in.Acked = at
+				}
+				w.mu.Unlock()
+			},
+			Renewed:     func(string, time.Time) { st.renewals.Add(1) },
+			RenewFailed: func() { st.renewFailures.Add(1) },
+			FailedOver:  func() { st.failovers.Add(1) },
+			Ended: func(at time.Time, how simclient.Ending, _ string) {
+				switch how {
+				case simclient.Cancelled:
+					st.cancels.Add(1)
+				case simclient.CancelNotFound:
+					st.cancelNotFound.Add(1)
+				case simclient.CancelFailed:
+					st.cancelFailures.Add(1)
+				}
+				w.mu.Lock()
+				in.Ended, in.Cancelled = at, how == simclient.Cancelled
+				w.mu.Unlock()
+			},
+		},
+	})
+	return c
+}
+
+// acked reports whether every client in cs has registered.
+func (w *dcWorld) acked(cs []*dcClient) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range cs {
+		if w.obs.Instances[c.id].Acked.IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
+// observe reads every node every sample interval until ctx ends.
+func (w *dcWorld) observe(ctx context.Context) {
+	tick := time.NewTicker(w.s.Timers().SampleInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		w.mu.Lock()
+		w.round++
+		round := w.round
+		w.mu.Unlock()
+		var wg sync.WaitGroup
+		for _, dc := range w.dcs {
+			var others []string
+			for _, o := range w.dcs {
+				if o != dc {
+					others = append(others, o.region)
+				}
+			}
+			for _, name := range dc.names {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := w.read(ctx, dc, name, others)
+					r.Round = round
+					w.mu.Lock()
+					w.obs.Reads = append(w.obs.Reads, r)
+					w.mu.Unlock()
+					w.s.rec.AddSamples(r.samples())
+				}()
+			}
+		}
+		wg.Wait()
+	}
+}
+
+// read reads one node's region states, then its ?regions= registry.
+func (w *dcWorld) read(ctx context.Context, dc *datacenter, name string, others []string) DCRead {
+	nd := dc.nodes[name]
+	r := DCRead{Region: dc.region, Node: name, States: map[string]federation.State{}}
+	for _, st := range nd.Federation().Status() {
+		r.States[st.Name] = st.State
+	}
+	r.At = time.Now()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, nd.URL()+"/apps?regions="+strings.Join(others, ","), nil)
+	if err != nil {
+		return r
+	}
+	req.Header.Set("Accept", "application/json")
+	res, err := w.s.http.Do(req)
+	if err != nil {
+		return r
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	r.Code = res.StatusCode
+	if err != nil || res.StatusCode != http.StatusOK {
+		r.Code = 0
+		if err == nil {
+			r.Code = res.StatusCode
+		}
+		return r
+	}
+	r.Instances, r.Dups, err = decodeRegionRead(body)
+	if err != nil {
+		r.Code = 0
+	}
+	return r
+}
+
+// samples turns a read into the harness's samples (one per application),
+// so that the report's registry chart shows the datacenters' nodes.
+func (r DCRead) samples() []Sample {
+	if r.Code != http.StatusOK {
+		return nil
+	}
+	byApp := map[string]map[string]bool{}
+	for id := range r.Instances {
+		// ids are <region>-<app>-<n>
+		parts := strings.Split(id, "-")
+		if len(parts) < 3 {
+			continue
+		}
+		app := strings.ToUpper(parts[1])
+		if byApp[app] == nil {
+			byApp[app] = map[string]bool{}
+		}
+		byApp[app][id] = true
+	}
+	out := make([]Sample, 0, len(byApp))
+	for app, ids := range byApp {
+		out = append(out, Sample{At: r.At, Node: r.Node, App: app, Incarnation: 1, Ready: true, IDs: ids})
+	}
+	return out
+}
+
+// decodeRegionRead decodes a JSON applications document into instance id
+// → region marker, and the ids served twice.
+func decodeRegionRead(body []byte) (map[string]string, []string, error) {
+	var doc struct {
+		Applications struct {
+			Application []struct {
+				Instance json.RawMessage `json:"instance"`
+			} `json:"application"`
+		} `json:"applications"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, nil, err
+	}
+	type inst struct {
+		InstanceID string            `json:"instanceId"`
+		Metadata   map[string]string `json:"metadata"`
+	}
+	out := map[string]string{}
+	var dups []string
+	for _, a := range doc.Applications.Application {
+		var list []inst
+		if len(a.Instance) > 0 && a.Instance[0] == '{' {
+			var one inst
+			if err := json.Unmarshal(a.Instance, &one); err != nil {
+				return nil, nil, err
+			}
+			list = []inst{one}
+		} else if len(a.Instance) > 0 {
+			if err := json.Unmarshal(a.Instance, &list); err != nil {
+				return nil, nil, err
+			}
+		}
+		for _, in := range list {
+			if _, ok := out[in.InstanceID]; ok {
+				dups = append(dups, in.InstanceID)
+			}
+			out[in.InstanceID] = in.Metadata[federation.MarkerKey]
+		}
+	}
+	return out, dups, nil
+}
+
+// converged reports whether, in the last complete round, every node's view
+// of every remote region equals that region's own registry.
+func (w *dcWorld) converged() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.round < 2 {
+		return false
+	}
+	var last []DCRead
+	for _, r := range w.obs.Reads {
+		if r.Round == w.round-1 {
+			last = append(last, r)
+		}
+	}
+	ok, _ := roundConverged(&w.obs, last)
+	return ok
+}
+
+// driveDatacenters: two regions federated over a WAN that is cut for
+// longer than the drop time and the tombstone TTL while both take
+// registrations and cancels, then healed.
+func driveDatacenters(s *Sim) error {
+	t := s.Timers()
+	_, _, drop := regionTimers(t)
+	w, err := startDatacenters(s, dcCount, dcNodes)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	s.Event("start", "%d regions of %d nodes federated (each node follows the others' regions; the first node of each by stream, the others by polls)",
+		dcCount, dcNodes)
+	obsCtx, stopObs := context.WithCancel(context.Background())
+	var obsWG sync.WaitGroup
+	obsWG.Add(1)
+	go func() { defer obsWG.Done(); w.observe(obsCtx) }()
+	observing := true
+	finish := func() {
+		if !observing {
+			return
+		}
+		observing = false
+		stopObs()
+		obsWG.Wait()
+		w.mu.Lock()
+		o := w.obs
+		o.Reads = slices.Clone(w.obs.Reads)
+		o.Instances = map[string]*DCInstance{}
+		for id, in := range w.obs.Instances {
+			c := *in
+			o.Instances[id] = &c
+		}
+		w.mu.Unlock()
+		s.rec.Mark(func(ob *Observations) { ob.Datacenters = &o })
+	}
+	defer func() {
+		w.mu.Lock()
+		clients := slices.Clone(w.clients)
+		w.mu.Unlock()
+		var wg sync.WaitGroup
+		for _, c := range clients {
+			wg.Add(1)
+			go func() { defer wg.Done(); c.cl.Stop(false) }() // no-op for the stopped ones
+		}
+		wg.Wait()
+		finish()
+	}()
+
+	// Two steady clients per node in every region.
+	var steady []*dcClient
+	k := s.IntN(len(Apps))
+	for _, dc := range w.dcs {
+		for i := 0; i < 2; i++ {
+			for _, loc := range s.Shuffled(dc.names) {
+				steady = append(steady, w.newClient(dc.region, Apps[k%len(Apps)], loc))
+				k++
+			}
+		}
+	}
+	for limit := time.Now().Add(registerWithin); !w.acked(steady); {
+		if time.Now().After(limit) {
+			return fmt.Errorf("simulations: datacenter clients not registered within %v", registerWithin)
+		}
+		if err := s.Sleep(20 * time.Millisecond); err != nil {
+			return err
+		}
+	}
+	now := time.Now()
+	s.rec.Mark(func(o *Observations) { o.SteadyAt = now })
+	s.Event("register", "%d steady clients registered, %d in each region", len(steady), len(steady)/dcCount)
+
+	// Churn in both regions: short-lived clients that register and cancel.
+	const minLife, maxLife = time.Second, 2500 * time.Millisecond
+	churnCtx, stopChurn := context.WithCancel(s.ctx)
+	defer stopChurn()
+	var churnWG sync.WaitGroup
+	churnWG.Add(1)
+	go func() {
+		defer churnWG.Done()
+		for sleepCtx(churnCtx, s.Between(200*time.Millisecond, 600*time.Millisecond)) {
+			dc := w.dcs[s.IntN(len(w.dcs))]
+			c := w.newClient(dc.region, Apps[s.IntN(len(Apps))], dc.names[s.IntN(len(dc.names))])
+			life := s.Between(minLife, maxLife)
+			churnWG.Add(1)
+			go func() {
+				defer churnWG.Done()
+				sleepCtx(s.ctx, life)
+				c.cl.Stop(true)
+			}()
+		}
+	}()
+	s.Event("churn", "a client every ~400ms in a random region, living %v–%v, each cancelling", minLife, maxLife)
+
+	d := s.Duration()
+	lead := 3*time.Second + s.Between(0, 500*time.Millisecond)
+	cutLen := max(drop, t.TombstoneTTL) + 3*time.Second
+	if err := s.Sleep(lead); err != nil {
+		return err
+	}
+	cutAt := time.Now()
+	w.cut(true)
+	s.fault()
+	s.Event("wan-cut", "every WAN link cut (for %v: longer than the drop time %v and the tombstone TTL %v)", cutLen, drop, t.TombstoneTTL)
+	if err := s.Sleep(time.Second); err != nil {
+		return err
+	}
+	// Early in the cut: in every region a steady client cancels and a new
+	// one registers; neither can cross until the heal.
+	for _, dc := range w.dcs {
+		for i, c := range steady {
+			if c.region == dc.region {
+				c.cl.Stop(true)
+				steady = slices.Delete(steady, i, i+1)
+				s.Event("cancel", "%s cancelled in %s during the cut", c.id, dc.region)
+				break
+			}
+		}
+		nc := w.newClient(dc.region, Apps[s.IntN(len(Apps))], dc.names[s.IntN(len(dc.names))])
+		steady = append(steady, nc)
+		s.Event("register", "%s registers in %s during the cut", nc.id, dc.region)
+	}
+	// Churn stops one life before the heal, so that nothing changes after
+	// it and every remote view must come to equal its region's registry.
+	if err := s.Sleep(time.Until(cutAt.Add(cutLen - maxLife - 500*time.Millisecond))); err != nil {
+		return err
+	}
+	stopChurn()
+	churnWG.Wait()
+	s.Event("churn-end", "churn stopped; its clients all cancelled")
+	if err := s.Sleep(time.Until(cutAt.Add(cutLen))); err != nil {
+		return err
+	}
+	w.cut(false)
+	healAt := time.Now()
+	w.mu.Lock()
+	w.obs.Cuts = append(w.obs.Cuts, Span{From: cutAt, To: healAt})
+	w.mu.Unlock()
+	s.lifted()
+	s.Event("wan-heal", "every WAN link healed after %v", healAt.Sub(cutAt).Round(time.Millisecond))
+
+	// After the heal: wait for the remote views to converge (the checker
+	// holds them to its bound), then for the rest of the main phase.
+	th := s.cfg.Thresholds
+	for limit := healAt.Add(th.Convergence); time.Now().Before(limit) && !w.converged(); {
+		if err := s.Sleep(t.SampleInterval); err != nil {
+			return err
+		}
+	}
+	s.Event("converged", "remote views %s %v after the heal", map[bool]string{true: "converged", false: "not converged"}[w.converged()],
+		time.Since(healAt).Round(time.Millisecond))
+	if err := s.Sleep(max(2*time.Second, time.Until(cutAt.Add(d-lead)))); err != nil {
+		return err
+	}
+
+	// Teardown: every client cancels; keep observing for a propagation
+	// bound so that the cancels are judged too.
+	w.mu.Lock()
+	w.obs.Teardown = time.Now()
+	clients := slices.Clone(w.clients)
+	w.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.cl.Stop(true) }()
+	}
+	wg.Wait()
+	s.Event("dc-teardown", "every datacenter client cancelled")
+	if err := s.Sleep(regionBound(t, th) + t.SampleInterval); err != nil {
+		return err
+	}
+	finish()
+	return nil
+}
+
+// datacentersShortTimers shortens, for the short runs, the tombstone TTL
+// (as long-partition does) and the drop time with it (both 10 minutes in
+// production), and so the cut.
+func datacentersShortTimers(t *Timers) {
+	t.TombstoneTTL = 8 * time.Second
+	t.RegionDropAfter = 8 * time.Second
+}
