@@ -103,7 +103,8 @@ func (p *puller) tick(ctx context.Context) {
 		if now.Sub(act) > p.f.cfg.StreamIdleTimeout {
 			p.f.log.Debug("stream idle: reconnecting", "region", p.remote.Name, "idle", now.Sub(act))
 			p.stream.kick(true)
-		} else if p.st.loaded && act.After(p.st.lastOK) {
+		} else if p.st.loaded && !p.needFull && act.After(p.st.lastOK) {
+			// (With needFull, only a snapshot revives the region.)
 			p.st.lastOK = act
 			p.st.state = StateOK
 		}
@@ -180,6 +181,13 @@ func (p *puller) judge(now time.Time, changed bool) {
 				p.st.replace(nil, now)
 				changed = true
 				p.needFull = true
+				if p.streaming {
+					// The copy is gone: a connection that comes back to
+					// life (a WAN cut shorter than StreamIdleTimeout)
+					// would revive the region empty. Reconnect for a
+					// snapshot.
+					p.stream.kick(false)
+				}
 			}
 		case age > p.f.cfg.StaleAfter:
 			p.st.state = StateStale
