@@ -28,7 +28,9 @@ func newDCHistory() *dcHistory {
 	return &dcHistory{o: &Observations{Start: t0, End: t0.Add(30 * time.Second), Timers: tm, Datacenters: d}, d: d, t0: t0}
 }
 
-func (h *dcHistory) at(sec float64) time.Time { return h.t0.Add(time.Duration(sec * float64(time.Second))) }
+func (h *dcHistory) at(sec float64) time.Time {
+	return h.t0.Add(time.Duration(sec * float64(time.Second)))
+}
 
 // inst adds an instance of region acked at acked; ended < 0: still running.
 func (h *dcHistory) inst(region, id string, acked, ended float64, cancelled bool) {
