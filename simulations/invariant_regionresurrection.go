@@ -11,7 +11,7 @@ import (
 
 // CheckRegionNoResurrection checks every read after every accepted cancel:
 // a node of the instance's own region may serve it for localBound after
-// the cancel, a node of another region for regionBound after the cancel
+// the cancel, a node of a region that follows it for regionBound after the cancel
 // (moved past WAN cuts, as region-cancel does); any read later than that
 // which serves it is a resurrection. The scenario never registers an id
 // again, so nothing may.
@@ -31,7 +31,7 @@ func CheckRegionNoResurrection(o *Observations, th Thresholds) Verdict {
 			continue
 		}
 		cancelled++
-		for _, region := range d.Regions {
+		for _, region := range append([]string{in.Region}, d.followers(in.Region)...) {
 			after := in.Ended.Add(lb)
 			if region != in.Region {
 				after = d.afterCuts(in.Ended, rb).Add(rb)

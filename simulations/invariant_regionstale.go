@@ -11,7 +11,7 @@ import (
 )
 
 // CheckRegionStaleDrop checks every WAN cut, on every node, for every
-// remote region:
+// remote region it follows:
 //
 //   - the region turns stale no earlier than the stale time after the cut
 //     less the early slack (the last success may precede the cut by a
@@ -45,10 +45,7 @@ func CheckRegionStaleDrop(o *Observations, th Thresholds) Verdict {
 	for _, cut := range d.Cuts {
 		for _, region := range d.Regions {
 			for _, n := range d.Nodes[region] {
-				for _, remote := range d.Regions {
-					if remote == region {
-						continue
-					}
+				for _, remote := range d.follows(region) {
 					checked++
 					held := 0
 					var staleAt, dropAt time.Time

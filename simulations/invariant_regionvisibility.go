@@ -9,7 +9,7 @@ import (
 )
 
 // CheckRegionVisibility checks that a registration crosses the WAN: over
-// every (registration, node of another region) pair, the time from the
+// every (registration, node of a region that follows its region) pair, the time from the
 // registration's acknowledgement (or from the heal, when a WAN cut fell
 // within the bound) until the first read of that node serving the instance
 // marked with its region is at most regionBound. Pairs whose client stopped
@@ -17,7 +17,7 @@ import (
 func CheckRegionVisibility(o *Observations, th Thresholds) Verdict {
 	bound := regionBound(o.Timers, th)
 	v := Verdict{Invariant: InvRegionVisibility, Property: 2,
-		Threshold: fmt.Sprintf("registration ack (or the heal of a WAN cut within the bound) → first ?regions= read of every node of another region serving it ≤ %s (visibility + pull interval + sampling + 1s)", secs(bound)),
+		Threshold: fmt.Sprintf("registration ack (or the heal of a WAN cut within the bound) → first ?regions= read of every node of a following region serving it ≤ %s (visibility + pull interval + sampling + 1s)", secs(bound)),
 		Key:       noKey("max registration across", "s")}
 	d := o.Datacenters
 	if d == nil {

@@ -212,6 +212,17 @@ var Scenarios = []Scenario{
 		ShortTimers:     datacentersShortTimers,
 		Drive:           driveDatacenters,
 	},
+	{
+		Name: "datacenters-ring",
+		Summary: "datacenters with three regions in a ring, each following the next (dc1 → dc2 → dc3 → dc1), where a re-exported " +
+			"instance would travel on: the WAN is cut past the drop time and the tombstone TTL, with cancels in every region, then healed.",
+		Invariants: []string{InvRegionVisibility, InvRegionCancel, InvRegionNoEcho, InvRegionStaleDrop, InvRegionConvergence,
+			InvRegionResurrection},
+		DefaultDuration: 32 * time.Second,
+		ShortDuration:   18 * time.Second,
+		ShortTimers:     datacentersShortTimers,
+		Drive:           driveDatacentersRing,
+	},
 }
 
 // ScenarioByName returns the scenario called name.

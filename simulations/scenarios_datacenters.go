@@ -1,11 +1,14 @@
 package simulations
 
-// The datacenters scenario: two Heureka clusters, each its own gossip
-// cluster in its own region, federated through Eureka's remote-regions API
-// as docs/federation.md describes (every node follows the other region
-// through its configured URL), with clients registering, renewing and
+// The datacenters scenarios: Heureka clusters, each its own gossip cluster
+// in its own region, federated through Eureka's remote-regions API as
+// docs/federation.md describes (every node follows the other regions
+// through their configured URLs), with clients registering, renewing and
 // cancelling in each region, and the WAN between them cut for longer than
-// the remote drop time and the tombstone TTL, then healed.
+// the remote drop time and the tombstone TTL, then healed. datacenters
+// runs two regions following each other; datacenters-ring three, each
+// following the next (dc1 → dc2 → dc3 → dc1), where an echo would travel
+// the ring.
 //
 // The datacenters are clusters of their own, started by the scenario on
 // memnet networks of their own; the harness's cluster stays idle. Each
@@ -35,17 +38,17 @@ import (
 	"github.com/heureka/heureka/node"
 )
 
-// dcCount and dcNodes are the datacenters and the nodes in each.
-const (
-	dcCount = 2
-	dcNodes = 3
-)
+// dcNodes is the number of nodes in each datacenter.
+const dcNodes = 3
 
 // DCObservations are what the datacenters scenario saw.
 type DCObservations struct {
 	// Regions are the region names; Nodes each region's node names.
 	Regions []string
 	Nodes   map[string][]string
+	// Follows lists, per region, the remote regions its nodes follow; nil:
+	// every other region.
+	Follows map[string][]string
 	// Instances are the clients' instances by id (ids are unique across
 	// regions).
 	Instances map[string]*DCInstance
@@ -158,11 +161,13 @@ type dcClient struct {
 }
 
 // startDatacenters starts n regions (dc1, dc2, …) of k nodes each, every
-// node following every other region through that region's WAN link, and
-// waits until each region formed and every node loaded every remote.
-func startDatacenters(s *Sim, n, k int) (*dcWorld, error) {
+// node following every other region (ring: the next one only) through that
+// region's WAN link, and waits until each region formed and every node
+// loaded every remote it follows.
+func startDatacenters(s *Sim, n, k int, ring bool) (*dcWorld, error) {
 	w := &dcWorld{s: s, seq: map[string]int{}}
 	w.obs.Nodes = map[string][]string{}
+	w.obs.Follows = map[string][]string{}
 	w.obs.Instances = map[string]*DCInstance{}
 	inbound := map[string]*wanLink{} // region → the link in front of it
 	for i := 0; i < n; i++ {
@@ -184,9 +189,10 @@ func startDatacenters(s *Sim, n, k int) (*dcWorld, error) {
 	t := s.Timers()
 	for di, dc := range w.dcs {
 		var remotes []federation.Remote
-		for _, o := range w.dcs {
-			if o != dc {
+		for oi, o := range w.dcs {
+			if o != dc && (!ring || oi == (di+1)%n) {
 				remotes = append(remotes, federation.Remote{Name: o.region, URL: inbound[o.region].URL()})
+				w.obs.Follows[dc.region] = append(w.obs.Follows[dc.region], o.region)
 			}
 		}
 		for j, name := range dc.names {
@@ -394,12 +400,7 @@ func (w *dcWorld) observe(ctx context.Context) {
 		w.mu.Unlock()
 		var wg sync.WaitGroup
 		for _, dc := range w.dcs {
-			var others []string
-			for _, o := range w.dcs {
-				if o != dc {
-					others = append(others, o.region)
-				}
-			}
+			others := w.obs.Follows[dc.region]
 			for _, name := range dc.names {
 				wg.Add(1)
 				go func() {
@@ -539,19 +540,28 @@ func (w *dcWorld) converged() bool {
 	return ok
 }
 
-// driveDatacenters: two regions federated over a WAN that is cut for
-// longer than the drop time and the tombstone TTL while both take
+// driveDatacenters: two regions following each other over a WAN that is
+// cut for longer than the drop time and the tombstone TTL while both take
 // registrations and cancels, then healed.
-func driveDatacenters(s *Sim) error {
+func driveDatacenters(s *Sim) error { return runDatacenters(s, 2, false) }
+
+// driveDatacentersRing is driveDatacenters with three regions in a ring.
+func driveDatacentersRing(s *Sim) error { return runDatacenters(s, 3, true) }
+
+// runDatacenters drives the datacenters scenarios with n regions.
+func runDatacenters(s *Sim, n int, ring bool) error {
 	t := s.Timers()
 	_, _, drop := regionTimers(t)
-	w, err := startDatacenters(s, dcCount, dcNodes)
+	w, err := startDatacenters(s, n, dcNodes, ring)
 	if err != nil {
 		return err
 	}
 	defer w.close()
-	s.Event("start", "%d regions of %d nodes federated (each node follows the others' regions; the first node of each by stream, the others by polls)",
-		dcCount, dcNodes)
+	how := "each node follows every other region"
+	if ring {
+		how = "each region's nodes follow the next region, in a ring"
+	}
+	s.Event("start", "%d regions of %d nodes federated (%s; the first node of each by stream, the others by polls)", n, dcNodes, how)
 	obsCtx, stopObs := context.WithCancel(context.Background())
 	var obsWG sync.WaitGroup
 	obsWG.Add(1)
@@ -609,7 +619,7 @@ func driveDatacenters(s *Sim) error {
 	}
 	now := time.Now()
 	s.rec.Mark(func(o *Observations) { o.SteadyAt = now })
-	s.Event("register", "%d steady clients registered, %d in each region", len(steady), len(steady)/dcCount)
+	s.Event("register", "%d steady clients registered, %d in each region", len(steady), len(steady)/n)
 
 	// Churn in both regions: short-lived clients that register and cancel.
 	const minLife, maxLife = time.Second, 2500 * time.Millisecond
