@@ -211,3 +211,27 @@ func TestCheckersWithoutDatacenters(t *testing.T) {
 		assert.Contains(t, v.Measured, "no datacenter observations")
 	}
 }
+
+// TestRegionTimers: the default region timers are valid together, and the
+// federation they give keeps production's ratios and passes its checks.
+func TestRegionTimers(t *testing.T) {
+	cfg := DefaultConfig()
+	require.NoError(t, cfg.Validate())
+	cfg.Timers.RegionPullInterval = cfg.Timers.RegionStaleAfter
+	assert.ErrorIs(t, cfg.Validate(), ErrInvalidConfig)
+	cfg = DefaultConfig()
+	cfg.Timers.RegionDropAfter = cfg.Timers.RegionStaleAfter
+	assert.ErrorIs(t, cfg.Validate(), ErrInvalidConfig)
+
+	tm := DefaultTimers()
+	fc := datacenterFederation(tm, "dc1", []federation.Remote{{Name: "dc2", URL: "http://127.0.0.1:1/eureka/"}}, true)
+	require.NoError(t, fc.Validate())
+	prod := federation.DefaultConfig()
+	ratio := func(d, stale time.Duration) float64 { return float64(d) / float64(stale) }
+	assert.InDelta(t, ratio(prod.RequestTimeout, prod.StaleAfter), ratio(fc.RequestTimeout, fc.StaleAfter), 0.01)
+	assert.InDelta(t, ratio(prod.DropAfter, prod.StaleAfter), ratio(fc.DropAfter, fc.StaleAfter), 0.01)
+	assert.InDelta(t, ratio(prod.DeltaRetention, prod.StaleAfter), ratio(fc.DeltaRetention, fc.StaleAfter), 0.01)
+	assert.InDelta(t, ratio(prod.StreamIdleTimeout, prod.StaleAfter), ratio(fc.StreamIdleTimeout, fc.StaleAfter), 0.01)
+	assert.True(t, fc.TransparentFallback)
+	assert.Less(t, regionKeepAlive(tm), fc.StreamIdleTimeout)
+}
