@@ -235,3 +235,15 @@ func TestRegionTimers(t *testing.T) {
 	assert.True(t, fc.TransparentFallback)
 	assert.Less(t, regionKeepAlive(tm), fc.StreamIdleTimeout)
 }
+
+// TestDecodeRegionRead: instances as an array or a single object, their
+// region markers, and an id served twice.
+func TestDecodeRegionRead(t *testing.T) {
+	body := `{"applications":{"application":[
+		{"name":"A","instance":[{"instanceId":"dc1-a-001","metadata":{}},{"instanceId":"dc2-a-001","metadata":{"heureka.region":"dc2"}}]},
+		{"name":"B","instance":{"instanceId":"dc1-a-001","metadata":{"heureka.region":"dc2"}}}]}}`
+	ids, dups, err := decodeRegionRead([]byte(body))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"dc1-a-001": "dc2", "dc2-a-001": "dc2"}, ids)
+	assert.Equal(t, []string{"dc1-a-001"}, dups)
+}

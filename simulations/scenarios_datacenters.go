@@ -439,12 +439,11 @@ func (w *dcWorld) read(ctx context.Context, dc *datacenter, name string, others 
 	}
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return r // no complete answer: Code 0
+	}
 	r.Code = res.StatusCode
-	if err != nil || res.StatusCode != http.StatusOK {
-		r.Code = 0
-		if err == nil {
-			r.Code = res.StatusCode
-		}
+	if r.Code != http.StatusOK {
 		return r
 	}
 	r.Instances, r.Dups, err = decodeRegionRead(body)
