@@ -623,8 +623,8 @@ func runDatacenters(s *Sim, n int, ring bool) error {
 	// Churn in both regions: short-lived clients that register and cancel.
 	const minLife, maxLife = time.Second, 2500 * time.Millisecond
 	churnCtx, stopChurn := context.WithCancel(s.ctx)
-	defer stopChurn()
 	var churnWG sync.WaitGroup
+	defer func() { stopChurn(); churnWG.Wait() }()
 	churnWG.Add(1)
 	go func() {
 		defer churnWG.Done()
