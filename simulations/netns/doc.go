@@ -55,6 +55,22 @@
 // all of these by failing runs on purpose, an unrecovered panic in a
 // harness process included (Config.PanicAt, HK_NETNS_PANIC_AT).
 //
+// # Datacenters (dc.go)
+//
+// `make chaos-netns-datacenters` (TestNetnsDatacenters, DATACENTERS.md)
+// runs federation on the same lab: 2 datacenters of 3 nodes following each
+// other, then 3 in a ring, each datacenter its own gossip cluster (--region,
+// --join inside it) following the others through --remote-region URLs,
+// with the tombstone TTL and the federation timers scaled with the lab's
+// leases (DCTimers). The WAN cut is the partition filter with one group per
+// datacenter. It measures how fast a registration and a cancel cross
+// (p99 over 50 of each), counts echoes and re-exports in every node's
+// reads, and cuts the WAN past the tombstone TTL and the drop time: when
+// /admin/regions turns stale and dropped, what the reads serve meanwhile,
+// how fast they converge after the heal, and that nothing cancelled during
+// the cut comes back. bench/cmd/wanbytes measures the WAN bytes per change
+// (on loopback, no namespaces).
+//
 // # Charts
 //
 // TestNetns draws every run with simulations.WriteCharts (registry size and
