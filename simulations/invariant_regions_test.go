@@ -247,3 +247,28 @@ func TestDecodeRegionRead(t *testing.T) {
 	assert.Equal(t, map[string]string{"dc1-a-001": "dc2", "dc2-a-001": "dc2"}, ids)
 	assert.Equal(t, []string{"dc1-a-001"}, dups)
 }
+
+// TestCheckRegionConvergenceEveryHeal: each heal is judged until the next
+// cut, not only the last one.
+func TestCheckRegionConvergenceEveryHeal(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers())
+	build := func(firstLag float64) *Observations {
+		h := newDCHistory()
+		h.inst("dc1", "dc1-app-001", 0.5, -1, false)
+		h.inst("dc2", "dc2-app-001", 0.5, -1, false)
+		h.d.Cuts = []Span{{From: h.at(2), To: h.at(6)}, {From: h.at(10), To: h.at(11)}}
+		h.reads(0, 14, func(sec float64, r *DCRead) {
+			if sec < 10 {
+				h.serve(0.3, 2, 6+firstLag)(sec, r)
+			} else {
+				h.serve(0.3, 10, 11.3)(sec, r)
+			}
+		})
+		return h.o
+	}
+	v := CheckRegionConvergence(build(0.3), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	v = CheckRegionConvergence(build(5), th)
+	require.False(t, v.Pass, v.Measured)
+	assert.Contains(t, v.Measured, "never converged")
+}

@@ -642,6 +642,34 @@ func runDatacenters(s *Sim, n int, ring bool) error {
 	}()
 	s.Event("churn", "a client every ~400ms in a random region, living %v–%v, each cancelling", minLife, maxLife)
 
+	// changes cancels a steady client and registers a new one in every
+	// region.
+	changes := func(steady *[]*dcClient, during string) {
+		for _, dc := range w.dcs {
+			for i, c := range *steady {
+				if c.region == dc.region {
+					c.cl.Stop(true)
+					*steady = slices.Delete(*steady, i, i+1)
+					s.Event("cancel", "%s cancelled in %s during %s", c.id, dc.region, during)
+					break
+				}
+			}
+			nc := w.newClient(dc.region, Apps[s.IntN(len(Apps))], dc.names[s.IntN(len(dc.names))])
+			*steady = append(*steady, nc)
+			s.Event("register", "%s registers in %s during %s", nc.id, dc.region, during)
+		}
+	}
+	waitConverged := func(healAt time.Time) error {
+		for limit := healAt.Add(s.cfg.Thresholds.Convergence); time.Now().Before(limit) && !w.converged(); {
+			if err := s.Sleep(t.SampleInterval); err != nil {
+				return err
+			}
+		}
+		s.Event("converged", "remote views %s %v after the heal", map[bool]string{true: "converged", false: "not converged"}[w.converged()],
+			time.Since(healAt).Round(time.Millisecond))
+		return nil
+	}
+
 	d := s.Duration()
 	lead := 3*time.Second + s.Between(0, 500*time.Millisecond)
 	cutLen := max(drop, t.TombstoneTTL) + 3*time.Second
@@ -657,19 +685,7 @@ func runDatacenters(s *Sim, n int, ring bool) error {
 	}
 	// Early in the cut: in every region a steady client cancels and a new
 	// one registers; neither can cross until the heal.
-	for _, dc := range w.dcs {
-		for i, c := range steady {
-			if c.region == dc.region {
-				c.cl.Stop(true)
-				steady = slices.Delete(steady, i, i+1)
-				s.Event("cancel", "%s cancelled in %s during the cut", c.id, dc.region)
-				break
-			}
-		}
-		nc := w.newClient(dc.region, Apps[s.IntN(len(Apps))], dc.names[s.IntN(len(dc.names))])
-		steady = append(steady, nc)
-		s.Event("register", "%s registers in %s during the cut", nc.id, dc.region)
-	}
+	changes(&steady, "the cut")
 	// Churn stops one life before the heal, so that nothing changes after
 	// it and every remote view must come to equal its region's registry.
 	if err := s.Sleep(time.Until(cutAt.Add(cutLen - maxLife - 500*time.Millisecond))); err != nil {
@@ -690,15 +706,36 @@ func runDatacenters(s *Sim, n int, ring bool) error {
 	s.Event("wan-heal", "every WAN link healed after %v", healAt.Sub(cutAt).Round(time.Millisecond))
 
 	// After the heal: wait for the remote views to converge (the checker
-	// holds them to its bound), then for the rest of the main phase.
-	th := s.cfg.Thresholds
-	for limit := healAt.Add(th.Convergence); time.Now().Before(limit) && !w.converged(); {
-		if err := s.Sleep(t.SampleInterval); err != nil {
-			return err
-		}
+	// holds them to its bound).
+	if err := waitConverged(healAt); err != nil {
+		return err
 	}
-	s.Event("converged", "remote views %s %v after the heal", map[bool]string{true: "converged", false: "not converged"}[w.converged()],
-		time.Since(healAt).Round(time.Millisecond))
+
+	// A short cut, half the stale time, with a cancel and a registration
+	// in every region: no region may turn stale, the streams resume (on
+	// whichever node the proxy picks) and the polls go on with deltas.
+	if err := s.Sleep(time.Second); err != nil {
+		return err
+	}
+	_, stale, _ := regionTimers(t)
+	shortAt := time.Now()
+	w.cut(true)
+	s.fault()
+	s.Event("wan-cut", "every WAN link cut for %v (half the stale time)", stale/2)
+	changes(&steady, "the short cut")
+	if err := s.Sleep(time.Until(shortAt.Add(stale / 2))); err != nil {
+		return err
+	}
+	w.cut(false)
+	healAt = time.Now()
+	w.mu.Lock()
+	w.obs.Cuts = append(w.obs.Cuts, Span{From: shortAt, To: healAt})
+	w.mu.Unlock()
+	s.lifted()
+	s.Event("wan-heal", "every WAN link healed after %v", healAt.Sub(shortAt).Round(time.Millisecond))
+	if err := waitConverged(healAt); err != nil {
+		return err
+	}
 	if err := s.Sleep(max(2*time.Second, time.Until(cutAt.Add(d-lead)))); err != nil {
 		return err
 	}
@@ -716,7 +753,7 @@ func runDatacenters(s *Sim, n int, ring bool) error {
 	}
 	wg.Wait()
 	s.Event("dc-teardown", "every datacenter client cancelled")
-	if err := s.Sleep(regionBound(t, th) + t.SampleInterval); err != nil {
+	if err := s.Sleep(regionBound(t, s.cfg.Thresholds) + t.SampleInterval); err != nil {
 		return err
 	}
 	finish()
