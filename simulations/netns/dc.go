@@ -957,8 +957,9 @@ const dcFindings = "**Findings.** (1) Fixed in ec5866c (`TestStreamDroppedRegion
 	"and the hashcode check asked for a snapshot). Now a region dropped while streaming cuts the connection and " +
 	"reconnects for a snapshot; during the cut that fails and it polls (in full) every pull interval, so after the " +
 	"heal it converges within about a pull interval. (2) `--region-stale-after` must stay above the remote's stream " +
-	"keep-alive, a fixed 15 s with no flag: below it a healthy region with nothing changing turns stale between two " +
-	"keep-alives; the command accepts such a value without a warning. (3) The cut's stale and drop times are " +
+	"keep-alive, a fixed 15 s with no flag, and so must `--region-drop-after`: below it a healthy region with nothing " +
+	"changing flaps between two keep-alives (on loopback with stale 3 s and drop 10 s it went ok, stale, dropped and " +
+	"served empty, reloaded, every 10 s); the command accepts such values without a warning. (3) The cut's stale and drop times are " +
 	"measured from the region's last success, which can be up to one keep-alive (15 s) before the cut itself.\n\n"
 
 // WriteDCReport renders the datacenter runs as Markdown.
