@@ -71,6 +71,9 @@ upgrade-test:
 ## call on it, for the stock defaults, fast polling (1 s fetch, 1 s cache TTL) and the Spring Cloud
 ## starter (docs/spring-starter.md). HEUREKA_MEASURE_ROUNDS (10), HEUREKA_MEASURE_STOCK_ROUNDS (3),
 ## HEUREKA_MEASURE_MODES (starter,fast,stock). About 8 minutes, most of them the stock rounds.
+## HEUREKA_MEASURE_CASES (register,cancel) adds kill: an A instance's JVM killed with kill -9 → B's last
+## call on it, failed calls included; A's lease HEUREKA_MEASURE_LEASE (90/30: duration/renewal, s);
+## about 2 minutes a round at 90/30, 4 for stock.
 .PHONY: spring-starter-measure
 spring-starter-measure:
 	HEUREKA_MEASURE=1 $(GO) test -run '^TestSpringStarterMeasure$$' -count=1 -v -timeout 70m ./clients/springstarter/ \
