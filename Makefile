@@ -77,7 +77,7 @@ upgrade-test:
 .PHONY: spring-starter-measure
 spring-starter-measure:
 	HEUREKA_MEASURE=1 $(GO) test -run '^TestSpringStarterMeasure$$' -count=1 -v -timeout 70m ./clients/springstarter/ \
-		| grep -E 'round [0-9]+:|calls/s|^ *springstarter_test.go:[0-9]+: \||FAIL|^ok'
+		| grep -E 'round [0-9]+:|calls/s|^ *(springstarter_test|maven)\.go:[0-9]+: \||FAIL|^ok'
 
 test-short:
 	$(GO) test -count=1 -short $(PKGS)
