@@ -144,7 +144,9 @@ func TestCheckRegionStaleDrop(t *testing.T) {
 		h.d.Cuts = []Span{{From: h.at(2), To: h.at(14)}}
 		h.reads(0, 16, func(sec float64, r *DCRead) {
 			h.serve(0.3, 0, 0)(sec, r)
+			r.LastOK = map[string]time.Time{}
 			for o := range r.States {
+				r.LastOK[o] = h.at(min(sec, 2)) // the last success at the cut
 				switch {
 				case sec >= 2+dropAt && sec < 14:
 					r.States[o] = federation.StateDropped
@@ -162,13 +164,37 @@ func TestCheckRegionStaleDrop(t *testing.T) {
 	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
 	v = CheckRegionStaleDrop(build(0.4, 8.2, false), th)
 	require.False(t, v.Pass, v.Measured)
-	assert.Contains(t, v.Details[0], "too early")
+	assert.Contains(t, v.Details[0], "its last success only 0.40s before")
 	v = CheckRegionStaleDrop(build(2.2, 11, false), th)
 	require.False(t, v.Pass, v.Measured)
 	assert.Contains(t, v.Details[0], "too late")
 	v = CheckRegionStaleDrop(build(2.2, 8.2, true), th)
 	require.False(t, v.Pass, v.Measured)
 	assert.Contains(t, v.Details[0], "dropped since")
+
+	// The read right before the drop may already serve nothing (the drop
+	// fell between the state's read and the registry's); an earlier one
+	// may not.
+	at := func(sec float64) func(float64, *DCRead) {
+		return func(s float64, r *DCRead) {
+			if s >= sec && r.States["dc2"] == federation.StateStale {
+				delete(r.Instances, "dc2-app-001")
+			}
+		}
+	}
+	for _, c := range []struct {
+		from float64
+		pass bool
+	}{{10.0, true}, {9.0, false}} {
+		o := build(2.2, 8.2, false)
+		d := o.Datacenters
+		for i := range d.Reads {
+			sec := d.Reads[i].At.Sub(o.Start).Seconds()
+			at(c.from)(sec+1e-9, &d.Reads[i])
+		}
+		v = CheckRegionStaleDrop(o, th)
+		assert.Equal(t, c.pass, v.Pass, "emptied from %v: %s %v", c.from, v.Measured, v.Details)
+	}
 }
 
 func TestCheckRegionConvergenceAndResurrection(t *testing.T) {

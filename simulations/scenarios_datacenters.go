@@ -85,8 +85,10 @@ type DCRead struct {
 	Instances map[string]string
 	// Dups are the ids served more than once.
 	Dups []string
-	// States are the node's remote regions' states.
+	// States are the node's remote regions' states, and LastOK their
+	// last successful pulls (or stream activity), read just before At.
 	States map[string]federation.State
+	LastOK map[string]time.Time
 }
 
 // regionTimers returns t's federation timers, defaults for zero ones.
@@ -421,9 +423,10 @@ func (w *dcWorld) observe(ctx context.Context) {
 // read reads one node's region states, then its ?regions= registry.
 func (w *dcWorld) read(ctx context.Context, dc *datacenter, name string, others []string) DCRead {
 	nd := dc.nodes[name]
-	r := DCRead{Region: dc.region, Node: name, States: map[string]federation.State{}}
+	r := DCRead{Region: dc.region, Node: name, States: map[string]federation.State{}, LastOK: map[string]time.Time{}}
 	for _, st := range nd.Federation().Status() {
 		r.States[st.Name] = st.State
+		r.LastOK[st.Name] = st.LastSuccess
 	}
 	r.At = time.Now()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
