@@ -72,7 +72,10 @@ func main() {
 		}
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("Load average at the start: %s; %d CPUs, %s.\n\n", strings.Join(strings.Fields(string(load))[:3], " "), runtime.NumCPU(), runtime.Version())
+	rev, _ := exec.Command("git", "describe", "--always", "--dirty").Output()
+	fmt.Printf("`go run ./bench/cmd/wanbytes %s` on %s at revision %s; load average at the start: %s; %d CPUs, %s.\n\n",
+		strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02 15:04 MST"), strings.TrimSpace(string(rev)),
+		strings.Join(strings.Fields(string(load))[:3], " "), runtime.NumCPU(), runtime.Version())
 	fmt.Println("| mode | remote instances | initial load (bytes received) | idle (bytes/s received) | per registration (bytes received) | per cancel (bytes received) | per change (bytes sent by the follower) |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
 	failed := false
