@@ -204,7 +204,8 @@ var Scenarios = []Scenario{
 		Name: "datacenters",
 		Summary: "Two regions of three nodes, each its own gossip cluster, federated through remote regions (each follows the other's " +
 			"nodes through a WAN proxy) while clients register, renew and cancel in both; the WAN is cut for longer than the remote " +
-			"drop time and the tombstone TTL, with cancels on both sides, then healed. The harness's own cluster stays idle.",
+			"drop time and the tombstone TTL, with cancels on both sides, then healed; then cut for half the stale time, with changes on both " +
+			"sides, and healed. The harness's own cluster stays idle.",
 		Invariants: []string{InvRegionVisibility, InvRegionCancel, InvRegionNoEcho, InvRegionStaleDrop, InvRegionConvergence,
 			InvRegionResurrection},
 		DefaultDuration: 32 * time.Second,
@@ -215,7 +216,8 @@ var Scenarios = []Scenario{
 	{
 		Name: "datacenters-ring",
 		Summary: "datacenters with three regions in a ring, each following the next (dc1 → dc2 → dc3 → dc1), where a re-exported " +
-			"instance would travel on: the WAN is cut past the drop time and the tombstone TTL, with cancels in every region, then healed.",
+			"instance would travel on: the WAN is cut past the drop time and the tombstone TTL, with cancels in every region, then healed, " +
+			"then cut briefly again.",
 		Invariants: []string{InvRegionVisibility, InvRegionCancel, InvRegionNoEcho, InvRegionStaleDrop, InvRegionConvergence,
 			InvRegionResurrection},
 		DefaultDuration: 32 * time.Second,
