@@ -5,7 +5,11 @@ package httpapi
 // One hub per Server turns view snapshots into stream events and hands
 // them to the watchers (one per open stream). Its goroutine runs while at
 // least one watcher is connected: it sleeps on the shared change channel
-// (watch_changes.go), gathers changes for PushConfig.StreamCoalesce, diffs
+// (watch_changes.go); a change after a quiet spell of PushConfig.StreamCoalesce
+// is published at once, and the changes that follow an event closer than
+// that are gathered until StreamCoalesce after it (a burst of registrations
+// costs one document per watcher per StreamCoalesce, and a lone change
+// waits for nothing). Then it diffs
 // the snapshot it published last against the current one
 // (stream_event.go) and, under its lock, numbers the event, keeps it in
 // the resume window and appends it to the queue of every watcher whose
@@ -50,6 +54,7 @@ import (
 
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/eureka"
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // hub publishes stream events to watchers (see the file comment).
@@ -67,13 +72,19 @@ type hub struct {
 	last     *view.Snapshot
 	window   []*event // the last events, oldest first
 	snaps    *snapshotFrames
+
+	// Only run's goroutine uses these.
+	published time.Time // when run last published
+	// after is time.After's stand-in: tests replace it to hold the
+	// gathering of changes, so that they see a lone change go out at once.
+	after func(time.Duration) <-chan time.Time
 }
 
 func newHub(p *push, v Snapshots) *hub {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return &hub{p: p, view: v, enc: eureka.Encoders()[view.FormatJSON], epoch: hex.EncodeToString(b[:]),
-		watchers: map[*watcher]struct{}{}, kick: make(chan struct{}, 1)}
+		watchers: map[*watcher]struct{}{}, kick: make(chan struct{}, 1), after: time.After}
 }
 
 // watcher is one open stream's place in the hub.
@@ -208,15 +219,19 @@ func (h *hub) run() {
 				continue
 			}
 		}
-		if d := h.p.cfg.StreamCoalesce; d > 0 {
-			t := time.NewTimer(d)
+		if wait := h.p.cfg.StreamCoalesce - time.Since(h.published); wait > 0 && !sabotage.On(sabotage.StreamCoalesceTrailing) {
 			select {
-			case <-t.C:
+			case <-h.after(wait):
 			case <-h.kick:
-				t.Stop()
+			}
+		} else if d := h.p.cfg.StreamCoalesce; d > 0 && sabotage.On(sabotage.StreamCoalesceTrailing) {
+			select { // as before: every change waits the whole StreamCoalesce
+			case <-h.after(d):
+			case <-h.kick:
 			}
 		}
 		h.publish()
+		h.published = time.Now()
 	}
 }
 

@@ -29,10 +29,12 @@ type PushConfig struct {
 	// waiters, which wakes every one at once. Nothing runs while nobody
 	// waits. Default 10ms; must be positive and at most 1s.
 	ChangeCheckInterval time.Duration
-	// StreamCoalesce is how long the change stream gathers changes after
-	// noticing one before it makes them one event, so that a burst of
-	// registrations costs one document per watcher rather than one per
-	// change. Default 25ms; must be at least 0 and at most 1s.
+	// StreamCoalesce is the change stream's shortest spacing of events: a
+	// change after a quiet spell this long goes out at once, and the
+	// changes that follow an event sooner are gathered into one event this
+	// long after it, so that a burst of registrations costs one document
+	// per watcher per StreamCoalesce rather than one per change. Default
+	// 25ms; must be at least 0 and at most 1s.
 	StreamCoalesce time.Duration
 	// StreamKeepAlive is how often an idle stream gets an SSE comment, so
 	// that proxies and clients do not take it for dead. Default 15s; must

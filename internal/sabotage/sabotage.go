@@ -244,6 +244,10 @@ const (
 	// tags and a client that moves between them refetches (httpapi
 	// watchETag).
 	PushETagNodeLocal Switch = "push-etag-node-local"
+	// StreamCoalesceTrailing makes every change of the change stream wait
+	// the whole StreamCoalesce before it goes out, as before a lone change
+	// was published at once (httpapi hub.run).
+	StreamCoalesceTrailing Switch = "stream-coalesce-trailing"
 	// NoOwnershipHandoff drops the lease ages an application's previous
 	// owner hands to the next, as before handoffs: every ownership move
 	// grants the new owner's leases a whole lease of grace, and a client
@@ -338,7 +342,9 @@ var All = []Switch{
 // engagement that remains of BUG-22.
 //
 // PushETagNodeLocal is unit-only: the simulations do not read with ETags;
-// httpapi's two-node ETag test shows it directly.
+// httpapi's two-node ETag test shows it directly. StreamCoalesceTrailing
+// likewise: the simulations do not watch the stream; httpapi's hub test
+// shows it.
 //
 // MembersAppliedOutOfOrder is unit-only: its cluster test holds one call
 // back to show the interleaving directly, which CI met once in hundreds
@@ -347,7 +353,7 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, DialPerMessage, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
-	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder, PushETagNodeLocal,
+	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder, PushETagNodeLocal, StreamCoalesceTrailing,
 	NoOwnershipHandoff, RenewalsToGoneOwnerDropped, StrangerReportIgnored,
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
