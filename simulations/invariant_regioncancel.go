@@ -9,14 +9,14 @@ import (
 )
 
 // CheckRegionCancel checks that a cancel crosses the WAN: over every
-// (cancel, node of a region that follows its region) pair, the time from the cancel (or from
-// the heal, when a WAN cut fell within the bound) until the first read of
-// that node without the instance is at most regionBound. Only instances
+// (cancel, node of a region that follows its region) pair, the time the
+// WAN was up from the cancel until the first read of that node without the
+// instance is at most regionBound. Only instances
 // that were registered and whose cancel a node accepted count.
 func CheckRegionCancel(o *Observations, th Thresholds) Verdict {
 	bound := regionBound(o.Timers, th)
 	v := Verdict{Invariant: InvRegionCancel, Property: 2,
-		Threshold: fmt.Sprintf("cancel (or the heal of a WAN cut within the bound) → first ?regions= read of every node of a following region without it ≤ %s", secs(bound)),
+		Threshold: fmt.Sprintf("WAN up time from cancel → first ?regions= read of every node of a following region without it ≤ %s", secs(bound)),
 		Key:       noKey("max cancel across", "s")}
 	d := o.Datacenters
 	if d == nil {

@@ -11,14 +11,14 @@ import (
 
 // CheckRegionNoResurrection checks every read after every accepted cancel:
 // a node of the instance's own region may serve it for localBound after
-// the cancel, a node of a region that follows it for regionBound after the cancel
-// (moved past WAN cuts, as region-cancel does); any read later than that
-// which serves it is a resurrection. The scenario never registers an id
+// the cancel, a node of a region that follows it until the WAN has been up
+// for regionBound since the cancel (as region-cancel counts); any read
+// later than that which serves it is a resurrection. The scenario never registers an id
 // again, so nothing may.
 func CheckRegionNoResurrection(o *Observations, th Thresholds) Verdict {
 	lb, rb := localBound(o.Timers, th), regionBound(o.Timers, th)
 	v := Verdict{Invariant: InvRegionResurrection, Property: 3,
-		Threshold: fmt.Sprintf("0 cancelled instances served later than %s (own region) or %s after the cancel or the heal (other regions)", secs(lb), secs(rb)),
+		Threshold: fmt.Sprintf("0 cancelled instances served later than %s after the cancel (own region) or %s of WAN up time after it (other regions)", secs(lb), secs(rb)),
 		Key:       noKey("resurrected", "")}
 	d := o.Datacenters
 	if d == nil {
@@ -32,15 +32,15 @@ func CheckRegionNoResurrection(o *Observations, th Thresholds) Verdict {
 		}
 		cancelled++
 		for _, region := range append([]string{in.Region}, d.followers(in.Region)...) {
-			after := in.Ended.Add(lb)
+			late := func(r *DCRead) bool { return r.At.Sub(in.Ended) > lb }
 			if region != in.Region {
-				after = d.afterCuts(in.Ended, rb).Add(rb)
+				late = func(r *DCRead) bool { return d.upTime(in.Ended, r.At) > rb }
 			}
 			for _, n := range d.Nodes[region] {
 				rs := byNode[n]
-				k := sort.Search(len(rs), func(j int) bool { return rs[j].At.After(after) })
+				k := sort.Search(len(rs), func(j int) bool { return rs[j].At.After(in.Ended) })
 				for _, r := range rs[k:] {
-					if m, ok := r.Instances[in.ID]; ok {
+					if m, ok := r.Instances[in.ID]; ok && late(r) {
 						if !back[in.ID] && len(v.Details) < maxDetails {
 							v.Details = append(v.Details, fmt.Sprintf("%s of %s, cancelled at %s, served by %s at %s (marker %q)",
 								in.ID, in.Region, o.offset(in.Ended), n, o.offset(r.At), m))

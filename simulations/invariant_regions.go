@@ -31,7 +31,8 @@ func init() {
 }
 
 // regionBound bounds how long a change in one region takes to show in
-// another region's ?regions= reads while the WAN is up: replication to the
+// another region's ?regions= reads, counting only the time the WAN is up
+// (upTime): replication to the
 // node the other region follows (Thresholds.Visibility), a pull interval
 // (the polling nodes), a sampling round, and a second for the stream's
 // coalescing and scheduling.
@@ -46,16 +47,26 @@ func localBound(t Timers, th Thresholds) time.Duration {
 	return th.Visibility + t.SampleInterval + time.Second
 }
 
-// afterCuts moves from past the heal of every WAN cut that overlaps
-// [from, from+bound]: a change cannot cross while the WAN is cut, so its
-// bound starts at the heal.
-func (d *DCObservations) afterCuts(from time.Time, bound time.Duration) time.Time {
+// upTime returns how much of [from, to] the WAN was up: a change cannot
+// cross while it is cut, so the bounds count the time outside the cuts.
+func (d *DCObservations) upTime(from, to time.Time) time.Duration {
+	if !to.After(from) {
+		return 0
+	}
+	up := to.Sub(from)
 	for _, c := range d.Cuts {
-		if c.From.Before(from.Add(bound)) && c.To.After(from) {
-			from = c.To
+		a, b := c.From, c.To
+		if a.Before(from) {
+			a = from
+		}
+		if b.After(to) {
+			b = to
+		}
+		if b.After(a) {
+			up -= b.Sub(a)
 		}
 	}
-	return from
+	return up
 }
 
 // follows returns the regions whose nodes region's nodes follow.
@@ -116,11 +127,11 @@ func noDatacenters(v Verdict) Verdict {
 
 // crossing measures, for every instance (selected by pick, which returns
 // when its change happened) and every node of every region that follows
-// the instance's region, the time
-// from the change (moved past WAN cuts) until the first read of that node
-// for which seen holds; pairs whose change is undone (ended) before the
-// bound passed are left out. It returns the cases, worst first, and the
-// number of pairs never settled while observed past the bound.
+// the instance's region, the WAN's up time (upTime) from the change until
+// the first read of that node for which seen holds, up to undone (when the
+// change was undone: the registration's client stopped; zero: never). A
+// pair never settled while observed for more than bound of up time is a
+// censored case; one undone earlier is left out.
 func crossing(o *Observations, d *DCObservations, bound time.Duration, pick func(*DCInstance) (time.Time, bool),
 	seen func(r *DCRead, in *DCInstance) bool, undone func(in *DCInstance) time.Time) []latencyCase {
 	byNode := d.readsByNode()
@@ -130,28 +141,26 @@ func crossing(o *Observations, d *DCObservations, bound time.Duration, pick func
 		if !ok {
 			continue
 		}
-		from := d.afterCuts(at, bound)
 		stop := undone(in)
-		if !stop.IsZero() && stop.Before(from.Add(bound)) {
-			continue
-		}
 		for _, region := range d.followers(in.Region) {
 			for _, n := range d.Nodes[region] {
 				rs := byNode[n]
-				k := sort.Search(len(rs), func(j int) bool { return !rs[j].At.Before(from) })
+				k := sort.Search(len(rs), func(j int) bool { return !rs[j].At.Before(at) })
 				found := false
+				var last time.Time
 				for _, r := range rs[k:] {
 					if !stop.IsZero() && r.At.After(stop) {
 						break
 					}
+					last = r.At
 					if seen(r, in) {
-						cases = append(cases, latencyCase{id: in.ID, node: n, from: from, d: r.At.Sub(from)})
+						cases = append(cases, latencyCase{id: in.ID, node: n, from: at, d: d.upTime(at, r.At)})
 						found = true
 						break
 					}
 				}
-				if !found && len(rs) > 0 && rs[len(rs)-1].At.After(from.Add(bound)) {
-					cases = append(cases, latencyCase{id: in.ID, node: n, from: from, d: rs[len(rs)-1].At.Sub(from), censored: true})
+				if up := d.upTime(at, last); !found && up > bound {
+					cases = append(cases, latencyCase{id: in.ID, node: n, from: at, d: up, censored: true})
 				}
 			}
 		}

@@ -111,6 +111,19 @@ func TestCheckRegionVisibilityAndCancel(t *testing.T) {
 	h.reads(0, 12, h.serve(0.3, 2, 8))
 	v := CheckRegionVisibility(h.o, th)
 	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+
+	// One that crossed just before a cut is measured as it crossed, even
+	// when its client stops soon after the heal; one that had not crossed
+	// when the cut began counts only the WAN's up time.
+	h = newDCHistory()
+	h.inst("dc1", "dc1-app-001", 1.5, 9, true)
+	h.inst("dc1", "dc1-app-002", 1.9, -1, false)
+	h.d.Cuts = []Span{{From: h.at(2), To: h.at(8)}}
+	h.reads(0, 12, h.serve(0.3, 2, 8.2))
+	v = CheckRegionVisibility(h.o, th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	assert.Contains(t, v.Measured, "over 2 (registration")
+	assert.InDelta(t, 0.3, v.Key.Value, 0.01) // dc1-app-002: 0.1 s before the cut, 0.2 s after
 }
 
 func TestCheckRegionNoEcho(t *testing.T) {
