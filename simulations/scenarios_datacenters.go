@@ -755,7 +755,12 @@ func runDatacenters(s *Sim, n int, ring bool) error {
 		go func() { defer wg.Done(); c.cl.Stop(true) }()
 	}
 	wg.Wait()
-	s.Event("dc-teardown", "every datacenter client cancelled")
+	var crossed, refused int64
+	for _, l := range w.links {
+		crossed, refused = crossed+l.bytes.Load(), refused+l.refused.Load()
+	}
+	s.Event("dc-teardown", "every datacenter client cancelled; %d KiB crossed the WAN links so far, %d connections refused while cut",
+		crossed/1024, refused)
 	if err := s.Sleep(regionBound(t, s.cfg.Thresholds) + t.SampleInterval); err != nil {
 		return err
 	}
