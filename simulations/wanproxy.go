@@ -153,8 +153,7 @@ func (l *wanLink) forward(c net.Conn) {
 	}
 	done := make(chan struct{}, 2)
 	pipe := func(dst, src net.Conn) {
-		n, _ := io.Copy(dst, src)
-		l.bytes.Add(n)
+		_, _ = io.Copy(countingWriter{dst, &l.bytes}, src)
 		done <- struct{}{}
 	}
 	go pipe(up, c)
@@ -162,4 +161,17 @@ func (l *wanLink) forward(c net.Conn) {
 	<-done
 	l.untrack(c, up) // unblocks the other copy
 	<-done
+}
+
+// countingWriter counts what it writes as it goes (a stream's bytes count
+// before its connection closes).
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
 }
