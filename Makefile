@@ -88,7 +88,7 @@ vet:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags upgrade ./cmd/heureka/
 	@# The msgpack methods are generated (wire/internal/msgpackgen): what is committed is what the generator writes.
-	$(GO) generate ./wire/ && git diff --exit-code -- wire/
+	$(GO) generate ./... && git diff --exit-code -- wire/
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
