@@ -43,7 +43,7 @@ func onePull(t *testing.T) pulled {
 // TestPullIdentifiesAsRegionServer: a pull says it is another region's
 // server (so a Heureka remote answers it with local data only) and asks a
 // Java remote for its local instances only; the sabotaged pull of
-// remote-echo-overwrites-local does neither (echo_sabotage_test.go).
+// remote-echo-overwrites-local does neither (pull_echo_sabotage_test.go).
 func TestPullIdentifiesAsRegionServer(t *testing.T) {
 	p := onePull(t)
 	assert.Equal(t, "regions=heureka-local-only", p.query)
