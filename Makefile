@@ -211,26 +211,9 @@ clean:
 ## tombstone TTL and the drop time (stale, dropped, no resurrection after the heal)
 ## → simulations/netns/DATACENTERS.md (root; about 5 minutes; SKIPPED without root, like chaos-netns).
 chaos-netns-datacenters:
-	@if [ "$$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1 \
-		|| ! command -v ping >/dev/null 2>&1; then \
-		echo "chaos-netns-datacenters: SKIPPED: needs root and the ip and tc (iproute2) and ping (iputils-ping) commands to create network namespaces"; \
-		exit 0; \
-	fi; \
-	run=$${HK_NETNS_RUN:-$$(od -An -N2 -tx1 /dev/urandom | tr -d ' \n')}; \
-	bindir=$$(mktemp -d); \
-	sweep() { \
-		for ns in $$(ip netns list | awk '{print $$1}' | grep "^hk-$$run-"); do \
-			ip netns pids $$ns 2>/dev/null | xargs -r kill -9; ip netns del $$ns 2>/dev/null; \
-		done; rm -rf "$$bindir"; \
-	}; \
-	trap 'sweep; exit 130' INT TERM HUP; \
-	echo "chaos-netns-datacenters: run $$run: go build ./cmd/heureka"; \
-	$(GO) build -o "$$bindir/heureka" ./cmd/heureka || { sweep; exit 1; }; \
-	HK_NETNS_RUN=$$run HK_NETNS_BIN="$$bindir/heureka" HK_NETNS_COMMAND="$${HK_NETNS_COMMAND:-make chaos-netns-datacenters}" \
-		$(GO) test -tags netns -run '^TestNetnsDatacenters$$' -count=1 -v -timeout 20m ./simulations/netns/; \
-	rc=$$?; sweep; \
-	echo "chaos-netns-datacenters: run $$run: $$(ip netns list | grep -c "^hk-$$run-") namespaces left; results in simulations/netns/DATACENTERS.md"; \
-	exit $$rc
+	@HK_NETNS_COMMAND="$${HK_NETNS_COMMAND:-make chaos-netns-datacenters}" \
+		$(MAKE) --no-print-directory chaos-netns NETNS_TARGET=chaos-netns-datacenters NETNS_TEST=TestNetnsDatacenters \
+		NETNS_RESULTS=DATACENTERS.md
 
 ## chaos-netns-heavy-loss: the heavy-loss scenario of chaos-netns (20% of the packets dropped on
 ## every path, each way, for 20 s; no allowance for lost SYNs) five times in a row, seeds 1..5
@@ -249,10 +232,14 @@ chaos-netns-heavy-loss:
 ## 4 minutes; charts in simulations/netns/charts/). Without root, ip, tc or ping it prints SKIPPED
 ## and exits 0. Every namespace and process of the run is removed at the end, also on failure or ^C
 ## (HK_NETNS_PANIC_AT=partition make chaos-netns fails a real run on purpose: "0 namespaces left").
+## NETNS_TEST, NETNS_RESULTS and NETNS_TARGET select another test of the package (chaos-netns-datacenters).
+NETNS_TARGET ?= chaos-netns
+NETNS_TEST ?= TestNetns
+NETNS_RESULTS ?= RESULTS.md
 chaos-netns:
 	@if [ "$$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1 \
 		|| ! command -v ping >/dev/null 2>&1; then \
-		echo "chaos-netns: SKIPPED: needs root and the ip and tc (iproute2) and ping (iputils-ping) commands to create network namespaces"; \
+		echo "$(NETNS_TARGET): SKIPPED: needs root and the ip and tc (iproute2) and ping (iputils-ping) commands to create network namespaces"; \
 		exit 0; \
 	fi; \
 	run=$${HK_NETNS_RUN:-$$(od -An -N2 -tx1 /dev/urandom | tr -d ' \n')}; \
@@ -263,10 +250,10 @@ chaos-netns:
 		done; rm -rf "$$bindir"; \
 	}; \
 	trap 'sweep; exit 130' INT TERM HUP; \
-	echo "chaos-netns: run $$run: go build ./cmd/heureka"; \
+	echo "$(NETNS_TARGET): run $$run: go build ./cmd/heureka"; \
 	$(GO) build -o "$$bindir/heureka" ./cmd/heureka || { sweep; exit 1; }; \
-	HK_NETNS_RUN=$$run HK_NETNS_BIN="$$bindir/heureka" HK_NETNS_COMMAND="$${HK_NETNS_COMMAND:-make chaos-netns}" \
-		$(GO) test -tags netns -run '^TestNetns$$' -count=1 -v -timeout 20m ./simulations/netns/; \
+	HK_NETNS_RUN=$$run HK_NETNS_BIN="$$bindir/heureka" HK_NETNS_COMMAND="$${HK_NETNS_COMMAND:-make $(NETNS_TARGET)}" \
+		$(GO) test -tags netns -run '^$(NETNS_TEST)$$' -count=1 -v -timeout 20m ./simulations/netns/; \
 	rc=$$?; sweep; \
-	echo "chaos-netns: run $$run: $$(ip netns list | grep -c "^hk-$$run-") namespaces left; results in simulations/netns/RESULTS.md"; \
+	echo "$(NETNS_TARGET): run $$run: $$(ip netns list | grep -c "^hk-$$run-") namespaces left; results in simulations/netns/$(NETNS_RESULTS)"; \
 	exit $$rc

@@ -26,26 +26,9 @@ import (
 
 func TestNetnsDatacenters(t *testing.T) {
 	ctx := context.Background()
-	if err := Preflight(ctx); err != nil {
-		t.Skipf("chaos-netns-datacenters: SKIPPED: %v", err)
-	}
-	run := newRunID()
-	stop := HandleSignals(run, logf)
-	defer stop()
-	defer func() {
-		if err := CleanupRun(run); err != nil {
-			t.Errorf("final cleanup: %v", err)
-		}
-	}()
-	root := moduleRoot(t)
-	bin := heurekaBinary(t, root)
-	logDir, err := os.MkdirTemp("", "hk-netns-dc-"+run+"-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	logf("netns: run %s; node logs in %s", run, logDir)
-	linksBefore := rootLinks()
-	loadBefore, _ := os.ReadFile("/proc/loadavg")
+	lab := startLabRun(t, "chaos-netns-datacenters", "hk-netns-dc-")
+	run, root, bin, logDir, linksBefore, loadBefore := lab.id, lab.root, lab.bin, lab.logDir, lab.linksBefore, lab.loadBefore
+	var err error
 
 	want := DCScenarios
 	if sel := os.Getenv("HK_NETNS_DC_SCENARIOS"); sel != "" {

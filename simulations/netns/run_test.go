@@ -81,28 +81,46 @@ func rootLinks() int {
 	return strings.Count(string(out), "\n")
 }
 
-func TestNetns(t *testing.T) {
-	ctx := context.Background()
-	if err := Preflight(ctx); err != nil {
-		t.Skipf("chaos-netns: SKIPPED: %v", err)
+// labRun is what a lab test starts with: the preflight (skipping
+// without root or the tools), a run id whose namespaces are removed at the
+// end and on a signal, the binary, a directory for the node logs, and the
+// root namespace's links and load average before anything starts.
+type labRun struct {
+	id, root, bin, logDir string
+	linksBefore           int
+	loadBefore            []byte
+}
+
+func startLabRun(t *testing.T, target, logPrefix string) labRun {
+	t.Helper()
+	if err := Preflight(context.Background()); err != nil {
+		t.Skipf("%s: SKIPPED: %v", target, err)
 	}
-	run := newRunID()
-	stop := HandleSignals(run, logf)
-	defer stop()
-	defer func() {
-		if err := CleanupRun(run); err != nil {
+	r := labRun{id: newRunID()}
+	stop := HandleSignals(r.id, logf)
+	t.Cleanup(func() {
+		if err := CleanupRun(r.id); err != nil {
 			t.Errorf("final cleanup: %v", err)
 		}
-	}()
-	root := moduleRoot(t)
-	bin := heurekaBinary(t, root)
-	logDir, err := os.MkdirTemp("", "hk-netns-"+run+"-")
-	if err != nil {
+		stop()
+	})
+	r.root = moduleRoot(t)
+	r.bin = heurekaBinary(t, r.root)
+	var err error
+	if r.logDir, err = os.MkdirTemp("", logPrefix+r.id+"-"); err != nil {
 		t.Fatal(err)
 	}
-	logf("netns: run %s; node logs in %s", run, logDir)
-	linksBefore := rootLinks()
-	loadBefore, _ := os.ReadFile("/proc/loadavg")
+	logf("netns: run %s; node logs in %s", r.id, r.logDir)
+	r.linksBefore = rootLinks()
+	r.loadBefore, _ = os.ReadFile("/proc/loadavg")
+	return r
+}
+
+func TestNetns(t *testing.T) {
+	ctx := context.Background()
+	lab := startLabRun(t, "chaos-netns", "hk-netns-")
+	run, root, bin, logDir, linksBefore, loadBefore := lab.id, lab.root, lab.bin, lab.logDir, lab.linksBefore, lab.loadBefore
+	var err error
 	cfg := Config{Run: run, Bin: bin, LogDir: logDir, Progress: progress, PanicAt: os.Getenv("HK_NETNS_PANIC_AT")}
 	if s := os.Getenv("HK_NETNS_SEED"); s != "" {
 		if cfg.Seed, err = strconv.ParseInt(s, 10, 64); err != nil {
