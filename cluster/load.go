@@ -132,6 +132,7 @@ func (r *Replicator) loadLoop(ctx context.Context) {
 		case <-t.C:
 			r.sendLoad()
 			r.checkSilent()
+			r.checkDisagreement()
 		case <-r.loadKick:
 			r.checkSilent()
 		}
@@ -339,8 +340,8 @@ func (r *Replicator) forgetLoad(name string) {
 // Likewise while a node that is not alive in this node's view reports
 // fresh figures: the views disagree (an asymmetric partition), so this
 // node may own applications by its view that another member owns by the
-// cluster's, whose renewals go there. "Doubt yourself before you evict
-// others."
+// cluster's, whose renewals go there; for SilentMemberBound at most (see
+// disagree.go). "Doubt yourself before you evict others."
 func (r *Replicator) evictionGraceFrom() time.Time {
 	o := r.own.Load()
 	now := time.Now()
@@ -354,12 +355,8 @@ func (r *Replicator) evictionGraceFrom() time.Time {
 		}
 	}
 	if !sabotage.On(sabotage.NoGraceAfterMemberGap) {
-		for m, p := range r.loads {
-			if p.left.IsZero() && p.failed.IsZero() && p.fresh(now, r.cfg.LoadInterval) && !slices.Contains(o.members, m) {
-				if _, silent := r.silent[m]; !silent {
-					return r.cfg.Clock.Now()
-				}
-			}
+		if _, held := r.disagreeHoldLocked(o, now); held {
+			return r.cfg.Clock.Now()
 		}
 	}
 	return r.resumed
@@ -461,10 +458,9 @@ const (
 	HoldDeaf = "deaf"
 	// HoldViewsDisagree: a node this node does not count as alive still
 	// reports: the views disagree and another member may own what this
-	// node thinks it owns. It lasts until membership agrees: bounding it
-	// by time evicted renewing clients in an asymmetric partition (the
-	// minority, cut off one way, owns by its narrow view applications
-	// whose renewals go to the majority's owners).
+	// node thinks it owns. It lasts SilentMemberBound at most; then this
+	// node evicts only what it owns with the strangers counted as owners
+	// (disagree.go).
 	HoldViewsDisagree = "views-disagree"
 )
 
@@ -479,7 +475,8 @@ type EvictionHold struct {
 	// Since is when it began: the last report of the member silent the
 	// longest.
 	Since time.Time
-	// Until is when it ends at the latest (zero: when membership agrees).
+	// Until is when it ends at the latest (zero only under the
+	// views-disagree-holds-forever sabotage switch).
 	Until time.Time
 	// Detail says it in plain words.
 	Detail string
@@ -532,17 +529,8 @@ func (r *Replicator) EvictionHolds() []EvictionHold {
 		out = append(out, h)
 	}
 	if !sabotage.On(sabotage.NoGraceAfterMemberGap) {
-		var strangers []string
-		for m, p := range r.loads {
-			if _, s := r.silent[m]; p.left.IsZero() && p.failed.IsZero() && !s && p.fresh(now, r.cfg.LoadInterval) && !slices.Contains(o.members, m) {
-				strangers = append(strangers, m)
-			}
-		}
-		if len(strangers) > 0 {
-			slices.Sort(strangers)
-			out = append(out, EvictionHold{Reason: HoldViewsDisagree, Members: strangers, Since: o.changedAt,
-				Detail: fmt.Sprintf("eviction held: %s still report(s) but are not alive in this node's view; held until membership agrees",
-					strings.Join(strangers, ", "))})
+		if h, held := r.disagreeHoldLocked(o, now); held {
+			out = append(out, h)
 		}
 	}
 	return out

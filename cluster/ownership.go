@@ -104,7 +104,8 @@ func (r *Replicator) Owns(app string) bool {
 }
 
 // OwnedSince implements actors.Ownership: the later of when this node came
-// to own app and evictionGraceFrom.
+// to own app, evictionGraceFrom and when the eviction ring took effect
+// (false when a stranger owns app on it; disagree.go).
 func (r *Replicator) OwnedSince(app string) (time.Time, bool) {
 	o := r.own.Load()
 	if o.owner(app) != o.self {
@@ -113,6 +114,14 @@ func (r *Replicator) OwnedSince(app string) (time.Time, bool) {
 	since := o.since(app)
 	if g := r.evictionGraceFrom(); g.After(since) {
 		since = g
+	}
+	rs, ok := r.ringOwns(o.self, app)
+	if !ok {
+		// A stranger owns it once the views-disagree hold ran out.
+		return time.Time{}, false
+	}
+	if rs.After(since) {
+		since = rs
 	}
 	return since, true
 }

@@ -219,6 +219,10 @@ type Replicator struct {
 	silent   map[string]time.Time
 	loadKick chan struct{}        // a silent member reported: recheck at once
 	answered map[string]time.Time // guarded by loadMu: when each member last answered a pull
+	// disagree is the views-disagree hold's state (disagree.go); guarded
+	// by loadMu. ring is what it yields to once bounded.
+	disagree disagreement
+	ring     atomic.Pointer[evictionRing]
 
 	stats struct {
 		messages, bytes, records, renewalMsgs, renewals, digests, syncs atomic.Uint64

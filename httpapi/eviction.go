@@ -54,7 +54,7 @@ const (
 	// silent-member bound.
 	HoldDeaf = "deaf"
 	// HoldViewsDisagree: members report that are not alive in this node's
-	// view; it lasts until membership agrees.
+	// view; it lasts the silent-member bound at most.
 	HoldViewsDisagree = "views-disagree"
 )
 
@@ -75,8 +75,8 @@ type EvictionHold struct {
 	// Since is when the hold began (RFC 3339, UTC); absent when unknown.
 	Since time.Time `json:"since,omitzero"`
 	// Until is when it ends at the latest (RFC 3339, UTC); absent when no
-	// time is known in advance: views-disagree lasts until membership
-	// agrees, self-preservation until renewals recover or its release.
+	// time is known in advance: self-preservation lasts until renewals
+	// recover or its release.
 	Until time.Time `json:"until,omitzero"`
 	// Detail says it in plain words, with the bound.
 	Detail string `json:"detail"`

@@ -37,7 +37,8 @@ func (f *fakeHolds) EvictionHolds() []httpapi.EvictionHold {
 }
 
 // The holds of these tests: a silent member, bounded, with characters XML
-// and HTML must escape; views that disagree, until membership agrees.
+// and HTML must escape; views that disagree, given here without an end to
+// show how a hold with none known in advance is encoded.
 var (
 	holdSince  = time.Date(2026, 5, 4, 3, 2, 1, 0, time.UTC)
 	silentHold = httpapi.EvictionHold{Reason: httpapi.HoldSilentMember, Members: []string{"peer-c"},
@@ -45,7 +46,7 @@ var (
 		Detail: "eviction held: no report from peer-c for 40s <&> (renewals it forwards may be lost on the way)"}
 	disagreeHold = httpapi.EvictionHold{Reason: httpapi.HoldViewsDisagree, Members: []string{"peer-d", "peer-e"},
 		Since:  holdSince.In(time.FixedZone("x", 3600)),
-		Detail: "eviction held: peer-d, peer-e still report(s) but are not alive in this node's view; held until membership agrees"}
+		Detail: "eviction held: peer-d, peer-e still report(s) but are not alive in this node's view"}
 )
 
 // calmReading is a reading with self-preservation not engaged.

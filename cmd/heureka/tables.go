@@ -369,8 +369,6 @@ func printHolds(row func(k, format string, args ...any), ev *eviction, now time.
 			when = append(when, "ends within "+h.Until.Sub(now).Round(time.Second).String())
 		case !h.Until.IsZero():
 			when = append(when, "ending now")
-		case h.Reason == httpapi.HoldViewsDisagree:
-			when = append(when, "until membership agrees")
 		}
 		extra := ""
 		if len(when) > 0 {

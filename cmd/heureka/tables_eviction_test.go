@@ -57,15 +57,16 @@ func TestStatusPrintsEvictionHolds(t *testing.T) {
 	base := startHeldAPI(t, fixedHolds{
 		{Reason: httpapi.HoldSilentMember, Members: []string{"c"}, Since: now.Add(-40 * time.Second), Until: now.Add(80 * time.Second),
 			Detail: "eviction held: no report from c for 40s (renewals it forwards may be lost on the way)"},
-		{Reason: httpapi.HoldViewsDisagree, Members: []string{"d"}, Since: now,
-			Detail: "eviction held: d still report(s) but are not alive in this node's view; held until membership agrees"},
+		{Reason: httpapi.HoldViewsDisagree, Members: []string{"d"}, Since: now, Until: now.Add(2 * time.Minute),
+			Detail: "eviction held: d still report(s) but are not alive in this node's view (it may be cut off one way) for 0s; " +
+				"held at most 2m0s, then this node evicts only the applications it owns with them counted as owners"},
 	})
 	code, out, errOut := runCmd(t, nil, "status", "--addr", base)
 	require.Equal(t, 0, code, errOut)
 	assert.Regexp(t, `(?m)^eviction\s+held by 2 hold\(s\); expired leases are kept until each ends$`, out)
 	assert.Regexp(t, `(?m)^  silent-member\s+eviction held: no report from c for 40s \(renewals it forwards may be lost on the way\) `+
 		`\(since 4\ds ago, ends within 1m\d+s\)$`, out)
-	assert.Regexp(t, `(?m)^  views-disagree\s+eviction held: d still report\(s\) .* \(since \d+s ago, until membership agrees\)$`, out)
+	assert.Regexp(t, `(?m)^  views-disagree\s+eviction held: d still report\(s\) .* \(since \d+s ago, ends within (1m\d+s|2m0s)\)$`, out)
 
 	base = startHeldAPI(t, nil)
 	code, out, errOut = runCmd(t, nil, "status", "--addr", base)

@@ -228,6 +228,11 @@ const (
 	// and keeps it an owner, as before the silent-member bound (cluster
 	// evictionGraceFrom, Replicator.silentMembers).
 	SilentMemberHoldsForever Switch = "silent-member-holds-forever"
+	// ViewsDisagreeHoldsForever holds eviction for as long as a node not
+	// alive in this node's view reports, as before the views-disagree
+	// hold was bounded: a node cut off one way evicts nothing until
+	// membership agrees (cluster disagreeHoldLocked, checkDisagreement).
+	ViewsDisagreeHoldsForever Switch = "views-disagree-holds-forever"
 	// LeftReportDropped drops a member's load report the moment it leaves
 	// gracefully, as before leaves kept it for the window it covers: each
 	// stop of a rolling restart dips the cluster's renewal count by the
@@ -354,7 +359,7 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, DialPerMessage, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
 	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder, PushETagNodeLocal, StreamCoalesceTrailing,
-	NoOwnershipHandoff, RenewalsToGoneOwnerDropped, StrangerReportIgnored,
+	NoOwnershipHandoff, RenewalsToGoneOwnerDropped, StrangerReportIgnored, ViewsDisagreeHoldsForever,
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,

@@ -328,8 +328,7 @@
       h('span', { class: 'badge sp-engaged' }, holdNames[hd.reason] || hd.reason), ' ',
       hd.detail || '',
       hd.since ? h('span', { class: 'until' }, ' · since ' + clock(Date.parse(hd.since))) : null,
-      h('span', { class: 'until' }, hd.until ? ' · ends by ' + clock(Date.parse(hd.until)) :
-        hd.reason === 'views-disagree' ? ' · ends when membership agrees' : ''))));
+      hd.until ? h('span', { class: 'until' }, ' · ends by ' + clock(Date.parse(hd.until))) : null)));
   }
 
   function renderSelfPreservation(sp) {

@@ -1,0 +1,23 @@
+//go:build sabotage
+
+package cluster
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/internal/sabotage"
+)
+
+// With views-disagree-holds-forever on, the stranger of
+// TestViewsDisagreeHoldIsBounded holds this node's eviction for as long as
+// it reports: the dead client is never evicted.
+func TestSabotageViewsDisagreeHoldsForever(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.ViewsDisagreeHoldsForever))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+	a, mine, deadMine, _, _ := disagreeCluster(t)
+	bound := holdsLease + a.repl.silentBound()
+	assert.Never(t, func() bool { return !a.has(mine, deadMine) }, 4*bound, tick, "the dead client is never evicted")
+}

@@ -1,0 +1,144 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/wire"
+)
+
+// disagreeCluster starts a and b on the bus and has "s", a node that is
+// not alive in either view, report to a every LoadInterval for as long as
+// the test runs: the views disagree on a for good. It registers, on b, 4
+// clients of mine (an application a owns with s counted or not) and 4 of
+// theirs (one a owns by its view but s owns with s counted), keeps 3 of
+// each renewing and lets the first of each die.
+func disagreeCluster(t *testing.T) (a *testNode, mine, deadMine, theirs, deadTheirs string) {
+	t.Helper()
+	bus := newFakeBus()
+	a = bus.start(t, "a", false)
+	b := bus.start(t, "b", false)
+	for i := 0; mine == "" || theirs == ""; i++ {
+		app := fmt.Sprintf("APP%d", i)
+		if rendezvous([]string{"a", "b"}, app) != "a" {
+			continue
+		}
+		switch rendezvous([]string{"a", "b", "s"}, app) {
+		case "a":
+			if mine == "" {
+				mine = app
+			}
+		case "s":
+			if theirs == "" {
+				theirs = app
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	var renewing []actors.RenewRequest
+	for _, app := range []string{mine, theirs} {
+		for i := range 4 {
+			in := inst(app, fmt.Sprintf("%s-%d", app, i))
+			in.LeaseInfo.DurationSecs = int(holdsLease / time.Second)
+			require.NoError(t, b.reg.Register(ctx, in, false))
+			if i > 0 {
+				renewing = append(renewing, actors.RenewRequest{App: app, ID: in.ID()})
+			}
+		}
+	}
+	deadMine, deadTheirs = mine+"-0", theirs+"-0"
+	go func() {
+		defer close(done)
+		renew := time.NewTicker(holdsLease / 5)
+		defer renew.Stop()
+		report := time.NewTicker(a.repl.cfg.LoadInterval)
+		defer report.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-renew.C:
+				for _, r := range renewing {
+					_, _ = b.reg.Renew(ctx, r)
+				}
+			case <-report.C:
+				a.repl.onLoad(&wire.Load{Node: "s", WindowMillis: 1000, Renewals: 1})
+			}
+		}
+	}()
+	require.Eventually(t, func() bool { return a.has(mine, deadMine) && a.has(theirs, deadTheirs) }, waitFor, tick,
+		"a holds every client")
+	return a, mine, deadMine, theirs, deadTheirs
+}
+
+// While a node that is not alive in this node's view reports, the views
+// disagree and eviction is held, with its bound shown; past the bound this
+// node evicts what it owns with the stranger counted (the dead client of
+// mine goes), and leaves to the stranger what the stranger owns then (the
+// dead client of theirs stays here); renewing clients stay. With
+// views-disagree-holds-forever on, nothing is evicted (see the sabotage
+// test).
+func TestViewsDisagreeHoldIsBounded(t *testing.T) {
+	a, mine, deadMine, theirs, deadTheirs := disagreeCluster(t)
+	bound := a.repl.silentBound()
+	var h EvictionHold
+	require.Eventually(t, func() bool {
+		for _, x := range a.repl.EvictionHolds() {
+			if x.Reason == HoldViewsDisagree {
+				h = x
+				return true
+			}
+		}
+		return false
+	}, waitFor, tick, "the views-disagree hold shows")
+	assert.Equal(t, []string{"s"}, h.Members)
+	assert.False(t, h.Until.IsZero(), "the hold says when it ends")
+	assert.LessOrEqual(t, h.Until.Sub(h.Since), bound, "it ends within the bound")
+	assert.Contains(t, h.Detail, "held at most")
+
+	require.Eventually(t, func() bool { return !a.has(mine, deadMine) }, 4*(holdsLease+bound), tick,
+		"the dead client of an application this node owns with the stranger counted is evicted")
+	for _, x := range a.repl.EvictionHolds() {
+		assert.NotEqual(t, HoldViewsDisagree, x.Reason, "no views-disagree hold once the bound passed")
+	}
+	_, owned := a.repl.OwnedSince(theirs)
+	assert.False(t, owned, "the stranger's application is left to it")
+	assert.True(t, a.has(theirs, deadTheirs), "nor is its dead client evicted here")
+	for _, app := range []string{mine, theirs} {
+		for i := 1; i < 4; i++ {
+			assert.True(t, a.has(app, fmt.Sprintf("%s-%d", app, i)), "renewing client %s-%d is kept", app, i)
+		}
+	}
+}
+
+// When the stranger stops reporting, the views agree again and this
+// node's own view decides alone: it owns the stranger's application again.
+func TestViewsAgreeAgainWhenTheStrangerStops(t *testing.T) {
+	bus := newFakeBus()
+	a := bus.start(t, "a", false)
+	bus.start(t, "b", false)
+	var theirs string
+	for i := 0; theirs == ""; i++ {
+		app := fmt.Sprintf("APP%d", i)
+		if rendezvous([]string{"a", "b"}, app) == "a" && rendezvous([]string{"a", "b", "s"}, app) == "s" {
+			theirs = app
+		}
+	}
+	bound := a.repl.silentBound()
+	for end := time.Now().Add(bound + 4*a.repl.cfg.LoadInterval); time.Now().Before(end); time.Sleep(a.repl.cfg.LoadInterval) {
+		a.repl.onLoad(&wire.Load{Node: "s", WindowMillis: 1000, Renewals: 1})
+	}
+	require.Eventually(t, func() bool { _, ok := a.repl.OwnedSince(theirs); return !ok }, waitFor, tick,
+		"past the bound the stranger owns it")
+	require.Eventually(t, func() bool { _, ok := a.repl.OwnedSince(theirs); return ok }, waitFor, tick,
+		"once the stranger's report is stale, this node owns it again")
+	assert.Nil(t, a.repl.ring.Load())
+}
