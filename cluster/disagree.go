@@ -38,10 +38,10 @@ import (
 type disagreement struct {
 	// since is when the current disagreement began (zero: none).
 	since time.Time
-	// last is when a stranger last reported while this node checked.
+	// last is when this node last saw a stranger report.
 	last time.Time
 	// strangers are the reporting members not alive in this node's view,
-	// sorted, as last checked.
+	// sorted, as last seen.
 	strangers []string
 }
 
@@ -69,6 +69,27 @@ func (r *Replicator) strangersLocked(o *ownership, now time.Time) []string {
 	return out
 }
 
+// observeLocked notes the strangers reporting now and returns the
+// disagreement as it stands: its strangers (the last ones seen), when it
+// began, and whether it is on. It stays on for three LoadIntervals after
+// the last stranger was seen, so that a view that flaps, or a stranger's
+// report that comes late, neither ends the hold for a moment (this node
+// would evict by its narrow view meanwhile) nor restarts its bound.
+// Callers hold loadMu.
+func (r *Replicator) observeLocked(o *ownership, now time.Time) (strangers []string, since time.Time, on bool) {
+	d := &r.disagree
+	if s := r.strangersLocked(o, now); len(s) > 0 {
+		if d.since.IsZero() || now.Sub(d.last) > 3*r.cfg.LoadInterval {
+			d.since = now
+		}
+		d.last = now
+		d.strangers = s
+	} else if !d.since.IsZero() && now.Sub(d.last) > 3*r.cfg.LoadInterval {
+		d.since, d.strangers = time.Time{}, nil
+	}
+	return d.strangers, d.since, !d.since.IsZero()
+}
+
 // checkDisagreement updates the disagreement and the eviction ring; the
 // load loop calls it every LoadInterval.
 func (r *Replicator) checkDisagreement() {
@@ -78,21 +99,9 @@ func (r *Replicator) checkDisagreement() {
 	}
 	now := time.Now()
 	r.loadMu.Lock()
-	strangers := r.strangersLocked(o, now)
-	d := &r.disagree
-	if len(strangers) > 0 {
-		if d.since.IsZero() || now.Sub(d.last) > 3*r.cfg.LoadInterval {
-			d.since = now
-		}
-		d.last = now
-	} else if !d.since.IsZero() && now.Sub(d.last) > 3*r.cfg.LoadInterval {
-		d.since = time.Time{}
-	}
-	d.strangers = strangers
-	bounded := !d.since.IsZero() && now.Sub(d.since) > r.silentBound() && len(strangers) > 0 &&
-		!sabotage.On(sabotage.ViewsDisagreeHoldsForever)
-	since := d.since
+	strangers, since, on := r.observeLocked(o, now)
 	r.loadMu.Unlock()
+	bounded := on && now.Sub(since) > r.silentBound() && !sabotage.On(sabotage.ViewsDisagreeHoldsForever)
 
 	cur := r.ring.Load()
 	switch {
@@ -110,7 +119,7 @@ func (r *Replicator) checkDisagreement() {
 		r.ring.Store(&evictionRing{members: ring, since: r.cfg.Clock.Now()})
 		r.log.Warn("views disagree for longer than the bound: evicting only what this node owns with the reporting strangers counted",
 			"strangers", strings.Join(strangers, ","), "for", now.Sub(since).Round(time.Millisecond), "bound", r.silentBound())
-	case cur != nil && since.IsZero():
+	case cur != nil && !on:
 		// Agreement is back: this node's view decides alone again.
 		r.ring.Store(nil)
 		r.log.Info("views agree again: eviction follows this node's view")
@@ -128,23 +137,19 @@ func (r *Replicator) ringOwns(self, app string) (time.Time, bool) {
 	return ring.since, rendezvous(ring.members, app) == self
 }
 
-// disagreeHold is the views-disagree hold, if it is on (before its bound).
-// Callers hold loadMu.
+// disagreeHoldLocked is the views-disagree hold, if it is on (before its
+// bound). Callers hold loadMu.
 func (r *Replicator) disagreeHoldLocked(o *ownership, now time.Time) (EvictionHold, bool) {
-	strangers := r.strangersLocked(o, now)
-	if len(strangers) == 0 {
+	strangers, since, on := r.observeLocked(o, now)
+	if !on {
 		return EvictionHold{}, false
-	}
-	since := r.disagree.since
-	if since.IsZero() {
-		since = now // checkDisagreement has not seen it yet
 	}
 	forever := sabotage.On(sabotage.ViewsDisagreeHoldsForever)
 	bound := r.silentBound()
 	if !forever && now.Sub(since) > bound {
 		return EvictionHold{}, false
 	}
-	h := EvictionHold{Reason: HoldViewsDisagree, Members: strangers, Since: since}
+	h := EvictionHold{Reason: HoldViewsDisagree, Members: slices.Clone(strangers), Since: since}
 	if forever {
 		h.Detail = fmt.Sprintf("eviction held: %s still report(s) but are not alive in this node's view; held until membership agrees",
 			strings.Join(strangers, ", "))
