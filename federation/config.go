@@ -60,6 +60,10 @@ type Config struct {
 	// before it is marked stale: still served (clients prefer an old
 	// address list to none), but shown as stale on /admin/regions and by
 	// heureka_region_stale. Default 1m (two missed Eureka fetch intervals).
+	// A followed stream asks its remote for a keep-alive every third of it;
+	// a remote of the previous release sends one every 15 s whatever it is
+	// asked, so against such a remote keep StaleAfter above 15 s, or a
+	// quiet region looks stale between two keep-alives.
 	StaleAfter time.Duration
 	// DropAfter is how long a region may go without a successful pull
 	// before its instances are dropped from every read (a region that went

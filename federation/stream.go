@@ -15,8 +15,9 @@ package federation
 // not poll: a poll's delta and the stream's events could then be applied
 // out of order (a poll answered before a change but applied after it would
 // undo it). Liveness is the stream's activity: any line, keep-alives
-// included, counts as a successful pull for staleness; a stream silent for
-// StreamIdleTimeout is cut and reconnected.
+// included, counts as a successful pull for staleness; the reader asks the
+// remote for keep-alives every third of StaleAfter (keepalive=), and a
+// stream silent for StreamIdleTimeout is cut and reconnected.
 //
 // Repair: a delta event after which the region's apps__hashcode differs
 // from the event's cuts the stream and reconnects without Last-Event-ID, so
@@ -126,7 +127,11 @@ func (s *streamReader) connect(parent context.Context) (established bool, err er
 	s.mu.Lock()
 	s.cut = cancel
 	s.mu.Unlock()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.p.base+"stream", nil)
+	// Keep-alives at least three times per stale bound, so that a quiet,
+	// healthy region never looks stale (a remote of the previous release
+	// ignores the parameter and sends one every 15 s: see StaleAfter).
+	ka := max(s.p.f.cfg.StaleAfter/3, time.Millisecond)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.p.base+"stream?keepalive="+ka.String(), nil)
 	if err != nil {
 		return false, fmt.Errorf("federation: %w", err)
 	}

@@ -21,7 +21,13 @@ package httpapi
 // a comma-separated list) restrict the stream to those applications and
 // the instances of those VIPs. Last-Event-ID resumes (stream_hub.go).
 // A comment line is written every PushConfig.StreamKeepAlive while
-// nothing else is.
+// nothing else is; a watcher that judges the stream's liveness on a
+// shorter clock asks for keep-alives at least every keepalive= (a Go
+// duration such as 5s): it gets min(keepalive, StreamKeepAlive), but not
+// more often than once a second (or StreamKeepAlive, if shorter), so that
+// no watcher can make the node write for nothing at will. A federated
+// region's follower asks for a third of its stale bound, so that a quiet
+// healthy region never looks stale.
 //
 // The handler is the watcher's only goroutine: it sleeps on its
 // watcher's notification, its keep-alive ticker, its context and the
@@ -59,7 +65,13 @@ var (
 
 // stream serves GET …/stream.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
-	f, err := parseFilter(r.URL.Query())
+	q := r.URL.Query()
+	f, err := parseFilter(q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	keepAlive, err := streamKeepAlive(q, s.push.cfg.StreamKeepAlive)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -102,7 +114,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	}) {
 		return
 	}
-	ka := time.NewTicker(p.cfg.StreamKeepAlive)
+	ka := time.NewTicker(keepAlive)
 	defer ka.Stop()
 	shutdown := p.shutdowns.of(r)
 	for {
@@ -123,7 +135,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			if !s.streamWrite(rc, func() error { return s.writeEvents(w, wt.filter, snap, evs) }) {
 				return
 			}
-			ka.Reset(p.cfg.StreamKeepAlive)
+			ka.Reset(keepAlive)
 		}
 	}
 }
@@ -182,6 +194,24 @@ func parseFilter(q url.Values) (*filter, error) {
 	}
 	f.key = "a:" + strings.Join(f.apps, ",") + "|v:" + strings.Join(f.vips, ",")
 	return f, nil
+}
+
+// minStreamKeepAlive is the shortest keep-alive interval a watcher can ask
+// for (unless StreamKeepAlive itself is shorter).
+const minStreamKeepAlive = time.Second
+
+// streamKeepAlive is the keep-alive interval of one stream: configured, or
+// the watcher's keepalive= if shorter, within minStreamKeepAlive.
+func streamKeepAlive(q url.Values, configured time.Duration) (time.Duration, error) {
+	v := q.Get("keepalive")
+	if v == "" {
+		return configured, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, badRequest(fmt.Sprintf("keepalive %s: must be a positive duration such as 5s", strconv.Quote(v)))
+	}
+	return min(configured, max(d, min(minStreamKeepAlive, configured))), nil
 }
 
 // filterValues splits, trims, normalizes, sorts and deduplicates the

@@ -311,3 +311,27 @@ func TestStreamRateLimited(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, res.code, "%s", res)
 	assert.Contains(t, string(res.body), "rate limited")
 }
+
+// A watcher that asks for keep-alives more often than StreamKeepAlive gets
+// them (here: every second, the floor, against an hour configured); a
+// value that is not a positive duration is a 400.
+func TestStreamKeepAliveAskedFor(t *testing.T) {
+	cfg := testPushConfig()
+	cfg.StreamKeepAlive = time.Hour
+	n := startPush(t, pushOptions{push: cfg})
+	res, cancel := n.streamRequest("/eureka/stream?keepalive=100ms")
+	defer cancel()
+	defer res.Body.Close()
+	buf := make([]byte, 0, 1<<16)
+	require.Eventually(t, func() bool {
+		b := make([]byte, 4096)
+		k, _ := res.Body.Read(b)
+		buf = append(buf, b[:k]...)
+		return strings.Contains(string(buf), "\n: keep-alive\n\n")
+	}, 20*time.Second, time.Millisecond, "a keep-alive comes long before the configured hour")
+	for _, v := range []string{"soon", "0s", "-1s"} {
+		res := n.get("/eureka/stream?keepalive="+v, "")
+		assert.Equal(t, http.StatusBadRequest, res.code, "keepalive=%s: %s", v, res)
+		assert.Contains(t, string(res.body), "must be a positive duration")
+	}
+}

@@ -525,3 +525,27 @@ func TestFederationWhitelist(t *testing.T) {
 		}
 	}
 }
+
+// TestFederationQuietRegionStaysFresh: a remote whose own keep-alive is an
+// hour, followed with a stale bound of 3 s, sends the follower a
+// keep-alive every second (it asks for a third of its stale bound), so a
+// region where nothing changes never looks stale. Before the follower
+// asked, such a region flapped between ok and stale.
+func TestFederationQuietRegionStaysFresh(t *testing.T) {
+	cfg1 := fedConfig(t, "dc1")
+	cfg1.Push.StreamKeepAlive = time.Hour
+	dc1 := startFed(t, cfg1)
+	fedRegister(t, dc1.URL(), "ORDERS", "o-1", "UP", nil)
+	cfg := fedConfig(t, "dc2", federation.Remote{Name: "dc1", URL: dc1.URL() + "/"})
+	fc := cfg.Federation
+	fc.PullInterval = 2 * time.Second
+	fc.RequestTimeout = time.Second
+	fc.StaleAfter = 3 * time.Second
+	fc.DropAfter = 10 * time.Second
+	fc.StreamIdleTimeout = 5 * time.Second
+	dc2 := startFed(t, cfg)
+	f := dc2.Federation()
+	require.Eventually(t, f.Ready, 5*time.Second, 5*time.Millisecond)
+	assert.Never(t, func() bool { return f.Status()[0].State != federation.StateOK }, 2*fc.StaleAfter, 20*time.Millisecond,
+		"a quiet region stays ok")
+}
