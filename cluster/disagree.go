@@ -15,14 +15,19 @@ package cluster
 // That hold is bounded by SilentMemberBound from when the disagreement
 // began. The disagreement lasts across the flaps of a view that keeps
 // changing (a member dead, refuted, dead again) until no stranger has
-// reported for three LoadIntervals. Past the bound this node stops holding
-// and evicts only what it owns on the eviction ring: its owners and the
-// strangers together (evictionRing). An application a stranger owns on
-// that ring is left to the stranger, which reports, so it runs, and holds
-// it in its own, wider view: the renewals of its clients reach it there.
-// Only the applications this node would own in any case, with every
-// reporting node counted, are evicted here, each lease after a whole lease
-// of silence counted from when the ring took effect.
+// reported for three LoadIntervals. Past the bound this node evicts an
+// application only if it owns it by its own view and by the view every
+// reporting member sent with its last report (wire.Load.Alive): each member
+// forwards its clients' renewals to the owner of its own view, so only
+// where all of them name this node do all the renewals come here. A
+// stranger that does not count this node alive (this node is the one cut
+// off) names it owner of nothing, and this node evicts nothing of what the
+// stranger's clients renew there; a stranger that counts it alive (a false
+// death in this node's view) leaves it what it owns by every view. A
+// member of the previous release sends no view: while one reports, nothing
+// is evicted (the hold goes on, as it did in that release). Each lease is
+// evicted only after a whole lease of silence counted from when these
+// views last changed (evictionRing.since).
 
 import (
 	"fmt"
@@ -45,13 +50,62 @@ type disagreement struct {
 	strangers []string
 }
 
-// evictionRing is the set of owners this node evicts by once a
-// disagreement outlasted its bound: its owners and the strangers.
+// evictionRing is what this node evicts by once a disagreement outlasted
+// its bound: the views of ownership that must all name it the owner.
 type evictionRing struct {
-	members []string // sorted
-	// since is when the ring took effect: a lease is evicted by it only
-	// after a whole lease of silence from then.
+	// views are this node's view and every reporting member's, each
+	// sorted, without repeats.
+	views [][]string
+	// unknown are the reporting members that sent no view (an older
+	// release): while there is one, nothing is owned by the ring.
+	unknown []string
+	// since is when the views took this value: a lease is evicted by them
+	// only after a whole lease of silence from then.
 	since time.Time
+}
+
+// same reports whether e holds the same views and unknown members as o.
+func (e *evictionRing) same(o *evictionRing) bool {
+	return e != nil && slices.EqualFunc(e.views, o.views, slices.Equal) && slices.Equal(e.unknown, o.unknown)
+}
+
+// owner reports whether every view names self the owner of app.
+func (e *evictionRing) owns(self, app string) bool {
+	if len(e.unknown) > 0 {
+		return false
+	}
+	for _, v := range e.views {
+		if !slices.Contains(v, self) || rendezvous(v, app) != self {
+			return false
+		}
+	}
+	return true
+}
+
+// reportedViewsLocked returns this node's view and every fresh reporter's
+// (members and strangers alike), sorted and without repeats, and the
+// reporters that sent none. Callers hold loadMu.
+func (r *Replicator) reportedViewsLocked(o *ownership, now time.Time) (views [][]string, unknown []string) {
+	views = [][]string{o.members}
+	for m, p := range r.loads {
+		if m == o.self || !p.left.IsZero() || !p.failed.IsZero() || !p.fresh(now, r.cfg.LoadInterval) {
+			continue
+		}
+		if p.msg.Alive == nil {
+			unknown = append(unknown, m)
+			continue
+		}
+		v := p.msg.Alive
+		if !slices.IsSorted(v) {
+			v = slices.Clone(v)
+			slices.Sort(v)
+		}
+		views = append(views, v)
+	}
+	slices.SortFunc(views, func(a, b []string) int { return slices.Compare(a, b) })
+	views = slices.CompactFunc(views, slices.Equal)
+	slices.Sort(unknown)
+	return views, unknown
 }
 
 // strangersLocked returns the members whose fresh reports reach this node
@@ -100,25 +154,36 @@ func (r *Replicator) checkDisagreement() {
 	now := time.Now()
 	r.loadMu.Lock()
 	strangers, since, on := r.observeLocked(o, now)
+	views, unknown := r.reportedViewsLocked(o, now)
 	r.loadMu.Unlock()
 	bounded := on && now.Sub(since) > r.silentBound() && !sabotage.On(sabotage.ViewsDisagreeHoldsForever)
 
 	cur := r.ring.Load()
 	switch {
 	case bounded:
-		ring := slices.Clone(o.members)
-		for _, s := range strangers {
-			if !slices.Contains(ring, s) {
-				ring = append(ring, s)
+		next := &evictionRing{views: views, unknown: unknown}
+		if sabotage.On(sabotage.ViewsDisagreeUnionRing) {
+			// The rule before: one ring of this node's members and the
+			// strangers, whatever their own views.
+			ring := slices.Clone(o.members)
+			for _, s := range strangers {
+				if !slices.Contains(ring, s) {
+					ring = append(ring, s)
+				}
 			}
+			slices.Sort(ring)
+			next = &evictionRing{views: [][]string{ring}}
 		}
-		slices.Sort(ring)
-		if cur != nil && slices.Equal(cur.members, ring) {
+		if cur.same(next) {
 			return
 		}
-		r.ring.Store(&evictionRing{members: ring, since: r.cfg.Clock.Now()})
-		r.log.Warn("views disagree for longer than the bound: evicting only what this node owns with the reporting strangers counted",
-			"strangers", strings.Join(strangers, ","), "for", now.Sub(since).Round(time.Millisecond), "bound", r.silentBound())
+		next.since = r.cfg.Clock.Now()
+		r.ring.Store(next)
+		if cur == nil {
+			r.log.Warn("views disagree for longer than the bound: evicting only what every reporting member's view says this node owns",
+				"strangers", strings.Join(strangers, ","), "for", now.Sub(since).Round(time.Millisecond), "bound", r.silentBound(),
+				"views", len(next.views), "without view", strings.Join(unknown, ","))
+		}
 	case cur != nil && !on:
 		// Agreement is back: this node's view decides alone again.
 		r.ring.Store(nil)
@@ -134,7 +199,7 @@ func (r *Replicator) ringOwns(self, app string) (time.Time, bool) {
 	if ring == nil {
 		return time.Time{}, true
 	}
-	return ring.since, rendezvous(ring.members, app) == self
+	return ring.since, ring.owns(self, app)
 }
 
 // disagreeHoldLocked is the views-disagree hold, if it is on (before its
@@ -147,7 +212,16 @@ func (r *Replicator) disagreeHoldLocked(o *ownership, now time.Time) (EvictionHo
 	forever := sabotage.On(sabotage.ViewsDisagreeHoldsForever)
 	bound := r.silentBound()
 	if !forever && now.Sub(since) > bound {
-		return EvictionHold{}, false
+		ring := r.ring.Load()
+		if ring == nil || len(ring.unknown) == 0 {
+			return EvictionHold{}, false
+		}
+		// Members of the previous release send no view: this node cannot
+		// tell what they forward where, and holds as that release did.
+		return EvictionHold{Reason: HoldViewsDisagree, Members: slices.Clone(strangers), Since: since,
+			Detail: fmt.Sprintf("eviction held: %s still report(s) but are not alive in this node's view, and %s "+
+				"(the previous release) send(s) no view of who owns what; held until membership agrees or they are upgraded",
+				strings.Join(strangers, ", "), strings.Join(ring.unknown, ", "))}, true
 	}
 	h := EvictionHold{Reason: HoldViewsDisagree, Members: slices.Clone(strangers), Since: since}
 	if forever {
@@ -157,7 +231,7 @@ func (r *Replicator) disagreeHoldLocked(o *ownership, now time.Time) (EvictionHo
 	}
 	h.Until = since.Add(bound)
 	h.Detail = fmt.Sprintf("eviction held: %s still report(s) but are not alive in this node's view (it may be cut off one way) for %v; "+
-		"held at most %v, then this node evicts only the applications it owns with them counted as owners",
+		"held at most %v, then this node evicts only the applications that its view and every reporting member's name it the owner of",
 		strings.Join(strangers, ", "), now.Sub(since).Round(time.Millisecond), bound)
 	return h, true
 }

@@ -14,12 +14,13 @@ import (
 )
 
 // disagreeCluster starts a and b on the bus and has "s", a node that is
-// not alive in either view, report to a every LoadInterval for as long as
-// the test runs: the views disagree on a for good. It registers, on b, 4
+// not alive in either view, report to a every LoadInterval with the view
+// sView (nil: none, as the previous release) for as long as the test runs:
+// the views disagree on a for good. It registers, on b, 4
 // clients of mine (an application a owns with s counted or not) and 4 of
 // theirs (one a owns by its view but s owns with s counted), keeps 3 of
 // each renewing and lets the first of each die.
-func disagreeCluster(t *testing.T) (a *testNode, mine, deadMine, theirs, deadTheirs string) {
+func disagreeCluster(t *testing.T, sView []string) (a *testNode, mine, deadMine, theirs, deadTheirs string) {
 	t.Helper()
 	bus := newFakeBus()
 	a = bus.start(t, "a", false)
@@ -70,7 +71,7 @@ func disagreeCluster(t *testing.T) (a *testNode, mine, deadMine, theirs, deadThe
 					_, _ = b.reg.Renew(ctx, r)
 				}
 			case <-report.C:
-				a.repl.onLoad(&wire.Load{Node: "s", WindowMillis: 1000, Renewals: 1})
+				a.repl.onLoad(&wire.Load{Node: "s", WindowMillis: 1000, Renewals: 1, Alive: sView})
 			}
 		}
 	}()
@@ -81,13 +82,13 @@ func disagreeCluster(t *testing.T) (a *testNode, mine, deadMine, theirs, deadThe
 
 // While a node that is not alive in this node's view reports, the views
 // disagree and eviction is held, with its bound shown; past the bound this
-// node evicts what it owns with the stranger counted (the dead client of
-// mine goes), and leaves to the stranger what the stranger owns then (the
-// dead client of theirs stays here); renewing clients stay. With
-// views-disagree-holds-forever on, nothing is evicted (see the sabotage
-// test).
+// node evicts what its view and every reported view say it owns (the dead
+// client of mine goes), and leaves to the stranger what the stranger's view
+// gives it (the dead client of theirs stays here); renewing clients stay.
+// With views-disagree-holds-forever on, nothing is evicted (see the
+// sabotage test).
 func TestViewsDisagreeHoldIsBounded(t *testing.T) {
-	a, mine, deadMine, theirs, deadTheirs := disagreeCluster(t)
+	a, mine, deadMine, theirs, deadTheirs := disagreeCluster(t, []string{"a", "b", "s"})
 	bound := a.repl.silentBound()
 	var h EvictionHold
 	require.Eventually(t, func() bool {
@@ -134,11 +135,54 @@ func TestViewsAgreeAgainWhenTheStrangerStops(t *testing.T) {
 	}
 	bound := a.repl.silentBound()
 	for end := time.Now().Add(bound + 4*a.repl.cfg.LoadInterval); time.Now().Before(end); time.Sleep(a.repl.cfg.LoadInterval) {
-		a.repl.onLoad(&wire.Load{Node: "s", WindowMillis: 1000, Renewals: 1})
+		a.repl.onLoad(&wire.Load{Node: "s", WindowMillis: 1000, Renewals: 1, Alive: []string{"a", "b", "s"}})
 	}
 	require.Eventually(t, func() bool { _, ok := a.repl.OwnedSince(theirs); return !ok }, waitFor, tick,
 		"past the bound the stranger owns it")
 	require.Eventually(t, func() bool { _, ok := a.repl.OwnedSince(theirs); return ok }, waitFor, tick,
 		"once the stranger's report is stale, this node owns it again")
-	assert.Nil(t, a.repl.ring.Load())
+	require.Eventually(t, func() bool { return a.repl.ring.Load() == nil }, waitFor, tick,
+		"and once the disagreement is over, its own view decides alone")
+}
+
+// This node is the one cut off: the stranger reports to it but does not
+// count it alive, so the stranger's clients' renewals go to the owners of
+// the stranger's view and never here. Past the bound this node owns nothing
+// by that view, and the client of mine that this node hears nothing from
+// (it renews through the stranger) is kept; so is every renewing one. With
+// views-disagree-union-ring on, it is evicted (see the sabotage test).
+func TestViewsDisagreeCutOffNodeEvictsNothingTheStrangerRenews(t *testing.T) {
+	a, mine, viaStranger, theirs, _ := disagreeCluster(t, []string{"b", "s"})
+	bound := a.repl.silentBound()
+	require.Eventually(t, func() bool { return a.repl.ring.Load() != nil }, 4*bound, tick, "the bound passes")
+	_, owned := a.repl.OwnedSince(mine)
+	assert.False(t, owned, "the stranger's view gives this node nothing")
+	assert.Never(t, func() bool { return !a.has(mine, viaStranger) }, 2*(holdsLease+bound), tick,
+		"the client renewing through the stranger is kept")
+	for _, app := range []string{mine, theirs} {
+		for i := 1; i < 4; i++ {
+			assert.True(t, a.has(app, fmt.Sprintf("%s-%d", app, i)), "renewing client %s-%d is kept", app, i)
+		}
+	}
+}
+
+// A stranger of the previous release sends no view: past the bound nothing
+// is evicted, as that release held until membership agreed, and the hold
+// says why.
+func TestViewsDisagreeWithoutViewHolds(t *testing.T) {
+	a, mine, deadMine, _, _ := disagreeCluster(t, nil)
+	bound := a.repl.silentBound()
+	require.Eventually(t, func() bool { return a.repl.ring.Load() != nil }, 4*bound, tick, "the bound passes")
+	var h EvictionHold
+	require.Eventually(t, func() bool {
+		for _, x := range a.repl.EvictionHolds() {
+			if x.Reason == HoldViewsDisagree {
+				h = x
+				return true
+			}
+		}
+		return false
+	}, waitFor, tick, "the hold still shows")
+	assert.Contains(t, h.Detail, "previous release")
+	assert.Never(t, func() bool { return !a.has(mine, deadMine) }, 2*(holdsLease+bound), tick, "nothing is evicted")
 }

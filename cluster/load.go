@@ -222,7 +222,11 @@ func (r *Replicator) sendLoad() {
 	}
 	st := r.store.SelfPreservation()
 	m := &wire.Load{Node: r.localName(), WindowMillis: st.Window.Milliseconds(), Renewals: st.LocalRenewals,
-		Expected: int64(st.Expected), Engaged: st.Engaged, Reason: st.Reason}
+		Expected: int64(st.Expected), Engaged: st.Engaged, Reason: st.Reason,
+		Alive: slices.Clone(r.own.Load().members)}
+	if m.Alive == nil {
+		m.Alive = []string{} // known and empty (leaving alone), not unknown
+	}
 	if m.WindowMillis <= 0 {
 		return
 	}
@@ -459,8 +463,9 @@ const (
 	// HoldViewsDisagree: a node this node does not count as alive still
 	// reports: the views disagree and another member may own what this
 	// node thinks it owns. It lasts SilentMemberBound at most; then this
-	// node evicts only what it owns with the strangers counted as owners
-	// (disagree.go).
+	// node evicts only what its view and every reported view say it owns
+	// (disagree.go), except while a member of the previous release, which
+	// sends no view, reports.
 	HoldViewsDisagree = "views-disagree"
 )
 
@@ -475,7 +480,8 @@ type EvictionHold struct {
 	// Since is when it began: the last report of the member silent the
 	// longest.
 	Since time.Time
-	// Until is when it ends at the latest (zero only under the
+	// Until is when it ends at the latest (zero only while a member of the
+	// previous release takes part in a views-disagree hold, and under the
 	// views-disagree-holds-forever sabotage switch).
 	Until time.Time
 	// Detail says it in plain words.

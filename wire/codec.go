@@ -145,10 +145,14 @@ func FrameVersion(b []byte) (uint8, bool) {
 }
 
 // bodyAt returns what encodes or decodes m's body as version v framed it:
-// m itself, or a view of it with the fields of an older version. No struct
-// changed between versions 3 and 4 (version 4 adds a message), so there is
-// no view today; see the package doc for when one is needed.
-func bodyAt(m Message, _ uint8) any { return m }
+// m itself, or a view of it with the fields of an older version (a Load
+// without Alive before version 5; views.go).
+func bodyAt(m Message, v uint8) any {
+	if l, ok := m.(*Load); ok && v < 5 {
+		return (*loadV4)(l)
+	}
+	return m
+}
 
 // newMessage returns a zero message of type t, or nil if t is unknown.
 func newMessage(t Type) Message {

@@ -11,17 +11,19 @@ import (
 )
 
 // TestPreviousVersionGoldenFrames decodes the frames the previous release
-// (wire protocol 3) wrote: testdata/v3 holds the sample messages as the
-// encoder of the last commit with ProtocolVersion 3 framed them (written
-// once from that commit, in a temporary worktree). Today's Decode must read
-// them, and EncodeVersion(m, 3) must write the very same bytes, so that a
-// node of the previous release reads what this one sends it.
+// (wire protocol 4) wrote: testdata/v4 holds the sample messages as the
+// encoder of the last commit with ProtocolVersion 4 framed them (written
+// once from that commit). Today's Decode must read them, and
+// EncodeVersion(m, 4) must write the very same bytes, so that a node of the
+// previous release reads what this one sends it.
 func TestPreviousVersionGoldenFrames(t *testing.T) {
 	msgs := sampleMessages()
 	msgs["batch"] = batch(3)
-	files, err := filepath.Glob(filepath.Join("testdata", "v3", "*.bin"))
+	// Version 4 has no Load.Alive: the golden frame holds the rest.
+	msgs["load"] = loadWithoutAlive()
+	files, err := filepath.Glob(filepath.Join("testdata", "v4", "*.bin"))
 	require.NoError(t, err)
-	require.Len(t, files, 8, "one frame per message of version 3")
+	require.Len(t, files, 9, "one frame per message of version 4")
 	for _, path := range files {
 		name := strings.TrimSuffix(filepath.Base(path), ".bin")
 		t.Run(name, func(t *testing.T) {
@@ -29,13 +31,13 @@ func TestPreviousVersionGoldenFrames(t *testing.T) {
 			require.True(t, ok, "a sample message named %s", name)
 			frame, err := os.ReadFile(path)
 			require.NoError(t, err)
-			require.Equal(t, byte(3), frame[0], "a version-3 frame")
+			require.Equal(t, byte(4), frame[0], "a version-4 frame")
 			got, err := Decode(frame)
 			require.NoError(t, err)
 			assert.Equal(t, want, got)
-			again, err := EncodeVersion(got, 3)
+			again, err := EncodeVersion(got, 4)
 			require.NoError(t, err)
-			assert.Equal(t, frame, again, "EncodeVersion(3) writes what the previous release wrote")
+			assert.Equal(t, frame, again, "EncodeVersion(4) writes what the previous release wrote")
 			same, err := sameDecoding(frame)
 			require.NoError(t, err)
 			assert.True(t, same)
@@ -43,26 +45,52 @@ func TestPreviousVersionGoldenFrames(t *testing.T) {
 	}
 }
 
-// A Handoff exists from version 4 on: it is not written in version 3, and a
-// version-3 frame with its tag is refused, as the previous release refuses
-// it; versions outside the range are refused for every message.
-func TestHandoffIsVersion4(t *testing.T) {
-	m := &Handoff{Node: "a", Apps: []HandoffApp{{App: "APP", Leases: []LeaseAge{{ID: "i", AgeMillis: 5}}}}}
-	_, err := EncodeVersion(m, 3)
-	require.ErrorIs(t, err, ErrUnknownType)
-	b, err := EncodeVersion(m, 4)
+// loadWithoutAlive is the sample Load without the field version 5 added.
+func loadWithoutAlive() *Load {
+	l := *sampleMessages()["load"].(*Load)
+	l.Alive = nil
+	return &l
+}
+
+// A Load written for a version-4 peer leaves Alive out, as the previous
+// release's decoder requires (it refuses an array of another length), and
+// one of version 5 carries it; a version-4 frame with seven fields is
+// refused, as the previous release refuses it.
+func TestLoadAliveIsVersion5(t *testing.T) {
+	m := sampleMessages()["load"].(*Load)
+	require.NotEmpty(t, m.Alive)
+	old, err := EncodeVersion(m, 4)
 	require.NoError(t, err)
-	got, err := Decode(b)
+	golden, err := os.ReadFile(filepath.Join("testdata", "v4", "load.bin"))
+	require.NoError(t, err)
+	assert.Equal(t, golden, old, "the sample Load as the previous release framed it, Alive dropped")
+	got, err := Decode(old)
+	require.NoError(t, err)
+	assert.Equal(t, loadWithoutAlive(), got, "Alive unknown from a version-4 sender")
+
+	b, err := EncodeVersion(m, 5)
+	require.NoError(t, err)
+	got, err = Decode(b)
 	require.NoError(t, err)
 	assert.Equal(t, m, got)
-	b[0] = 3
-	_, err = Decode(b)
-	require.ErrorIs(t, err, ErrUnknownType)
 
-	for _, v := range []uint8{0, 1, 2, ProtocolVersion + 1} {
+	b[0] = 4
+	_, err = Decode(b)
+	require.ErrorIs(t, err, ErrMalformed, "seven fields in a version-4 Load")
+}
+
+// Versions outside the range are refused for every message: version 3,
+// the release before the previous one, among them.
+func TestVersionsOutOfRangeRefused(t *testing.T) {
+	for _, v := range []uint8{0, 1, 2, 3, ProtocolVersion + 1} {
 		_, err := EncodeVersion(&Records{}, v)
 		assert.ErrorIs(t, err, ErrVersion, "version %d", v)
 	}
+	b, err := EncodeVersion(&Digest{Node: "n"}, 4)
+	require.NoError(t, err)
+	b[0] = 3
+	_, err = Decode(b)
+	require.ErrorIs(t, err, ErrVersion)
 }
 
 func TestCommon(t *testing.T) {
@@ -71,14 +99,14 @@ func TestCommon(t *testing.T) {
 		want     uint8
 		ok       bool
 	}{
-		{3, 3, 3, true},                 // the previous release
-		{2, 3, 3, true},                 // the previous release's range
-		{3, 4, 4, true},                 // this release
-		{4, 4, 4, true},                 // a release speaking only 4
-		{4, 5, 4, true},                 // the next release
-		{5, 6, 0, false},                // two releases on
-		{2, 2, 0, false},                // two releases back
-		{4, 3, 0, false},                // nonsense range
+		{4, 4, 4, true},                 // the previous release
+		{3, 4, 4, true},                 // the previous release's range
+		{4, 5, 5, true},                 // this release
+		{5, 5, 5, true},                 // a release speaking only 5
+		{5, 6, 5, true},                 // the next release
+		{6, 7, 0, false},                // two releases on
+		{3, 3, 0, false},                // two releases back
+		{5, 4, 0, false},                // nonsense range
 		{0, 255, ProtocolVersion, true}, // a future range that spans ours
 		{ProtocolVersion + 1, 255, 0, false},
 	} {

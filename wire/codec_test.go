@@ -69,7 +69,8 @@ func sampleMessages() map[string]Message {
 		"sync-request": &SyncRequest{Node: "node-b", Apps: []SyncApp{
 			{App: "APP", Have: []RecordVersion{{ID: "i-1", Clock: 1 << 40, Node: "node-a"}}}, {App: "OTHER"}}},
 		"sync-request-nil": &SyncRequest{},
-		"load":             &Load{Node: "node-a", WindowMillis: 60000, Renewals: 1234, Expected: 700, Engaged: true, Reason: "engaged: …"},
+		"load": &Load{Node: "node-a", WindowMillis: 60000, Renewals: 1234, Expected: 700, Engaged: true, Reason: "engaged: …",
+			Alive: []string{"node-a", "node-b", "node-c"}},
 		"handoff": &Handoff{Node: "node-a", Apps: []HandoffApp{
 			{App: "APP", Leases: []LeaseAge{{ID: "i-1", AgeMillis: 1234}, {ID: "i-2"}}}, {App: "EMPTY"}}, Leaving: true},
 	}

@@ -7,13 +7,16 @@ package wire
 // Version 2: records carry the lease's last renewal, sync requests carry the
 // asker's record versions, and members report their renewal counts (Load).
 // Version 3: a record batch carries the sender's wall clock (Records.SentAt).
-const ProtocolVersion uint8 = 4
+// Version 4: the lease ages an owner hands to the next one (Handoff).
+// Version 5: a renewal report carries the members alive in the sender's
+// view (Load.Alive).
+const ProtocolVersion uint8 = 5
 
 // MinProtocolVersion is the oldest version this build reads and writes: the
 // previous release's ProtocolVersion (see "Compatibility" in the package
 // doc). When ProtocolVersion is bumped, this becomes the old
 // ProtocolVersion, and the version before it is dropped.
-const MinProtocolVersion uint8 = 3
+const MinProtocolVersion uint8 = 4
 
 // Common returns the highest version that this build and a peer speaking
 // peerMin to peerMax both speak, and false when they share none.
@@ -300,6 +303,10 @@ type Load struct {
 	Engaged bool
 	// Reason is the sender's plain-language reason for its decision.
 	Reason string
+	// Alive lists the members alive in the sender's view, itself included,
+	// sorted: where it forwards renewals and what it thinks each member
+	// owns. From version 5 on; nil from an older sender (unknown).
+	Alive []string
 }
 
 // Type returns TypeLoad.

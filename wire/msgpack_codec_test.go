@@ -202,12 +202,16 @@ func decodeMirror(b []byte, v any) (any, error) {
 	return out.Interface(), err
 }
 
-// recordsV2Reference is Records as version 2 declared it, for reflection.
-type recordsV2Reference struct {
+// loadV4Reference is Load as version 4 declared it, for reflection.
+type loadV4Reference struct {
 	_msgpack struct{} `msgpack:",as_array"`
 
-	Records []InstanceRecord
-	Done    []string
+	Node         string
+	WindowMillis int64
+	Renewals     int64
+	Expected     int64
+	Engaged      bool
+	Reason       string
 }
 
 // decodeFrameMirror is Decode with reflection on the mirror types in place
@@ -226,13 +230,14 @@ func decodeFrameMirror(b []byte) (Message, error) {
 	if err := checkBody(b[headerLen:]); err != nil {
 		return nil, err
 	}
-	if _, ok := m.(*Records); ok && b[0] < 3 {
-		old, err := decodeMirror(b[headerLen:], new(recordsV2Reference))
+	if _, ok := m.(*Load); ok && b[0] < 5 {
+		old, err := decodeMirror(b[headerLen:], new(loadV4Reference))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
-		r := old.(*recordsV2Reference)
-		return &Records{Records: r.Records, Done: r.Done}, nil
+		l := old.(*loadV4Reference)
+		return &Load{Node: l.Node, WindowMillis: l.WindowMillis, Renewals: l.Renewals, Expected: l.Expected,
+			Engaged: l.Engaged, Reason: l.Reason}, nil
 	}
 	got, err := decodeMirror(b[headerLen:], m)
 	if err != nil {

@@ -783,6 +783,7 @@ var loadFields = [...]string{
 	"Expected",
 	"Engaged",
 	"Reason",
+	"Alive",
 }
 
 // EncodeMsgpack implements msgpack.CustomEncoder.
@@ -813,6 +814,7 @@ func (m *Load) writeTo(w *writer) {
 	w.int(m.Expected)
 	w.boolean(m.Engaged)
 	w.str(m.Reason)
+	w.strs(m.Alive)
 }
 
 // decodeField decodes field i of m (readable).
@@ -830,6 +832,8 @@ func (m *Load) decodeField(d *msgpack.Decoder, i int) (err error) {
 		m.Engaged, err = d.DecodeBool()
 	case 5:
 		m.Reason, err = d.DecodeString()
+	case 6:
+		err = d.Decode(&m.Alive)
 	}
 	return err
 }

@@ -59,7 +59,7 @@ func TestStatusPrintsEvictionHolds(t *testing.T) {
 			Detail: "eviction held: no report from c for 40s (renewals it forwards may be lost on the way)"},
 		{Reason: httpapi.HoldViewsDisagree, Members: []string{"d"}, Since: now, Until: now.Add(2 * time.Minute),
 			Detail: "eviction held: d still report(s) but are not alive in this node's view (it may be cut off one way) for 0s; " +
-				"held at most 2m0s, then this node evicts only the applications it owns with them counted as owners"},
+				"held at most 2m0s, then this node evicts only the applications that its view and every reporting member's name it the owner of"},
 	})
 	code, out, errOut := runCmd(t, nil, "status", "--addr", base)
 	require.Equal(t, 0, code, errOut)

@@ -233,6 +233,12 @@ const (
 	// hold was bounded: a node cut off one way evicts nothing until
 	// membership agrees (cluster disagreeHoldLocked, checkDisagreement).
 	ViewsDisagreeHoldsForever Switch = "views-disagree-holds-forever"
+	// ViewsDisagreeUnionRing evicts, once the views-disagree hold ran out,
+	// what this node owns on one ring of its members and the strangers, as
+	// before the reports carried each member's view: a node cut off one way
+	// evicted the clients that renew through members that do not count it
+	// (cluster checkDisagreement).
+	ViewsDisagreeUnionRing Switch = "views-disagree-union-ring"
 	// LeftReportDropped drops a member's load report the moment it leaves
 	// gracefully, as before leaves kept it for the window it covers: each
 	// stop of a rolling restart dips the cluster's renewal count by the
@@ -359,7 +365,7 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, DialPerMessage, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
 	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder, PushETagNodeLocal, StreamCoalesceTrailing,
-	NoOwnershipHandoff, RenewalsToGoneOwnerDropped, StrangerReportIgnored, ViewsDisagreeHoldsForever,
+	NoOwnershipHandoff, RenewalsToGoneOwnerDropped, StrangerReportIgnored, ViewsDisagreeHoldsForever, ViewsDisagreeUnionRing,
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
