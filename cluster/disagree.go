@@ -213,7 +213,17 @@ func (r *Replicator) disagreeHoldLocked(o *ownership, now time.Time) (EvictionHo
 	bound := r.silentBound()
 	if !forever && now.Sub(since) > bound {
 		ring := r.ring.Load()
-		if ring == nil || len(ring.unknown) == 0 {
+		if ring == nil {
+			// The bound passed, but the ring takes effect only at the next
+			// check: until then this node's narrow view would decide
+			// alone, so the hold goes on for that moment.
+			return EvictionHold{Reason: HoldViewsDisagree, Members: slices.Clone(strangers), Since: since,
+				Until: now.Add(r.cfg.LoadInterval),
+				Detail: fmt.Sprintf("eviction held: %s still report(s) but are not alive in this node's view; "+
+					"the bound passed and the views that decide what this node evicts take effect within %v",
+					strings.Join(strangers, ", "), r.cfg.LoadInterval)}, true
+		}
+		if len(ring.unknown) == 0 {
 			return EvictionHold{}, false
 		}
 		// Members of the previous release send no view: this node cannot

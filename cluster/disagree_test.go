@@ -186,3 +186,30 @@ func TestViewsDisagreeWithoutViewHolds(t *testing.T) {
 	assert.Contains(t, h.Detail, "previous release")
 	assert.Never(t, func() bool { return !a.has(mine, deadMine) }, 2*(holdsLease+bound), tick, "nothing is evicted")
 }
+
+// Between the moment the bound passes and the check that puts the views in
+// effect (up to one LoadInterval), the hold goes on: for that moment this
+// node's narrow view would otherwise decide alone, and evict the clients
+// whose renewals go to the strangers.
+func TestViewsDisagreeHoldLastsUntilTheViewsTakeEffect(t *testing.T) {
+	bus := newFakeBus()
+	a := bus.start(t, "a", false)
+	o := a.repl.own.Load()
+	now := time.Now()
+	a.repl.loadMu.Lock()
+	a.repl.loads["s"] = peerLoad{msg: &wire.Load{Node: "s", WindowMillis: 1000, Renewals: 1, Alive: []string{"s"}}, at: now}
+	a.repl.disagree = disagreement{since: now.Add(-2 * a.repl.silentBound()), last: now, strangers: []string{"s"}}
+	h, held := a.repl.disagreeHoldLocked(o, now)
+	a.repl.loadMu.Unlock()
+	require.Nil(t, a.repl.ring.Load(), "no check ran yet")
+	require.True(t, held, "held until the views take effect")
+	assert.Equal(t, HoldViewsDisagree, h.Reason)
+	assert.False(t, h.Until.IsZero())
+
+	a.repl.checkDisagreement()
+	require.NotNil(t, a.repl.ring.Load())
+	a.repl.loadMu.Lock()
+	_, held = a.repl.disagreeHoldLocked(o, time.Now())
+	a.repl.loadMu.Unlock()
+	assert.False(t, held, "the views decide from then on")
+}

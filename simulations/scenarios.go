@@ -149,7 +149,17 @@ var Scenarios = []Scenario{
 		Invariants:      unpartitioned,
 		DefaultDuration: 20 * time.Second,
 		ShortDuration:   12 * time.Second,
-		Drive:           driveAsymmetric,
+		Drive:           driveAsymmetricFor(8 * time.Second),
+	},
+	{
+		Name: "asymmetric-partition-long",
+		Summary: "As asymmetric-partition, but the block outlasts the views-disagree bound by several leases: the cut-off minority " +
+			"still hears the majority's reports, and once its hold runs out it must evict none of the clients that renew through " +
+			"the majority.",
+		Invariants:      unpartitioned,
+		DefaultDuration: 40 * time.Second,
+		ShortDuration:   24 * time.Second,
+		Drive:           driveAsymmetricFor(16 * time.Second),
 	},
 	{
 		Name:            "one-way-loss",

@@ -3,7 +3,8 @@ package simulations
 // Scenarios that cut the cluster: a partition that heals (partition-heal),
 // one that outlasts the tombstone TTL (long-partition, long-partition-lone),
 // a node whose links go down and up (flapping-node), and a side that can
-// no longer send to the other (asymmetric-partition).
+// no longer send to the other (asymmetric-partition, and
+// asymmetric-partition-long past the views-disagree bound).
 
 import (
 	"context"
@@ -234,17 +235,22 @@ func driveFlapping(s *Sim) error {
 	return s.Sleep(max(time.Second, time.Until(begin.Add(d))))
 }
 
-// driveAsymmetric: a minority can no longer send to the majority (packets
-// dropped, dials refused) while the majority still reaches it, under
-// churn; clients reach every node.
-func driveAsymmetric(s *Sim) error {
+// driveAsymmetricFor: a minority can no longer send to the majority
+// (packets dropped, dials refused) while the majority still reaches it, for
+// half the phase and at least minBlock, under churn; clients reach every
+// node.
+func driveAsymmetricFor(minBlock time.Duration) func(*Sim) error {
+	return func(s *Sim) error { return driveAsymmetric(s, minBlock) }
+}
+
+func driveAsymmetric(s *Sim, minBlock time.Duration) error {
 	if _, err := s.steadyClients(3); err != nil {
 		return err
 	}
 	s.StartChurn(standardChurn(500 * time.Millisecond))
 	d := s.Duration()
 	lead := fraction(d, 0.1, time.Second) + s.Between(0, 500*time.Millisecond)
-	block := fraction(d, 0.5, 8*time.Second)
+	block := fraction(d, 0.5, minBlock)
 	if err := s.Sleep(lead); err != nil {
 		return err
 	}
