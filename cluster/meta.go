@@ -109,11 +109,32 @@ func (m *Membership) PeerProtocol(name string) uint8 {
 	return lo
 }
 
-// LowestProtocol is the lowest wire protocol version this node speaks:
-// what it writes when it cannot know the reader (a push/pull state).
+// LowestProtocol is the version to write a frame in when the reader is not
+// known (a push/pull state): the oldest version that every member it knows
+// reads, that is the highest of their lowest versions (and this node's),
+// so that a member of the next release, which no longer reads this node's
+// lowest version, reads it too. Without a version all share, this node's
+// lowest.
 func (m *Membership) LowestProtocol() uint8 {
-	lo, _ := m.protocolRange()
-	return lo
+	lo, hi := m.protocolRange()
+	v := lo
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, mem := range m.members {
+		if mem == nil || (mem.State != StateAlive && mem.State != StateSuspect) {
+			continue
+		}
+		if pLo, pHi, ok := metaRange(mem.node.Meta); ok && pLo <= pHi {
+			if pLo > v {
+				v = pLo
+			}
+			hi = min(hi, pHi)
+		}
+	}
+	if v > hi {
+		return lo
+	}
+	return v
 }
 
 // noteRefused logs, once per peer and reason, that a peer was refused.

@@ -105,8 +105,10 @@ func TestPreviousReleasePushPullState(t *testing.T) {
 	failed, rest, err := parseFailedState(old)
 	require.NoError(t, err)
 	assert.Equal(t, []failedPeer{{name: "node-b", addr: "10.0.0.2:7946"}}, failed)
-	dg, err := wire.Decode(rest)
-	require.NoError(t, err)
+	_, err = wire.Decode(rest)
+	require.ErrorIs(t, err, wire.ErrVersion, "version 3 is out of this build's range")
+	dg, err := wire.DecodeState(rest)
+	require.NoError(t, err, "but a push/pull state of version 3 is read")
 	assert.Equal(t, "node-a", dg.(*wire.Digest).Node)
 	h.MergeRemoteState(old, false)
 	assert.Equal(t, []string{string(rest)}, d.merged, "the delegate gets the digest")
@@ -132,6 +134,31 @@ func TestPreviousReleasePushPullState(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []failedPeer{{name: "gone", addr: "10.0.0.9:7946"}}, failed)
 	assert.Equal(t, []byte("state"), rest)
+}
+
+// A push/pull state is written in the oldest version every alive member
+// reads: with a member of the next release, which no longer reads this
+// node's lowest version, the next one up; a dead member does not count.
+func TestStateVersionEveryMemberReads(t *testing.T) {
+	c := DefaultLocalConfig()
+	c.NodeName = "a"
+	c.Logger = testLogger(t)
+	m, err := New(c)
+	require.NoError(t, err)
+	meta := func(lo, span uint8) memberlist.Node {
+		return memberlist.Node{Meta: []byte{metaMagic, lo, span << metaSpanShift}}
+	}
+	lo := wire.MinProtocolVersion
+	m.mu.Lock()
+	m.members = map[string]*member{"same": {Member: Member{State: StateAlive}, node: meta(lo, wire.ProtocolVersion-lo)}}
+	m.mu.Unlock()
+	assert.Equal(t, lo, m.LowestProtocol(), "every member reads this node's lowest")
+
+	m.mu.Lock()
+	m.members["next"] = &member{Member: Member{State: StateSuspect}, node: meta(wire.ProtocolVersion, 1)}
+	m.members["gone"] = &member{Member: Member{State: StateDead}, node: meta(wire.ProtocolVersion+1, 1)}
+	m.mu.Unlock()
+	assert.Equal(t, wire.ProtocolVersion, m.LowestProtocol(), "the next release reads this node's highest, not its lowest")
 }
 
 func memberlistNode(name string, meta []byte) *memberlist.Node {

@@ -33,8 +33,11 @@ func (r *Replicator) NotifyMsg(b []byte) {
 }
 
 // handleMessage decodes a peer message and routes it by class.
-func (r *Replicator) handleMessage(b []byte) {
-	m, err := wire.Decode(b)
+func (r *Replicator) handleMessage(b []byte) { r.handle(b, wire.Decode) }
+
+// handle decodes b with decode and acts on the message.
+func (r *Replicator) handle(b []byte, decode func([]byte) (wire.Message, error)) {
+	m, err := decode(b)
 	if err != nil {
 		r.log.Warn("refused peer message", "err", err)
 		return
@@ -211,5 +214,7 @@ func (r *Replicator) MergeRemoteState(buf []byte, join bool) {
 	if len(buf) == 0 {
 		return
 	}
-	r.handleMessage(buf)
+	// The previous release writes its state a version below the
+	// oldest this build speaks (wire.DecodeState).
+	r.handle(buf, wire.DecodeState)
 }

@@ -201,3 +201,18 @@ func checkMessage(m Message) error {
 	}
 	return nil
 }
+
+// DecodeState decodes a memberlist push/pull state: a Digest frame. A
+// node writes its state before it knows who reads it, and the previous
+// release wrote it in the lowest version it speaks, one below
+// MinProtocolVersion. A Digest's body has not changed since version 3, so
+// a Digest frame of that version is read as MinProtocolVersion; anything
+// else decodes as Decode does.
+func DecodeState(b []byte) (Message, error) {
+	if len(b) >= headerLen && b[0] == MinProtocolVersion-1 && b[0] >= 3 && Type(b[1]) == TypeDigest {
+		c := bytes.Clone(b)
+		c[0] = MinProtocolVersion
+		return Decode(c)
+	}
+	return Decode(b)
+}

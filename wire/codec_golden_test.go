@@ -79,6 +79,29 @@ func TestLoadAliveIsVersion5(t *testing.T) {
 	require.ErrorIs(t, err, ErrMalformed, "seven fields in a version-4 Load")
 }
 
+// The previous release writes its push/pull state, a Digest, in its lowest
+// version, 3: testdata/state/digest-v3.bin is the sample digest as it
+// framed it. DecodeState reads it (a Digest has the same body from version
+// 3 on); Decode refuses it, and DecodeState refuses any other version-3
+// frame.
+func TestPreviousReleaseStateRead(t *testing.T) {
+	frame, err := os.ReadFile(filepath.Join("testdata", "state", "digest-v3.bin"))
+	require.NoError(t, err)
+	require.Equal(t, byte(3), frame[0])
+	_, err = Decode(frame)
+	require.ErrorIs(t, err, ErrVersion)
+	got, err := DecodeState(frame)
+	require.NoError(t, err)
+	assert.Equal(t, sampleMessages()["digest"], got)
+	assert.Equal(t, byte(3), frame[0], "the input is not changed")
+
+	other, err := EncodeVersion(&Records{}, 4)
+	require.NoError(t, err)
+	other[0] = 3
+	_, err = DecodeState(other)
+	require.ErrorIs(t, err, ErrVersion, "only a Digest is read a version back")
+}
+
 // Versions outside the range are refused for every message: version 3,
 // the release before the previous one, among them.
 func TestVersionsOutOfRangeRefused(t *testing.T) {
