@@ -42,6 +42,12 @@
 // senders write it only to peers that speak that version (version 4 added
 // Handoff; version 3 peers are simply not sent one).
 //
+// A memberlist push/pull state (a Digest) is written before its reader is
+// known: a node writes it in the oldest version every alive member reads
+// (cluster's LowestProtocol), and the release before this one wrote it in
+// its own lowest version, one below MinProtocolVersion, which DecodeState
+// reads (a Digest's body has not changed since version 3).
+//
 // # Body encoding
 //
 // Structs are encoded as msgpack arrays (the `msgpack:",as_array"` tag), not
