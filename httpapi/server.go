@@ -13,6 +13,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // Registry is what the HTTP API needs from the registry's write side
@@ -69,7 +70,9 @@ type Config struct {
 	// Ready reports whether the node has finished its initial cluster sync.
 	// While it returns false, /readyz answers 503 and every registry read
 	// answers 403 (see gate), so that clients fetch from another server;
-	// writes are accepted. Nil: always ready.
+	// writes are accepted, and a renewal of an instance not known yet
+	// waits until the node is ready before it answers (404 only if the
+	// sync did not bring it). Nil: always ready.
 	Ready func() bool
 	// ReadyReason, if set, says in plain words why the node is not ready
 	// (syncing, its seeds refuse it and why, no seed reachable) or that it
@@ -264,6 +267,34 @@ func (s *Server) gate(h paramHandler) paramHandler {
 			return
 		}
 		h(w, r, p)
+	}
+}
+
+// readyPoll is how often a renewal waiting for the initial sync looks.
+const readyPoll = 10 * time.Millisecond
+
+// waitReady waits, if this node is not ready yet, until it is or the
+// request ends, and reports whether it waited and the node is ready now.
+// A renewal of an instance this node does not know yet must not answer
+// 404 while the initial sync that brings it is running: the client would
+// register again for nothing, with the node's restart as the only cause.
+// The wait is bounded by the node's ready timeout (it reports ready when
+// that runs out, synced or not) and by the client's own timeout.
+func (s *Server) waitReady(r *http.Request) bool {
+	if s.cfg.Ready == nil || s.cfg.Ready() || sabotage.On(sabotage.RenewNotFoundBeforeReady) {
+		return false
+	}
+	t := time.NewTicker(readyPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return false
+		case <-t.C:
+			if s.cfg.Ready() {
+				return true
+			}
+		}
 	}
 }
 

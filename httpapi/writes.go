@@ -252,6 +252,11 @@ func (s *Server) renew(w http.ResponseWriter, r *http.Request, p params) {
 		}
 	}
 	res, err := s.cfg.Registry.Renew(r.Context(), req)
+	if err == nil && res.Outcome == actors.RenewNotFound && s.waitReady(r) {
+		// Unknown before the initial sync ended: the instance may be on
+		// its way from the members (a restarted node); ask again.
+		res, err = s.cfg.Registry.Renew(r.Context(), req)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -239,6 +239,11 @@ const (
 	// evicted the clients that renew through members that do not count it
 	// (cluster checkDisagreement).
 	ViewsDisagreeUnionRing Switch = "views-disagree-union-ring"
+	// RenewNotFoundBeforeReady answers a renewal of an instance this node
+	// does not know yet with 404 at once, even while its initial sync is
+	// running: a restarted node sent clients to register again for nothing
+	// (httpapi waitReady).
+	RenewNotFoundBeforeReady Switch = "renew-not-found-before-ready"
 	// LeftReportDropped drops a member's load report the moment it leaves
 	// gracefully, as before leaves kept it for the window it covers: each
 	// stop of a rolling restart dips the cluster's renewal count by the
@@ -365,7 +370,7 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
 	StaleRenewalsForwarded, DialPerMessage, FastJSONUnvalidated, NoGraceAfterMemberGap, SyncReasksWhileProgressing,
 	ShutdownLeavesStreamHandOver, SPCountsAddedFirst, SweepSkipsChangedApps, MembersAppliedOutOfOrder, PushETagNodeLocal, StreamCoalesceTrailing,
-	NoOwnershipHandoff, RenewalsToGoneOwnerDropped, StrangerReportIgnored, ViewsDisagreeHoldsForever, ViewsDisagreeUnionRing,
+	NoOwnershipHandoff, RenewalsToGoneOwnerDropped, StrangerReportIgnored, ViewsDisagreeHoldsForever, ViewsDisagreeUnionRing, RenewNotFoundBeforeReady,
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
