@@ -235,6 +235,44 @@ var Scenarios = []Scenario{
 		ShortTimers:     datacentersShortTimers,
 		Drive:           driveDatacentersRing,
 	},
+	{
+		Name: "datacenters-lossy-wan",
+		Summary: "datacenters over a WAN that is slow and lossy rather than cut: every link delays each chunk 10–40 ms, holds one in ten " +
+			"100–600 ms more and resets the connection at one in thirty-three chunks, for a third of the run with churn and changes on both sides, " +
+			"then for the stale time with changes only. A lossy WAN promises no propagation bound: its windows (until the last held chunk) " +
+			"do not count as WAN up time; judged are no echo, no resurrection, the stale rule (never stale while the last success is " +
+			"younger than the stale time, ok outside the windows) and convergence within the clean bound.",
+		Invariants: []string{InvRegionVisibility, InvRegionCancel, InvRegionNoEcho, InvRegionStaleRule, InvRegionConvergence,
+			InvRegionResurrection},
+		DefaultDuration: 32 * time.Second,
+		ShortDuration:   18 * time.Second,
+		ShortTimers:     datacentersShortTimers,
+		Drive:           driveDatacentersLossyWAN,
+	},
+	{
+		Name: "datacenters-one-link",
+		Summary: "datacenters-ring with one link cut only (the one in front of dc2, which dc1 follows), past the drop time and the " +
+			"tombstone TTL with changes in every region, then briefly again: dc1's view of dc2 is judged as a cut, the two other links " +
+			"as never cut (their visibility, cancel and resurrection bounds run on, and they are never stale).",
+		Invariants: []string{InvRegionOneLinkVisibility, InvRegionOneLinkCancel, InvRegionNoEcho, InvRegionOneLinkStaleDrop,
+			InvRegionConvergence, InvRegionOneLinkResurrection},
+		DefaultDuration: 32 * time.Second,
+		ShortDuration:   18 * time.Second,
+		ShortTimers:     datacentersShortTimers,
+		Drive:           driveDatacentersOneLink,
+	},
+	{
+		Name: "datacenters-restart",
+		Summary: "datacenters where, during a WAN cut past the drop time and the tombstone TTL (with changes on both sides), dc1's nodes " +
+			"restart one by one as fresh processes, each synced before the next; the WAN then heals and the restarted nodes, which " +
+			"could never load dc2, must serve it within the convergence bound, with no echo and no cancel back.",
+		Invariants: []string{InvRegionVisibility, InvRegionCancel, InvRegionNoEcho, InvRegionStaleDrop, InvRegionConvergence,
+			InvRegionResurrection},
+		DefaultDuration: 36 * time.Second,
+		ShortDuration:   18 * time.Second,
+		ShortTimers:     datacentersShortTimers,
+		Drive:           driveDatacentersRestart,
+	},
 }
 
 // ScenarioByName returns the scenario called name.
