@@ -90,16 +90,7 @@ func disagreeCluster(t *testing.T, sView []string) (a *testNode, mine, deadMine,
 func TestViewsDisagreeHoldIsBounded(t *testing.T) {
 	a, mine, deadMine, theirs, deadTheirs := disagreeCluster(t, []string{"a", "b", "s"})
 	bound := a.repl.silentBound()
-	var h EvictionHold
-	require.Eventually(t, func() bool {
-		for _, x := range a.repl.EvictionHolds() {
-			if x.Reason == HoldViewsDisagree {
-				h = x
-				return true
-			}
-		}
-		return false
-	}, waitFor, tick, "the views-disagree hold shows")
+	h := awaitViewsDisagreeHold(t, a, "the views-disagree hold shows")
 	assert.Equal(t, []string{"s"}, h.Members)
 	assert.False(t, h.Until.IsZero(), "the hold says when it ends")
 	assert.LessOrEqual(t, h.Until.Sub(h.Since), bound, "it ends within the bound")
@@ -173,16 +164,7 @@ func TestViewsDisagreeWithoutViewHolds(t *testing.T) {
 	a, mine, deadMine, _, _ := disagreeCluster(t, nil)
 	bound := a.repl.silentBound()
 	require.Eventually(t, func() bool { return a.repl.ring.Load() != nil }, 4*bound, tick, "the bound passes")
-	var h EvictionHold
-	require.Eventually(t, func() bool {
-		for _, x := range a.repl.EvictionHolds() {
-			if x.Reason == HoldViewsDisagree {
-				h = x
-				return true
-			}
-		}
-		return false
-	}, waitFor, tick, "the hold still shows")
+	h := awaitViewsDisagreeHold(t, a, "the hold still shows")
 	assert.Contains(t, h.Detail, "previous release")
 	assert.Never(t, func() bool { return !a.has(mine, deadMine) }, 2*(holdsLease+bound), tick, "nothing is evicted")
 }
@@ -212,4 +194,21 @@ func TestViewsDisagreeHoldLastsUntilTheViewsTakeEffect(t *testing.T) {
 	_, held = a.repl.disagreeHoldLocked(o, time.Now())
 	a.repl.loadMu.Unlock()
 	assert.False(t, held, "the views decide from then on")
+}
+
+// awaitViewsDisagreeHold waits until a's eviction holds include the
+// views-disagree hold and returns it.
+func awaitViewsDisagreeHold(t *testing.T, a *testNode, msg string) EvictionHold {
+	t.Helper()
+	var h EvictionHold
+	require.Eventually(t, func() bool {
+		for _, x := range a.repl.EvictionHolds() {
+			if x.Reason == HoldViewsDisagree {
+				h = x
+				return true
+			}
+		}
+		return false
+	}, waitFor, tick, msg)
+	return h
 }
