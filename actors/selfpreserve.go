@@ -52,6 +52,14 @@ type SelfPreservationStatus struct {
 	Reason string
 	// Window is the length of the renewal counting window.
 	Window time.Duration
+	// Protected is, while engaged, the fleet the engagement protects: the
+	// clients expected when it began (0 when not engaged).
+	Protected int
+	// RecoveryThreshold is, while engaged, the renewals per window above
+	// which the protected fleet counts as back (RenewalPercentThreshold of
+	// what Protected sends): two closes above it release self-preservation
+	// whatever the clients that registered and died while it was engaged.
+	RecoveryThreshold int
 }
 
 // RenewalPeers is how the cluster layer gives self-preservation the renewals
@@ -90,6 +98,26 @@ type RenewalPeers interface {
 // (see collapsed) is never adopted, since no fleet shrinks by nine tenths
 // at once; and the evictions of the leases a release gave up on come out
 // of silent, not out of the expectation it measured.
+//
+// Why a second way out, recovery: while engaged nothing is evicted, so the
+// clients that register during the fault and then die silently stay in the
+// expectation, each new registration adds one, and under steady churn the
+// live share never climbs back over the threshold after the fault ends:
+// Eureka (and the first release rule alone) stayed engaged until the
+// recount, evicting nothing for minutes after a heal. So an engagement
+// remembers the fleet it protects (protected: the expectation when it
+// began), and once two closes in a row count more renewals than percent of
+// what that fleet sends, the fault is over: the renewals are back at the
+// level of the fleet that fell silent, whoever sends them. Self-preservation then
+// releases as the release rule does (the lowest of those closes becomes
+// the expectation, the leases it no longer expects are evicted as they
+// expire). A fault that still silences more than 15% of the protected
+// fleet keeps it engaged; new clients that register and keep renewing
+// during the fault count for the fleet (a replaced instance is as good as
+// the one that went silent). Cancels during the fault do not lower the
+// protected fleet: under churn the new clients replace the ones that
+// cancel, and a fleet that shrinks by cancels lowers the expectation
+// itself, which releases the usual way.
 //
 // Why hysteresis after a release: the cluster-wide count is noisy (every
 // member's window closes out of step with the others', so a window's sum
@@ -148,6 +176,15 @@ type selfPreservation struct {
 	// leases it copied have a lease of grace from the eviction anyway).
 	warming   bool
 	warmUntil time.Time
+	// protected is the fleet the current engagement protects (see
+	// recovery in the type comment); recovering counts the closes in a
+	// row above its threshold, recoveredLow is the lowest of them, and
+	// recoveredFrom is the protected fleet of the last recovery release
+	// (0 when the last release, if any, was the release rule's).
+	protected     int
+	recovering    int
+	recoveredLow  int64
+	recoveredFrom int
 }
 
 // disengageCloses is how many closes in a row above the threshold release
@@ -184,6 +221,12 @@ func (s *selfPreservation) low() bool {
 // release, when re-engaging needs a whole window of low closes.
 func (s *selfPreservation) settling(now time.Time) bool {
 	return !s.released.IsZero() && s.releaseAfter > 0 && now.Sub(s.released) < s.releaseAfter
+}
+
+// protectedThreshold is the renewals per window above which the fleet the
+// engagement protects counts as back: threshold() for protected clients.
+func (s *selfPreservation) protectedThreshold() int {
+	return int(float64(s.protected) * (s.window.Seconds() / s.expectedInterval.Seconds()) * s.percent)
 }
 
 // lowestRecent is the lowest count among the closes of the last window.
@@ -230,12 +273,20 @@ func (s *selfPreservation) onCounts(added, removed int64) {
 	s.expectationChanged()
 }
 
+// engage starts an engagement at now: it protects the clients expected now.
+func (s *selfPreservation) engage(now time.Time) {
+	s.engagedSince = now
+	s.protected = s.expected
+	s.recovering = 0
+}
+
 // expectationChanged ends the engagement when a new expectation (an event,
 // a recount) lowered the threshold below the count between two closes, so
 // that the next close does not take it for one that is still engaged.
 func (s *selfPreservation) expectationChanged() {
 	if !s.engagedSince.IsZero() && !s.engaged() {
 		s.engagedSince = time.Time{}
+		s.protected, s.recovering = 0, 0
 	}
 }
 
@@ -250,16 +301,23 @@ func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, member
 	s.hold(now, !s.engagedSince.IsZero())
 	if !s.engaged() {
 		s.engagedSince = time.Time{}
+		s.protected, s.recovering = 0, 0
 		return
 	}
 	if s.engagedSince.IsZero() {
-		s.engagedSince = now
+		s.engage(now)
+		return
+	}
+	if s.recovered() {
+		// The protected fleet's renewals are back: the fault is over.
+		// Expect as many clients as renew now.
+		s.recoveredFrom = s.protected
+		s.adopt(now, s.recoveredLow)
 		return
 	}
 	if s.releaseAfter > 0 && now.Sub(s.engagedSince) >= s.releaseAfter {
 		// The low rate has lasted a whole recount interval: it is the new
 		// normal. Expect as many clients as renew now.
-		perClient := s.window.Seconds() / s.expectedInterval.Seconds()
 		measured := s.renewsLastWindow
 		if !sabotage.On(sabotage.ReleaseWithoutHysteresis) {
 			measured = s.lowestRecent()
@@ -269,15 +327,43 @@ func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, member
 			// keep protecting until renewals come back (see collapsed).
 			return
 		}
-		s.expected = int(math.Ceil(float64(measured) / perClient))
-		s.silent = max(0, s.held-s.expected)
-		s.engagedSince = time.Time{}
-		s.released = now
-		s.lowSince = time.Time{}
-		s.hold(now, false)
-		if s.engaged() {
-			s.engagedSince = now
-		}
+		s.recoveredFrom = 0
+		s.adopt(now, measured)
+	}
+}
+
+// recovered counts the closes in a row, while engaged, above the protected
+// fleet's threshold, and reports whether there have been disengageCloses
+// of them (see recovery in the type comment). An engagement that protects
+// too few clients for a threshold of 1 has no recovery.
+func (s *selfPreservation) recovered() bool {
+	t := s.protectedThreshold()
+	if t <= 0 || s.renewsLastWindow <= int64(t) || sabotage.On(sabotage.SPNoRecovery) {
+		s.recovering = 0
+		return false
+	}
+	if s.recovering == 0 || s.renewsLastWindow < s.recoveredLow {
+		s.recoveredLow = s.renewsLastWindow
+	}
+	s.recovering++
+	return s.recovering >= disengageCloses
+}
+
+// adopt releases self-preservation at now with measured renewals per
+// window as the new normal: it expects as many clients as send them, and
+// the leases it held beyond those are silent (their evictions come out of
+// silent, not out of the expectation).
+func (s *selfPreservation) adopt(now time.Time, measured int64) {
+	perClient := s.window.Seconds() / s.expectedInterval.Seconds()
+	s.expected = int(math.Ceil(float64(measured) / perClient))
+	s.silent = max(0, s.held-s.expected)
+	s.engagedSince = time.Time{}
+	s.protected, s.recovering = 0, 0
+	s.released = now
+	s.lowSince = time.Time{}
+	s.hold(now, false)
+	if s.engaged() {
+		s.engage(now)
 	}
 }
 
@@ -391,14 +477,20 @@ func (s *selfPreservation) reason() string {
 			s.renewsLastWindow, s.window, max(1, s.members), collapseShare*100, s.expected, s.releaseAfter)
 	case s.engaged():
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
-			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network",
-			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected)
+			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network, until "+
+			"renewals pass %d (%.0f%% of what the %d clients expected when it engaged send) or for %v at most",
+			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected,
+			s.protectedThreshold(), s.percent*100, s.protected, s.releaseAfter)
 	case s.holding:
 		return fmt.Sprintf("holding: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients) since %v ago, but self-preservation released %v ago: it engages again only "+
 			"after a whole window this low; expired leases are evicted",
 			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected,
 			s.recentSpan(), s.sinceRelease())
+	case !s.released.IsZero() && s.recoveredFrom > 0 && s.renewsLastWindow <= int64(t)+int64(s.expected):
+		return fmt.Sprintf("released: renewals came back above %.0f%% of what the %d clients it protected send, so the fault "+
+			"is over and the %d clients that renew are now expected; expired leases are evicted",
+			s.percent*100, s.recoveredFrom, s.expected)
 	case !s.released.IsZero() && s.renewsLastWindow <= int64(t)+int64(s.expected):
 		return fmt.Sprintf("released: renewals stayed low for %v, so %d renewing clients are now expected; expired leases are evicted",
 			s.releaseAfter, s.expected)
@@ -424,7 +516,7 @@ func (s *selfPreservation) sinceRelease() time.Duration {
 }
 
 func (s *selfPreservation) status() *SelfPreservationStatus {
-	return &SelfPreservationStatus{
+	st := &SelfPreservationStatus{
 		Enabled:           s.enabled,
 		Expected:          s.expected,
 		Threshold:         s.threshold(),
@@ -438,6 +530,10 @@ func (s *selfPreservation) status() *SelfPreservationStatus {
 		Reason:            s.reason(),
 		Window:            s.window,
 	}
+	if st.Engaged {
+		st.Protected, st.RecoveryThreshold = s.protected, s.protectedThreshold()
+	}
+	return st
 }
 
 // Messages of the self-preservation actor.

@@ -23,6 +23,8 @@ type fleet struct {
 	renewing []bool
 	last     []time.Time
 	gone     []bool
+	// phase[i] is when in each renewal interval client i renews.
+	phase []time.Duration
 	// renewals holds every renewal time of the last window.
 	renewals []time.Time
 	now      time.Time
@@ -39,10 +41,11 @@ const (
 func newFleet(n int) *fleet {
 	f := &fleet{sp: &selfPreservation{enabled: true, percent: 0.85, expectedInterval: prodRenew,
 		window: prodWindow, releaseAfter: prodRecount, expected: n},
-		renewing: make([]bool, n), last: make([]time.Time, n), gone: make([]bool, n), now: testEpoch}
+		renewing: make([]bool, n), last: make([]time.Time, n), gone: make([]bool, n), phase: make([]time.Duration, n), now: testEpoch}
 	for i := range n {
 		f.renewing[i] = true
 		f.last[i] = testEpoch
+		f.phase[i] = (time.Duration(i) * prodRenew / time.Duration(n)).Truncate(time.Second)
 	}
 	return f
 }
@@ -69,8 +72,7 @@ func (f *fleet) run(d time.Duration) (enabledAt time.Time) {
 		f.now = f.now.Add(time.Second)
 		el := f.now.Sub(testEpoch)
 		for i := range n {
-			phase := time.Duration(i) * prodRenew / time.Duration(n)
-			if f.renewing[i] && !f.gone[i] && el%prodRenew == phase.Truncate(time.Second) {
+			if f.renewing[i] && !f.gone[i] && el%prodRenew == f.phase[i] {
 				f.last[i] = f.now
 				f.renewals = append(f.renewals, f.now)
 			}
@@ -102,11 +104,28 @@ func (f *fleet) evict() {
 	removed := 0
 	for i := range f.gone {
 		if removed < limit && !f.gone[i] && f.now.Sub(f.last[i]) > prodLease {
-			f.gone[i] = true
+			f.remove(i)
 			removed++
 		}
 	}
-	f.sp.onCounts(0, int64(removed))
+}
+
+// remove takes client i's lease out (a cancel or an eviction), as the
+// registry's sink counts it.
+func (f *fleet) remove(i int) {
+	f.gone[i] = true
+	f.sp.onCounts(0, 1)
+}
+
+// join registers a new renewing client and returns its index.
+func (f *fleet) join() int {
+	f.renewing = append(f.renewing, true)
+	f.last = append(f.last, f.now)
+	f.gone = append(f.gone, false)
+	f.phase = append(f.phase, (f.now.Sub(testEpoch)+time.Second)%prodRenew)
+	f.renewals = append(f.renewals, f.now)
+	f.sp.onCounts(1, 0)
+	return len(f.renewing) - 1
 }
 
 // dead counts the leases held whose client does not renew.

@@ -70,6 +70,13 @@ const (
 	// /eureka/apps/delta for the application named "delta", unlike the mux
 	// (httpapi router.match).
 	FastRouteDeltaAsApp Switch = "fast-route-delta-as-app"
+	// SPNoRecovery removes self-preservation's recovery release: an
+	// engagement ends only when the renewals pass the threshold of the
+	// whole expectation (which the clients that registered and died
+	// silently during it keep out of reach under churn) or by the release
+	// rule one recount interval later, as before (actors
+	// selfPreservation.recovered).
+	SPNoRecovery Switch = "sp-no-recovery"
 	// SPNoWarmUp lets a node of a cluster judge self-preservation from its
 	// first window close after it starts, on a partial count and before its
 	// peers' reports came: a restarted node engages on a "collapse" (actors
@@ -305,6 +312,7 @@ var All = []Switch{
 	ReplicaOverrulesEviction, TombstoneReceiptAge, TombstonesDropped, CopiedLeaseFresh,
 	StaleRecordsAccepted, EvictWithoutOwnership, NoTakeoverGrace, NoAntiEntropy,
 	SelfPreservationPerOwner, TombstoneOutlivedByLease, SilentMemberHoldsForever, RemoteEchoOverwritesLocal,
+	SPNoRecovery,
 }
 
 // UnitOnly lists the switches that only unit tests built with the sabotage
