@@ -68,6 +68,13 @@
 // expectation of 0 while leases exist is recounted at once (a threshold
 // of 0 would keep expiry off whatever the renewals).
 //
+// Protection also ends when the fault does: an engagement remembers the
+// clients expected when it began, and two closes above percent of their
+// renewals release it the way the release rule does (recovery). The
+// clients that register and die silently while it is engaged, which
+// nothing evicts then, would otherwise keep the live share under the
+// threshold after the fault and hold it until the recount.
+//
 // # Deletes
 //
 // A cancel or eviction leaves a tombstone aged by the deletion's HLC time;

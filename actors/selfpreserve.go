@@ -475,6 +475,10 @@ func (s *selfPreservation) reason() string {
 			"clients send: a collapse is a network fault, so expired leases are kept until renewals come back "+
 			"(the release after %v engaged does not adopt a collapsed rate)",
 			s.renewsLastWindow, s.window, max(1, s.members), collapseShare*100, s.expected, s.releaseAfter)
+	case s.engaged() && s.protected == 0:
+		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
+			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network",
+			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected)
 	case s.engaged():
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network, until "+

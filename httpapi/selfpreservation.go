@@ -55,6 +55,12 @@ type SelfPreservation struct {
 	// WindowSeconds is the length of the renewal window in seconds
 	// (fractional when tests shrink it).
 	WindowSeconds float64 `json:"windowSeconds"`
+	// Protected is, while engaged, the clients expected when the
+	// engagement began (0 otherwise); RecoveryThreshold the renewals per
+	// window above which they count as back: two closes above it release
+	// self-preservation.
+	Protected         int `json:"protected"`
+	RecoveryThreshold int `json:"recoveryThreshold"`
 	// EvictionHolds is every hold on this node's eviction now,
 	// self-preservation's own included: GET /admin/eviction's holds. GET and
 	// PUT /admin/self-preservation fill it ([] when none); where this object
@@ -82,6 +88,8 @@ func NewSelfPreservation(st *actors.SelfPreservationStatus) SelfPreservation {
 		Members:           st.Members,
 		ExpirationEnabled: st.ExpirationEnabled,
 		WindowSeconds:     st.Window.Seconds(),
+		Protected:         st.Protected,
+		RecoveryThreshold: st.RecoveryThreshold,
 	}
 	if !st.EngagedSince.IsZero() {
 		t := st.EngagedSince.UTC()
@@ -131,6 +139,8 @@ func appendSelfPreservationXML(b *strings.Builder, v SelfPreservation) {
 	elem("members", strconv.Itoa(v.Members))
 	elem("expirationEnabled", strconv.FormatBool(v.ExpirationEnabled))
 	elem("windowSeconds", strconv.FormatFloat(v.WindowSeconds, 'f', -1, 64))
+	elem("protected", strconv.Itoa(v.Protected))
+	elem("recoveryThreshold", strconv.Itoa(v.RecoveryThreshold))
 	b.WriteString("  </selfPreservation>\n")
 }
 

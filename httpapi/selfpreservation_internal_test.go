@@ -35,6 +35,6 @@ func TestSelfPreservationView(t *testing.T) {
 	}
 	assert.Equal(t, 0.25, v.WindowSeconds)
 	assert.Equal(t, `{"enabled":false,"engaged":false,"engagedSince":null,"reason":"<&>","expected":0,"threshold":0,`+
-		`"renewsLastWindow":0,"localRenewals":0,"peerRenewals":0,"members":0,"expirationEnabled":false,"windowSeconds":0}`,
+		`"renewsLastWindow":0,"localRenewals":0,"peerRenewals":0,"members":0,"expirationEnabled":false,"windowSeconds":0,"protected":0,"recoveryThreshold":0}`,
 		string(marshalJSON(SelfPreservation{Reason: "<&>"})))
 }

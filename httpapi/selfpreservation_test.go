@@ -32,11 +32,13 @@ type spJSON struct {
 	Members           int        `json:"members"`
 	ExpirationEnabled bool       `json:"expirationEnabled"`
 	WindowSeconds     float64    `json:"windowSeconds"`
+	Protected         int        `json:"protected"`
+	RecoveryThreshold int        `json:"recoveryThreshold"`
 }
 
 // spKeys are the keys every self-preservation object carries.
 var spKeys = []string{"enabled", "engaged", "engagedSince", "reason", "expected", "threshold", "renewsLastWindow",
-	"localRenewals", "peerRenewals", "members", "expirationEnabled", "windowSeconds"}
+	"localRenewals", "peerRenewals", "members", "expirationEnabled", "windowSeconds", "protected", "recoveryThreshold"}
 
 // adminSPKeys are the keys of GET and PUT /admin/self-preservation: spKeys
 // and the holds on eviction.

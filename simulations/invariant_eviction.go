@@ -24,6 +24,80 @@ func CheckEvictionLatency(o *Observations, th Thresholds) Verdict {
 	v := Verdict{Invariant: InvEvictionLatency, Property: 5,
 		Threshold: fmt.Sprintf("p99 of last renewal → first sample of each node without a silently dead client's instance ≤ %s", secs(th.EvictionLatency)),
 		Key:       noKey("p99 eviction latency", "s")}
+	return evictionLatency(o, th, v, time.Time{})
+}
+
+// CheckEvictionAfterHeal is eviction-latency after a fault (property 5:
+// self-preservation lets go once the fault is over): each latency counts
+// from the client's last renewal or from the end of the last partition or
+// one-way block, whichever is later. A client that died silently during
+// the fault is kept while self-preservation is engaged (rightly), but once
+// the fault is over it must go within the same bound as in a healthy
+// cluster.
+func CheckEvictionAfterHeal(o *Observations, th Thresholds) Verdict {
+	heal := o.lastHeal()
+	v := Verdict{Invariant: InvEvictionAfterHeal, Property: 5,
+		Threshold: fmt.Sprintf("p99 of (last renewal or the heal, whichever is later) → first sample of each node without a silently dead client's instance ≤ %s",
+			secs(th.EvictionLatency)),
+		Key: noKey("p99 eviction latency after the heal", "s")}
+	if heal.IsZero() {
+		v.Measured = "no heal in this run"
+		return v
+	}
+	v = evictionLatency(o, th, v, heal)
+	v.Key.Name = "p99 eviction latency after the heal"
+	return v
+}
+
+// lastHeal is when the last partition healed or the last one-way block
+// was lifted (zero if none).
+func (o *Observations) lastHeal() time.Time {
+	var at time.Time
+	for _, ev := range o.Timeline {
+		if ev.Kind == "heal" || ev.Kind == "unblock" {
+			at = o.Start.Add(ev.At)
+		}
+	}
+	return at
+}
+
+// CheckSPAfterHeal checks that self-preservation lets go after a fault
+// under churn (property 5): from one renewal window after the members see
+// each other again after the last heal, until the teardown, it is engaged
+// in at most Thresholds.SPMaxEngagedShare of the probes of nodes that
+// expect renewals, as in a cluster without faults. The clients that
+// registered and died silently while it was engaged must not keep it
+// engaged. The clock starts when membership is whole, not at the heal: no
+// node counts the renewals of members it does not see yet, and how long
+// memberlist takes to find them again does not scale with the renewal
+// window (a second of a 2 s window here, seconds of a minute in
+// production).
+func CheckSPAfterHeal(o *Observations, th Thresholds) Verdict {
+	v := Verdict{Invariant: InvSPAfterHeal, Property: 5,
+		Threshold: fmt.Sprintf("self-preservation engaged in at most %.1f%% of the probes of nodes that expect renewals, from one renewal window after the members see each other again after the heal until the teardown",
+			th.SPMaxEngagedShare*100),
+		Key: noKey("engaged share after the heal", "%")}
+	heal := o.lastHeal()
+	if heal.IsZero() {
+		v.Measured = "no heal in this run"
+		return v
+	}
+	whole := heal
+	for i := range o.Probes {
+		if p := &o.Probes[i]; !p.At.Before(heal) && p.MembersComplete() {
+			whole = p.At
+			break
+		}
+	}
+	v = engagedShare(o, th, v, whole.Add(o.Timers.RenewalWindow))
+	v.Key.Name = "engaged share after the heal"
+	return v
+}
+
+// evictionLatency judges v on the eviction latencies of the silently dead
+// clients, each counted from its last renewal or from since, whichever is
+// later.
+func evictionLatency(o *Observations, th Thresholds, v Verdict, since time.Time) Verdict {
 	idx := o.sampleIndex()
 	end := o.QuietEnd
 	if end.IsZero() {
@@ -39,6 +113,9 @@ func CheckEvictionLatency(o *Observations, th Thresholds) Verdict {
 			}
 			dead++
 			last := lastRenewal(lf)
+			if last.Before(since) {
+				last = since
+			}
 			for _, n := range o.Nodes {
 				var absent, listed time.Time
 				observed := false

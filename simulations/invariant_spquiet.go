@@ -25,7 +25,13 @@ func CheckSPQuiet(o *Observations, th Thresholds) Verdict {
 	if from.IsZero() {
 		from = o.Start
 	}
-	from = from.Add(2 * o.Timers.RenewalWindow)
+	return engagedShare(o, th, v, from.Add(2*o.Timers.RenewalWindow))
+}
+
+// engagedShare judges v on the share of probes, from from until the
+// teardown, in which self-preservation was engaged on nodes that expect
+// renewals: at most Thresholds.SPMaxEngagedShare (sp-quiet, sp-after-heal).
+func engagedShare(o *Observations, th Thresholds, v Verdict, from time.Time) Verdict {
 	end := o.QuietEnd
 	if end.IsZero() {
 		end = o.End

@@ -40,6 +40,8 @@ const (
 	InvRestartConvergence = "restart-convergence" // property 2
 	InvSilentMemberBound  = "silent-member-bound" // property 5
 	InvSPPartition        = "sp-partition"        // property 5
+	InvSPAfterHeal        = "sp-after-heal"       // property 5
+	InvEvictionAfterHeal  = "eviction-after-heal" // property 5
 )
 
 // Verdict is one invariant's judgement of one run.
@@ -97,6 +99,8 @@ var Checkers = map[string]Checker{
 	InvRestartConvergence: CheckRestartConvergence,
 	InvSilentMemberBound:  CheckSilentMemberBound,
 	InvSPPartition:        CheckSPPartition,
+	InvSPAfterHeal:        CheckSPAfterHeal,
+	InvEvictionAfterHeal:  CheckEvictionAfterHeal,
 }
 
 // maxDetails caps the evidence lines of a verdict.

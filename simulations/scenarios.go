@@ -49,6 +49,16 @@ var Scenarios = []Scenario{
 		Drive:           drivePartitionHeal,
 	},
 	{
+		Name: "partition-churn",
+		Summary: "The cluster splits 2|3 for 14 s under heavy churn (a client every 300 ms, a quarter dying silently), then heals: " +
+			"self-preservation, engaged on both sides, must let go within a window of the heal though the clients that registered " +
+			"and died in the split keep the live share under its threshold, and the dead must then go as fast as in a healthy cluster.",
+		Invariants:      append([]string{InvSPAfterHeal, InvEvictionAfterHeal}, allInvariants...),
+		DefaultDuration: 28 * time.Second,
+		ShortDuration:   22 * time.Second,
+		Drive:           drivePartitionChurn,
+	},
+	{
 		Name:            "owner-crash",
 		Summary:         "The node owning the busiest application crashes (power loss, registry gone) and comes back later as a fresh process.",
 		Invariants:      unpartitioned,
@@ -156,7 +166,7 @@ var Scenarios = []Scenario{
 		Summary: "As asymmetric-partition, but the block outlasts the views-disagree bound by several leases: the cut-off minority " +
 			"still hears the majority's reports, and once its hold runs out it must evict none of the clients that renew through " +
 			"the majority.",
-		Invariants:      unpartitioned,
+		Invariants:      with(unpartitioned, InvEvictionAfterHeal),
 		DefaultDuration: 40 * time.Second,
 		ShortDuration:   24 * time.Second,
 		Drive:           driveAsymmetricFor(16 * time.Second),

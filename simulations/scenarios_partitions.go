@@ -1,6 +1,7 @@
 package simulations
 
-// Scenarios that cut the cluster: a partition that heals (partition-heal),
+// Scenarios that cut the cluster: a partition that heals (partition-heal,
+// and partition-churn under heavier churn),
 // one that outlasts the tombstone TTL (long-partition, long-partition-lone),
 // a node whose links go down and up (flapping-node), and a side that can
 // no longer send to the other (asymmetric-partition, and
@@ -75,6 +76,40 @@ func drivePartitionHeal(s *Sim) error {
 		}
 	}
 	return nil
+}
+
+// drivePartitionChurn: a 2|3 partition under steady churn (a client every
+// 300 ms, a quarter of them dying silently), then a heal with the churn
+// going on for longer than a window and a lease. Six steady clients per
+// node, as in steady-churn: with fewer, the dead waiting for eviction in
+// the healthy cluster put the live share at the 85% line, and
+// self-preservation engages now and then rightly, by Eureka's arithmetic.
+// The split lasts half the phase (at least 12 s): long enough that the
+// clients that register and die in it (about a dozen) hold the live share
+// under the line after the heal in every seed, which only recovery lets
+// go of. While the sides are cut
+// off each engages self-preservation and keeps the clients that die; after
+// the heal it must let go and evict them, though those that registered and
+// died in the split keep the live share under the threshold.
+func drivePartitionChurn(s *Sim) error {
+	if _, err := s.steadyClients(6); err != nil {
+		return err
+	}
+	s.StartChurn(standardChurn(300 * time.Millisecond))
+	d := s.Duration()
+	lead := fraction(d, 0.1, time.Second) + s.Between(0, 500*time.Millisecond)
+	split := fraction(d, 0.5, 12*time.Second)
+	if err := s.Sleep(lead); err != nil {
+		return err
+	}
+	minority, majority := s.split()
+	s.Partition(minority, majority)
+	if err := s.Sleep(split); err != nil {
+		return err
+	}
+	s.Heal()
+	t := s.cfg.Timers
+	return s.Sleep(max(d-lead-split, t.RenewalWindow+t.LeaseDuration+4*time.Second))
 }
 
 // driveLongPartition: a partition that outlasts the tombstone TTL, with
