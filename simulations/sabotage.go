@@ -69,10 +69,6 @@ var SabotagePlan = map[sabotage.Switch][]string{
 	// region's own instances come back marked and are served over the
 	// local ones (region-no-echo).
 	sabotage.RemoteEchoOverwritesLocal: {"datacenters"},
-	// No recovery release: after a partition under churn the clients that
-	// registered and died in the split keep self-preservation engaged
-	// (sp-after-heal) and the dead listed (eviction-after-heal).
-	sabotage.SPNoRecovery: {"partition-churn"},
 }
 
 // SabotageRun is one switch's runs (Switch "" for the control runs

@@ -50,12 +50,12 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "partition-churn",
-		Summary: "The cluster splits 2|3 for 14 s under heavy churn (a client every 300 ms, a quarter dying silently), then heals: " +
+		Summary: "The cluster splits 2|3 for 19 s under heavy churn (a client every 300 ms, a quarter dying silently), then heals: " +
 			"self-preservation, engaged on both sides, must let go within a window of the heal though the clients that registered " +
 			"and died in the split keep the live share under its threshold, and the dead must then go as fast as in a healthy cluster.",
 		Invariants:      append([]string{InvSPAfterHeal, InvEvictionAfterHeal}, allInvariants...),
-		DefaultDuration: 28 * time.Second,
-		ShortDuration:   22 * time.Second,
+		DefaultDuration: 32 * time.Second,
+		ShortDuration:   26 * time.Second,
 		Drive:           drivePartitionChurn,
 	},
 	{

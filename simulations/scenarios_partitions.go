@@ -84,10 +84,11 @@ func drivePartitionHeal(s *Sim) error {
 // node, as in steady-churn: with fewer, the dead waiting for eviction in
 // the healthy cluster put the live share at the 85% line, and
 // self-preservation engages now and then rightly, by Eureka's arithmetic.
-// The split lasts half the phase (at least 12 s): long enough that the
-// clients that register and die in it (about a dozen) hold the live share
-// under the line after the heal in every seed, which only recovery lets
-// go of. While the sides are cut
+// The split lasts 60% of the phase (at least 16 s): long enough that the
+// clients that register and die in it (about sixteen) hold the live share
+// under the line after the heal, which only recovery lets go of, even
+// though registrations count as renewals (a client every 300 ms adds about
+// three clients' worth to every window). While the sides are cut
 // off each engages self-preservation and keeps the clients that die; after
 // the heal it must let go and evict them, though those that registered and
 // died in the split keep the live share under the threshold.
@@ -98,7 +99,7 @@ func drivePartitionChurn(s *Sim) error {
 	s.StartChurn(standardChurn(300 * time.Millisecond))
 	d := s.Duration()
 	lead := fraction(d, 0.1, time.Second) + s.Between(0, 500*time.Millisecond)
-	split := fraction(d, 0.5, 12*time.Second)
+	split := fraction(d, 0.6, 16*time.Second)
 	if err := s.Sleep(lead); err != nil {
 		return err
 	}

@@ -312,7 +312,6 @@ var All = []Switch{
 	ReplicaOverrulesEviction, TombstoneReceiptAge, TombstonesDropped, CopiedLeaseFresh,
 	StaleRecordsAccepted, EvictWithoutOwnership, NoTakeoverGrace, NoAntiEntropy,
 	SelfPreservationPerOwner, TombstoneOutlivedByLease, SilentMemberHoldsForever, RemoteEchoOverwritesLocal,
-	SPNoRecovery,
 }
 
 // UnitOnly lists the switches that only unit tests built with the sabotage
@@ -373,6 +372,12 @@ var All = []Switch{
 // MembersAppliedOutOfOrder is unit-only: its cluster test holds one call
 // back to show the interleaving directly, which CI met once in hundreds
 // of runs of the node's join test.
+//
+// SPNoRecovery is unit-only: partition-churn at its full duration catches
+// it in three seeds of four (sp-after-heal, eviction-after-heal), but not
+// seed 1 at the short duration the sabotage run uses (registrations count
+// as renewals, and a split that leaves fewer dead lets the live share
+// recover by itself); its actors test shows it directly.
 var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDespiteRefusal, NoRedialLeft, LateRegistrationOutranksCancel, ReleaseWithoutHysteresis, FastRenewNotApplied, FastRouteDeltaAsApp,
 	NoFailedMembersInState, ViewStaleAppInstalled, ViewDeltaHoldsStates, EurekaPeerEcho,
 	LeaveWaitsUnbounded, RejoinBelowLeftIncarnation, SyncAnswerDialled, LeaseAgesWallClock, ForwardedRenewalsDropped,
@@ -382,4 +387,4 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	ViewLeafKeepsReplacedKey, ViewDeltaUnpacked, ViewDeltaUnbounded, CopyAgedByReceiverClock, DirectJSONLeadingZeros,
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
-	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, ProtocolRangeNotAdvertised, SPNoWarmUp, LeftReportDropped, FailedReportDropped}
+	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, SPNoRecovery, ProtocolRangeNotAdvertised, SPNoWarmUp, LeftReportDropped, FailedReportDropped}
