@@ -178,13 +178,18 @@ type selfPreservation struct {
 	warmUntil time.Time
 	// protected is the fleet the current engagement protects (see
 	// recovery in the type comment); recovering counts the closes in a
-	// row above its threshold, recoveredLow is the lowest of them, and
+	// row above its threshold, recoveredLow and recoveredHigh are the
+	// lowest and highest of them, and
 	// recoveredFrom is the protected fleet of the last recovery release
 	// (0 when the last release, if any, was the release rule's).
 	protected     int
 	recovering    int
 	recoveredLow  int64
+	recoveredHigh int64
 	recoveredFrom int
+	// firstClose is the first window close: recovery waits a window past
+	// it.
+	firstClose time.Time
 }
 
 // disengageCloses is how many closes in a row above the threshold release
@@ -227,6 +232,15 @@ func (s *selfPreservation) settling(now time.Time) bool {
 // engagement protects counts as back: threshold() for protected clients.
 func (s *selfPreservation) protectedThreshold() int {
 	return int(float64(s.protected) * (s.window.Seconds() / s.expectedInterval.Seconds()) * s.percent)
+}
+
+// highestRecent is the highest count among the closes of the last window.
+func (s *selfPreservation) highestRecent() int64 {
+	high := s.renewsLastWindow
+	for _, c := range s.recent {
+		high = max(high, c.renews)
+	}
+	return high
 }
 
 // lowestRecent is the lowest count among the closes of the last window.
@@ -294,6 +308,9 @@ func (s *selfPreservation) expectationChanged() {
 // ones and the peers' sum over members members (this node excluded). It
 // applies the release rule at now.
 func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, members int) {
+	if s.firstClose.IsZero() {
+		s.firstClose = now
+	}
 	s.local, s.peers, s.members = local, peers, members+1
 	s.renewsLastWindow = local + peers
 	s.warming = s.warming && now.Before(s.warmUntil) && !sabotage.On(sabotage.SPNoWarmUp)
@@ -308,11 +325,11 @@ func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, member
 		s.engage(now)
 		return
 	}
-	if s.recovered() {
+	if s.recovered(now) {
 		// The protected fleet's renewals are back: the fault is over.
 		// Expect as many clients as renew now.
 		s.recoveredFrom = s.protected
-		s.adopt(now, s.recoveredLow)
+		s.adopt(now, s.recoveredLow, s.recoveredHigh)
 		return
 	}
 	if s.releaseAfter > 0 && now.Sub(s.engagedSince) >= s.releaseAfter {
@@ -328,7 +345,7 @@ func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, member
 			return
 		}
 		s.recoveredFrom = 0
-		s.adopt(now, measured)
+		s.adopt(now, measured, s.highestRecent())
 	}
 }
 
@@ -336,27 +353,44 @@ func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, member
 // fleet's threshold, and reports whether there have been disengageCloses
 // of them (see recovery in the type comment). An engagement that protects
 // too few clients for a threshold of 1 has no recovery.
-func (s *selfPreservation) recovered() bool {
+func (s *selfPreservation) recovered(now time.Time) bool {
 	t := s.protectedThreshold()
-	if t <= 0 || s.renewsLastWindow <= int64(t) || sabotage.On(sabotage.SPNoRecovery) {
+	if t <= 0 || s.renewsLastWindow <= int64(t) || sabotage.On(sabotage.SPNoRecovery) ||
+		now.Sub(s.firstClose) < s.window {
+		// Within the first window since counting began the count covers
+		// part of a window: a rate still climbing is no fleet to adopt.
 		s.recovering = 0
 		return false
 	}
 	if s.recovering == 0 || s.renewsLastWindow < s.recoveredLow {
 		s.recoveredLow = s.renewsLastWindow
 	}
+	if s.recovering == 0 || s.renewsLastWindow > s.recoveredHigh {
+		s.recoveredHigh = s.renewsLastWindow
+	}
 	s.recovering++
 	return s.recovering >= disengageCloses
 }
 
-// adopt releases self-preservation at now with measured renewals per
-// window as the new normal: it expects as many clients as send them, and
-// the leases it held beyond those are silent (their evictions come out of
-// silent, not out of the expectation).
-func (s *selfPreservation) adopt(now time.Time, measured int64) {
+// adopt releases self-preservation at now with low renewals per window as
+// the new normal: it expects as many clients as send them, and the leases
+// it held beyond what high renewals come from are silent (their evictions
+// come out of silent, not out of the expectation). The expectation takes
+// the lowest of the recent closes, so that the next noisy close does not
+// engage again; silent takes the highest, for a silent count too high
+// outlives the leases it stands for (live clients the noise hid are never
+// evicted) and the later deaths would drain it instead of the
+// expectation, which then grew with every registration until it engaged
+// again (asymmetric-partition-long seed 6: 24 clients renewing against 34
+// expected, engaged until the teardown). Too low a count costs at most the
+// noise off the expectation.
+func (s *selfPreservation) adopt(now time.Time, low, high int64) {
 	perClient := s.window.Seconds() / s.expectedInterval.Seconds()
-	s.expected = int(math.Ceil(float64(measured) / perClient))
-	s.silent = max(0, s.held-s.expected)
+	s.expected = int(math.Ceil(float64(low) / perClient))
+	s.silent = max(0, s.held-max(s.expected, int(math.Ceil(float64(high)/perClient))))
+	if sabotage.On(sabotage.ReleaseWithoutHysteresis) {
+		s.silent = max(0, s.held-s.expected)
+	}
 	s.engagedSince = time.Time{}
 	s.protected, s.recovering = 0, 0
 	s.released = now

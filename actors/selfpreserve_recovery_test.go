@@ -111,3 +111,32 @@ func TestRecoveryNotWhileFaultLasts(t *testing.T) {
 	}
 	assert.Contains(t, f.sp.reason(), "until renewals pass")
 }
+
+// live counts the clients that renew (steady and churn).
+func (f *fleet) live() int {
+	n := 0
+	for i := range f.renewing {
+		if !f.gone[i] && f.renewing[i] {
+			n++
+		}
+	}
+	return n
+}
+
+// After a recovery the expectation follows the live fleet through the
+// churn that goes on: the deaths after the release lower it (the release's
+// silent count covers only the leases it gave up on), and the
+// registrations raise it, so eight minutes later it is within a tenth of
+// the clients that renew and self-preservation stays off.
+func TestRecoveryExpectationFollowsTheFleet(t *testing.T) {
+	f, churn := partitionUnderChurn(t, 5*time.Minute)
+	churn(prodWindow + prodWindow/2)
+	require.True(t, f.sp.expirationEnabled(), f.sp.reason())
+	for range 8 {
+		churn(time.Minute)
+		live := f.live()
+		assert.InDelta(t, live, f.sp.expected, 0.1*float64(live), "expected %d, %d clients renew, %d held, %d silent",
+			f.sp.expected, live, f.registered(), f.sp.silent)
+		assert.True(t, f.sp.expirationEnabled(), f.sp.reason())
+	}
+}

@@ -194,6 +194,14 @@ type Thresholds struct {
 	// plus an eviction interval plus 1s (forwarding the last renewal to the
 	// owner, replication, sampling).
 	EvictionLatency time.Duration
+	// EvictionAfterHeal bounds the same 99th percentile counted from the
+	// moment the members see each other again after a heal (invariant
+	// eviction-after-heal). Default EvictionLatency plus three report
+	// intervals: a disagreement of the members' views outlives its last
+	// sign by three LoadIntervals (cluster/disagree.go), and an owner
+	// that takes an application back then grants its leases one lease of
+	// grace, so after a one-way block the dead go that much later.
+	EvictionAfterHeal time.Duration
 	// TombstoneSlack is how much older than the tombstone TTL a tombstone a
 	// node still serves may be (invariant tombstone-ttl). Default 1s: the
 	// collection runs with the eviction timer, the census once a second.
@@ -218,6 +226,7 @@ func DefaultThresholds(t Timers) Thresholds {
 		EvictAfterRelease: 2 * time.Second,
 		SPMaxEngagedShare: 0.01,
 		EvictionLatency:   t.LeaseDuration + t.EvictionInterval + time.Second,
+		EvictionAfterHeal: t.LeaseDuration + t.EvictionInterval + time.Second + 3*t.LoadInterval,
 		Visibility:        time.Second,
 		TombstoneSlack:    time.Second,
 	}
@@ -327,7 +336,7 @@ func (c *Config) Validate() error {
 		return bad("Thresholds.SPMinSurvivors %v must be in [0, 1]", c.Thresholds.SPMinSurvivors)
 	case c.Thresholds.SPMaxEngagedShare < 0 || c.Thresholds.SPMaxEngagedShare > 1:
 		return bad("Thresholds.SPMaxEngagedShare %v must be in [0, 1]", c.Thresholds.SPMaxEngagedShare)
-	case c.Thresholds.SPRecountSlack <= 0 || c.Thresholds.EvictAfterRelease <= 0 || c.Thresholds.EvictionLatency <= 0 ||
+	case c.Thresholds.SPRecountSlack <= 0 || c.Thresholds.EvictAfterRelease <= 0 || c.Thresholds.EvictionLatency <= 0 || c.Thresholds.EvictionAfterHeal <= 0 ||
 		c.Thresholds.Visibility <= 0 || c.Thresholds.TombstoneSlack <= 0:
 		return bad("every threshold must be positive: %+v", c.Thresholds)
 	}

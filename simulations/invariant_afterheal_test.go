@@ -11,12 +11,13 @@ import (
 )
 
 // TestCheckAfterHeal: three clients die silently during a fault that
-// heals at +10 s. eviction-after-heal counts from the heal: gone 3.4 s
+// heals at +10 s. eviction-after-heal counts from the heal (no probe
+// shows membership whole): gone 3.4 s
 // after it passes (though 10 s after the deaths, which eviction-latency
 // fails), 6 s after it fails, never fails. sp-after-heal: engaged until
 // one window after the heal passes, engaged 2 s later than that fails.
 func TestCheckAfterHeal(t *testing.T) {
-	th := DefaultThresholds(DefaultTimers()) // bound 4.25s, window 2s
+	th := DefaultThresholds(DefaultTimers()) // after-heal bound 5.75s, window 2s
 	const heal = 10.0
 	build := func(goneAfterHeal, engagedUntil float64) *Observations {
 		h := newHistory("n0", "n1")

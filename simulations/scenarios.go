@@ -169,7 +169,7 @@ var Scenarios = []Scenario{
 		Invariants:      with(unpartitioned, InvEvictionAfterHeal),
 		DefaultDuration: 40 * time.Second,
 		ShortDuration:   24 * time.Second,
-		Drive:           driveAsymmetricFor(16 * time.Second),
+		Drive:           driveAsymmetricLong,
 	},
 	{
 		Name:            "one-way-loss",

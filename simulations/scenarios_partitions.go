@@ -279,6 +279,27 @@ func driveAsymmetricFor(minBlock time.Duration) func(*Sim) error {
 	return func(s *Sim) error { return driveAsymmetric(s, minBlock) }
 }
 
+// driveAsymmetricLong is asymmetric-partition-long: the block lasts at
+// least asymmetricLongBlock of the run's timers.
+func driveAsymmetricLong(s *Sim) error {
+	return driveAsymmetric(s, asymmetricLongBlock(s.cfg.Timers))
+}
+
+// memberlistDetection is about how long the majority of an asymmetric
+// partition takes to declare the minority dead: memberlist's probes and
+// suspicion, which the simulations do not scale with the Eureka timers
+// (seen: 5–7 s).
+const memberlistDetection = 6 * time.Second
+
+// asymmetricLongBlock is asymmetric-partition-long's shortest block: the
+// majority's failure detection, the views-disagree hold the minority then
+// runs out (the silent-member bound), and two leases past it in which a
+// narrow view would evict the majority's renewing clients (16 s under the
+// default timers).
+func asymmetricLongBlock(t Timers) time.Duration {
+	return memberlistDetection + silentBound(t) + 2*t.LeaseDuration
+}
+
 func driveAsymmetric(s *Sim, minBlock time.Duration) error {
 	if _, err := s.steadyClients(3); err != nil {
 		return err

@@ -54,6 +54,7 @@ func testConfig(t *testing.T, sc Scenario) Config {
 		th.SPRecountSlack *= raceSlack
 		th.EvictAfterRelease *= raceSlack
 		th.EvictionLatency *= raceSlack
+		th.EvictionAfterHeal *= raceSlack
 		th.Visibility *= raceSlack
 	}
 	if testing.Short() {
