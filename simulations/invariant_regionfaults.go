@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"time"
 
 	"github.com/heureka/heureka/federation"
 )
@@ -60,7 +59,6 @@ func CheckRegionStaleRule(o *Observations, th Thresholds) Verdict {
 func staleRule(o *Observations, th Thresholds, v Verdict, what string) Verdict {
 	_, stale, drop := regionTimers(o.Timers)
 	grace := regionBound(o.Timers, th) + stale/6
-	const eps = 10 * time.Millisecond
 	v.Threshold = fmt.Sprintf("never stale (dropped) while the last success is younger than %s (%s); ok outside %s and %s after each",
 		secs(stale), secs(drop), what, secs(grace))
 	if what == "" {
@@ -81,20 +79,13 @@ func staleRule(o *Observations, th Thresholds, v Verdict, what string) Verdict {
 			continue
 		}
 		for _, remote := range d.follows(r.Region) {
-			st, ok := r.States[remote], r.LastOK[remote]
+			st := r.States[remote]
 			if st == "" {
 				continue
 			}
 			checked++
-			bound := time.Duration(0)
-			switch st {
-			case federation.StateStale:
-				bound = stale
-			case federation.StateDropped:
-				bound = drop
-			}
-			if bound > 0 && !ok.IsZero() && r.At.Sub(ok) < bound-eps {
-				problems = append(problems, fmt.Sprintf("%s: %s %s at %s, its last success only %s before", r.Node, remote, st, o.offset(r.At), secs(r.At.Sub(ok))))
+			if p := tooEarly(o, r, remote, stale, drop); p != "" {
+				problems = append(problems, p)
 			}
 			if st == federation.StateOK {
 				continue

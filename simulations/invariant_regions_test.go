@@ -210,6 +210,35 @@ func TestCheckRegionStaleDrop(t *testing.T) {
 	}
 }
 
+func TestCheckRegionStaleRule(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers())
+	// A degraded window 2s–6s (stale 2s); from staleFrom to staleTo every
+	// remote is stale with its last success age before staleFrom.
+	build := func(staleFrom, staleTo, age float64) *Observations {
+		h := newDCHistory()
+		h.d.Cuts = []Span{{From: h.at(2), To: h.at(6)}}
+		h.reads(0, 30, func(sec float64, r *DCRead) {
+			r.LastOK = map[string]time.Time{}
+			for o := range r.States {
+				r.LastOK[o] = h.at(sec)
+				if sec >= staleFrom && sec < staleTo {
+					r.LastOK[o] = h.at(staleFrom - age)
+					r.States[o] = federation.StateStale
+				}
+			}
+		})
+		return h.o
+	}
+	v := CheckRegionStaleRule(build(4.2, 6, 2), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	v = CheckRegionStaleRule(build(4, 6, 1), th)
+	require.False(t, v.Pass, v.Measured)
+	assert.Contains(t, v.Details[0], "its last success only 1.00s before")
+	v = CheckRegionStaleRule(build(20, 21, 2), th)
+	require.False(t, v.Pass, v.Measured)
+	assert.Contains(t, v.Details[0], "outside the degraded windows")
+}
+
 func TestCheckRegionConvergenceAndResurrection(t *testing.T) {
 	th := DefaultThresholds(DefaultTimers())
 	// Cut 2s–10s; dc1-app-002 cancelled during it; after the heal dc2

@@ -32,7 +32,6 @@ import (
 func CheckRegionStaleDrop(o *Observations, th Thresholds) Verdict {
 	pull, stale, drop := regionTimers(o.Timers)
 	late := stale/6 + pull + o.Timers.SampleInterval + th.Visibility
-	const eps = 10 * time.Millisecond
 	v := Verdict{Invariant: InvRegionStaleDrop, Property: 2,
 		Threshold: fmt.Sprintf("stale after %s and dropped after %s without success, by %s and %s after a WAN cut; served while stale, not served once dropped",
 			secs(stale), secs(drop), secs(stale+late), secs(drop+late)),
@@ -71,15 +70,8 @@ func CheckRegionStaleDrop(o *Observations, th Thresholds) Verdict {
 							worstLastOK = max(worstLastOK, cut.From.Sub(ok))
 							first = false
 						}
-						bound := time.Duration(0)
-						switch st {
-						case federation.StateStale:
-							bound = stale
-						case federation.StateDropped:
-							bound = drop
-						}
-						if bound > 0 && !ok.IsZero() && r.At.Sub(ok) < bound-eps {
-							problems = append(problems, fmt.Sprintf("%s: %s %s at %s, its last success only %s before", n, remote, st, o.offset(r.At), secs(r.At.Sub(ok))))
+						if p := tooEarly(o, r, remote, stale, drop); p != "" {
+							problems = append(problems, p)
 						}
 						if staleAt.IsZero() && (st == federation.StateStale || st == federation.StateDropped) {
 							staleAt = r.At
@@ -125,6 +117,26 @@ func CheckRegionStaleDrop(o *Observations, th Thresholds) Verdict {
 		v.Details = append(v.Details, p)
 	}
 	return v
+}
+
+// tooEarly is the rule region-stale-drop and region-stale-rule share: r
+// must not show remote stale (dropped) while the node's last success with
+// it, read with the state, is younger than the stale (drop) time (less a
+// 10 ms slack). It describes the breach, "" if there is none.
+func tooEarly(o *Observations, r *DCRead, remote string, stale, drop time.Duration) string {
+	const eps = 10 * time.Millisecond
+	st, ok := r.States[remote], r.LastOK[remote]
+	bound := time.Duration(0)
+	switch st {
+	case federation.StateStale:
+		bound = stale
+	case federation.StateDropped:
+		bound = drop
+	}
+	if bound <= 0 || ok.IsZero() || r.At.Sub(ok) >= bound-eps {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s %s at %s, its last success only %s before", r.Node, remote, st, o.offset(r.At), secs(r.At.Sub(ok)))
 }
 
 // countMarked counts the instances r serves marked with region.

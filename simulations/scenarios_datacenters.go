@@ -17,7 +17,10 @@ package simulations
 // An observer reads GET /eureka/apps?regions=<the others> from every node
 // every sample interval, with the node's region states (in process), and
 // the checkers in invariant_region*.go judge those reads
-// (DCObservations).
+// (DCObservations). A dcRun owns one run of any datacenters scenario (those
+// of scenarios_datacenters_faults.go too): its steps (the set-up, the
+// steady clients, the churn, the observer, a cut's heal, the teardown)
+// are what every scenario's timeline is made of.
 
 import (
 	"context"
@@ -147,7 +150,11 @@ type datacenter struct {
 type dcWorld struct {
 	s     *Sim
 	dcs   []*datacenter
-	links []*wanLink
+	links []*wanLink // in front of each region (dcs' order)
+	// remotes are, per region, the remote regions its nodes follow,
+	// each through the WAN link in front of it; a restarted node follows
+	// the same.
+	remotes map[string][]federation.Remote
 
 	mu      sync.Mutex
 	obs     DCObservations
@@ -167,7 +174,7 @@ type dcClient struct {
 // region's WAN link, and waits until each region formed and every node
 // loaded every remote it follows.
 func startDatacenters(s *Sim, n, k int, ring bool) (*dcWorld, error) {
-	w := &dcWorld{s: s, seq: map[string]int{}}
+	w := &dcWorld{s: s, seq: map[string]int{}, remotes: map[string][]federation.Remote{}}
 	w.obs.Nodes = map[string][]string{}
 	w.obs.Follows = map[string][]string{}
 	w.obs.Instances = map[string]*DCInstance{}
@@ -188,37 +195,15 @@ func startDatacenters(s *Sim, n, k int, ring bool) (*dcWorld, error) {
 		w.links = append(w.links, l)
 		inbound[dc.region] = l
 	}
-	t := s.Timers()
 	for di, dc := range w.dcs {
-		var remotes []federation.Remote
 		for oi, o := range w.dcs {
 			if o != dc && (!ring || oi == (di+1)%n) {
-				remotes = append(remotes, federation.Remote{Name: o.region, URL: inbound[o.region].URL()})
+				w.remotes[dc.region] = append(w.remotes[dc.region], federation.Remote{Name: o.region, URL: inbound[o.region].URL()})
 				w.obs.Follows[dc.region] = append(w.obs.Follows[dc.region], o.region)
 			}
 		}
 		for j, name := range dc.names {
-			cfg := node.DefaultConfig(name)
-			cfg.HTTPAddr = "127.0.0.1:0"
-			cfg.Logger = s.c.log
-			seed := s.cfg.Seed*1000 + 500 + int64(di)*10 + int64(j)
-			cfg.Registry.Seed = seed
-			cc := cluster.DefaultLocalConfig()
-			cc.Join = slices.Clone(dc.names[:j])
-			cc.Transport = dc.net.NewTransport(name)
-			cc.Resolver = dc.net.Resolve
-			cfg.Cluster = &cc
-			cfg.Replication = cluster.DefaultReplicatorConfig()
-			cfg.Replication.Seed = seed
-			t.ApplyTo(&cfg)
-			// The first node of each region follows the change streams,
-			// the others poll: both paths cross the WAN.
-			fc := datacenterFederation(t, dc.region, remotes, j == 0)
-			cfg.Federation = &fc
-			pc := httpapi.DefaultPushConfig()
-			pc.StreamKeepAlive = regionKeepAlive(t)
-			cfg.Push = &pc
-			nd, err := node.Start(cfg)
+			nd, err := node.Start(w.nodeConfig(di, j, "127.0.0.1:0", slices.Clone(dc.names[:j]), 0))
 			if err != nil {
 				w.close()
 				return nil, fmt.Errorf("simulations: start %s: %w", name, err)
@@ -247,6 +232,37 @@ func startDatacenters(s *Sim, n, k int, ring bool) (*dcWorld, error) {
 	return w, nil
 }
 
+// nodeConfig is the configuration of node j of region di, listening on
+// addr: a member of its region's gossip cluster (joining join) that
+// follows the region's remotes, with the run's timers. incarnation counts
+// the node's restarts, so that a fresh process draws other seeds.
+func (w *dcWorld) nodeConfig(di, j int, addr string, join []string, incarnation int) node.Config {
+	s, t := w.s, w.s.Timers()
+	dc := w.dcs[di]
+	name := dc.names[j]
+	cfg := node.DefaultConfig(name)
+	cfg.HTTPAddr = addr
+	cfg.Logger = s.c.log
+	seed := s.cfg.Seed*1000 + 500 + int64(di)*10 + int64(j) + 100*int64(incarnation)
+	cfg.Registry.Seed = seed
+	cc := cluster.DefaultLocalConfig()
+	cc.Join = join
+	cc.Transport = dc.net.NewTransport(name)
+	cc.Resolver = dc.net.Resolve
+	cfg.Cluster = &cc
+	cfg.Replication = cluster.DefaultReplicatorConfig()
+	cfg.Replication.Seed = seed
+	t.ApplyTo(&cfg)
+	// The first node of each region follows the change streams, the
+	// others poll: both paths cross the WAN.
+	fc := datacenterFederation(t, dc.region, w.remotes[dc.region], j == 0)
+	cfg.Federation = &fc
+	pc := httpapi.DefaultPushConfig()
+	pc.StreamKeepAlive = regionKeepAlive(t)
+	cfg.Push = &pc
+	return cfg
+}
+
 // formed reports whether every region's nodes are ready, see each other
 // and have loaded every remote region.
 func (w *dcWorld) formed() bool {
@@ -261,21 +277,16 @@ func (w *dcWorld) formed() bool {
 	return true
 }
 
-// close stops the nodes, then the links and the networks.
+// close stops the nodes it started (not the processes of restarted
+// nodes: dcRun owns those), then the links and the networks.
 func (w *dcWorld) close() {
-	var wg sync.WaitGroup
+	var nds []*node.Node
 	for _, dc := range w.dcs {
 		for _, nd := range dc.nodes {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				_ = nd.Stop(ctx)
-			}()
+			nds = append(nds, nd)
 		}
 	}
-	wg.Wait()
+	stopNodes(nds)
 	for _, l := range w.links {
 		l.Close()
 	}
@@ -284,9 +295,24 @@ func (w *dcWorld) close() {
 	}
 }
 
-// cut cuts or heals every WAN link.
-func (w *dcWorld) cut(down bool) {
-	for _, l := range w.links {
+// stopNodes stops nds all at once, giving each 10 s.
+func stopNodes(nds []*node.Node) {
+	var wg sync.WaitGroup
+	for _, nd := range nds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = nd.Stop(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+// cutLinks cuts or heals links.
+func cutLinks(links []*wanLink, down bool) {
+	for _, l := range links {
 		if down {
 			l.Cut()
 		} else {
@@ -386,44 +412,10 @@ func (w *dcWorld) acked(cs []*dcClient) bool {
 	return true
 }
 
-// observe reads every node every sample interval until ctx ends.
-func (w *dcWorld) observe(ctx context.Context) {
-	tick := time.NewTicker(w.s.Timers().SampleInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		w.mu.Lock()
-		w.round++
-		round := w.round
-		w.mu.Unlock()
-		var wg sync.WaitGroup
-		for _, dc := range w.dcs {
-			others := w.obs.Follows[dc.region]
-			for _, name := range dc.names {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r := w.read(ctx, dc, name, others)
-					r.Round = round
-					w.mu.Lock()
-					w.obs.Reads = append(w.obs.Reads, r)
-					w.mu.Unlock()
-					w.s.rec.AddSamples(r.samples())
-				}()
-			}
-		}
-		wg.Wait()
-	}
-}
-
-// read reads one node's region states, then its ?regions= registry.
-func (w *dcWorld) read(ctx context.Context, dc *datacenter, name string, others []string) DCRead {
-	nd := dc.nodes[name]
-	r := DCRead{Region: dc.region, Node: name, States: map[string]federation.State{}, LastOK: map[string]time.Time{}}
+// read reads the region states of nd, node name of region, then its
+// ?regions=<others> registry.
+func (w *dcWorld) read(ctx context.Context, nd *node.Node, region, name string, others []string) DCRead {
+	r := DCRead{Region: region, Node: name, States: map[string]federation.State{}, LastOK: map[string]time.Time{}}
 	for _, st := range nd.Federation().Status() {
 		r.States[st.Name] = st.State
 		r.LastOK[st.Name] = st.LastSuccess
@@ -542,76 +534,188 @@ func (w *dcWorld) converged() bool {
 	return ok
 }
 
-// driveDatacenters: two regions following each other over a WAN that is
-// cut for longer than the drop time and the tombstone TTL while both take
-// registrations and cancels, then healed.
-func driveDatacenters(s *Sim) error { return runDatacenters(s, 2, false) }
+// dcRun is one run of a datacenters scenario: the world, the current
+// process of every node (a restart replaces it; the world keeps the one
+// it started), the degrading proxies if any, the steady clients, the churn
+// and the observer. Its methods are the steps the scenarios' timelines
+// are made of, each written once.
+type dcRun struct {
+	s *Sim
+	w *dcWorld
+	t Timers
 
-// driveDatacentersRing is driveDatacenters with three regions in a ring.
-func driveDatacentersRing(s *Sim) error { return runDatacenters(s, 3, true) }
+	liveMu sync.Mutex
+	live   map[string]*node.Node // node name → its current process
+	incarn map[string]int
 
-// runDatacenters drives the datacenters scenarios with n regions.
-func runDatacenters(s *Sim, n int, ring bool) error {
-	t := s.Timers()
-	_, _, drop := regionTimers(t)
+	faults []*wanFault // per region (w.dcs' order); nil without degradation
+
+	steady []*dcClient
+
+	obsCtx    context.Context
+	stopObs   context.CancelFunc
+	obsWG     sync.WaitGroup
+	observing bool
+
+	churnCtx  context.Context
+	stopChurn context.CancelFunc
+	churnWG   sync.WaitGroup
+}
+
+// The churn's client lives.
+const dcMinLife, dcMaxLife = time.Second, 2500 * time.Millisecond
+
+// startDCRun starts n regions (ring: each following the next), with
+// degrade a wanFault behind every WAN link (proxyLinks), and the observer;
+// then puts how in the start event, registers the steady clients and
+// starts the churn. The caller closes the run.
+func startDCRun(s *Sim, n int, ring, degrade bool, how string) (*dcRun, error) {
 	w, err := startDatacenters(s, n, dcNodes, ring)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer w.close()
-	how := "each node follows every other region"
-	if ring {
-		how = "each region's nodes follow the next region, in a ring"
+	r := &dcRun{s: s, w: w, t: s.Timers(), live: map[string]*node.Node{}, incarn: map[string]int{}}
+	for _, dc := range w.dcs {
+		for name, nd := range dc.nodes {
+			r.live[name] = nd
+		}
 	}
-	s.Event("start", "%d regions of %d nodes federated (%s; the first node of each by stream, the others by polls)", n, dcNodes, how)
-	obsCtx, stopObs := context.WithCancel(context.Background())
-	var obsWG sync.WaitGroup
-	obsWG.Add(1)
-	go func() { defer obsWG.Done(); w.observe(obsCtx) }()
-	observing := true
-	finish := func() {
-		if !observing {
+	if degrade {
+		if err := r.proxyLinks(); err != nil {
+			r.close()
+			return nil, err
+		}
+	}
+	r.obsCtx, r.stopObs = context.WithCancel(context.Background())
+	r.observing = true
+	r.obsWG.Add(1)
+	go func() { defer r.obsWG.Done(); r.observe(r.obsCtx) }()
+	r.churnCtx, r.stopChurn = context.WithCancel(s.ctx)
+	s.Event("start", "%s", how)
+	if err := r.registerSteady(); err != nil {
+		r.close()
+		return nil, err
+	}
+	r.startChurn()
+	return r, nil
+}
+
+// node returns name's current process.
+func (r *dcRun) node(name string) *node.Node {
+	r.liveMu.Lock()
+	defer r.liveMu.Unlock()
+	return r.live[name]
+}
+
+// observe reads every node's current process every sample interval until
+// ctx ends.
+func (r *dcRun) observe(ctx context.Context) {
+	w := r.w
+	tick := time.NewTicker(r.t.SampleInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
 			return
+		case <-tick.C:
 		}
-		observing = false
-		stopObs()
-		obsWG.Wait()
 		w.mu.Lock()
-		o := w.obs
-		o.Reads = slices.Clone(w.obs.Reads)
-		o.Instances = map[string]*DCInstance{}
-		for id, in := range w.obs.Instances {
-			c := *in
-			o.Instances[id] = &c
-		}
-		w.mu.Unlock()
-		s.rec.Mark(func(ob *Observations) { ob.Datacenters = &o })
-	}
-	defer func() {
-		w.mu.Lock()
-		clients := slices.Clone(w.clients)
+		w.round++
+		round := w.round
 		w.mu.Unlock()
 		var wg sync.WaitGroup
-		for _, c := range clients {
-			wg.Add(1)
-			go func() { defer wg.Done(); c.cl.Stop(false) }() // no-op for the stopped ones
+		for _, dc := range w.dcs {
+			others := w.obs.Follows[dc.region]
+			for _, name := range dc.names {
+				nd := r.node(name)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rd := w.read(ctx, nd, dc.region, name, others)
+					rd.Round = round
+					w.mu.Lock()
+					w.obs.Reads = append(w.obs.Reads, rd)
+					w.mu.Unlock()
+					r.s.rec.AddSamples(rd.samples())
+				}()
+			}
 		}
 		wg.Wait()
-		finish()
-	}()
+	}
+}
 
-	// Two steady clients per node in every region.
-	var steady []*dcClient
+// finish stops the observer and hands the observations to the recorder.
+func (r *dcRun) finish() {
+	if !r.observing {
+		return
+	}
+	r.observing = false
+	r.stopObs()
+	r.obsWG.Wait()
+	w := r.w
+	w.mu.Lock()
+	o := w.obs
+	o.Reads = slices.Clone(w.obs.Reads)
+	o.Cuts = slices.Clone(w.obs.Cuts)
+	o.Instances = map[string]*DCInstance{}
+	for id, in := range w.obs.Instances {
+		c := *in
+		o.Instances[id] = &c
+	}
+	w.mu.Unlock()
+	r.s.rec.Mark(func(ob *Observations) { ob.Datacenters = &o })
+}
+
+// close ends the churn, stops every client, finishes the observations and
+// stops the nodes (restarted ones included), the links and the proxies.
+func (r *dcRun) close() {
+	if r.stopChurn != nil {
+		r.stopChurn()
+		r.churnWG.Wait()
+	}
+	r.w.mu.Lock()
+	clients := slices.Clone(r.w.clients)
+	r.w.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.cl.Stop(false) }() // no-op for the stopped ones
+	}
+	wg.Wait()
+	if r.stopObs != nil {
+		r.finish()
+	}
+	r.liveMu.Lock()
+	var restarted []*node.Node
+	for _, dc := range r.w.dcs {
+		for _, name := range dc.names {
+			if nd := r.live[name]; nd != nil && nd != dc.nodes[name] {
+				restarted = append(restarted, nd)
+			}
+		}
+	}
+	r.liveMu.Unlock()
+	stopNodes(restarted)
+	r.w.close()
+	for _, f := range r.faults {
+		f.Close()
+	}
+}
+
+// registerSteady starts two steady clients per node in every region and
+// waits for their registrations.
+func (r *dcRun) registerSteady() error {
+	s, w := r.s, r.w
 	k := s.IntN(len(Apps))
 	for _, dc := range w.dcs {
 		for i := 0; i < 2; i++ {
 			for _, loc := range s.Shuffled(dc.names) {
-				steady = append(steady, w.newClient(dc.region, Apps[k%len(Apps)], loc))
+				r.steady = append(r.steady, w.newClient(dc.region, Apps[k%len(Apps)], loc))
 				k++
 			}
 		}
 	}
-	for limit := time.Now().Add(registerWithin); !w.acked(steady); {
+	for limit := time.Now().Add(registerWithin); !w.acked(r.steady); {
 		if time.Now().After(limit) {
 			return fmt.Errorf("simulations: datacenter clients not registered within %v", registerWithin)
 		}
@@ -621,130 +725,114 @@ func runDatacenters(s *Sim, n int, ring bool) error {
 	}
 	now := time.Now()
 	s.rec.Mark(func(o *Observations) { o.SteadyAt = now })
-	s.Event("register", "%d steady clients registered, %d in each region", len(steady), len(steady)/n)
+	s.Event("register", "%d steady clients registered, %d in each region", len(r.steady), len(r.steady)/len(w.dcs))
+	return nil
+}
 
-	// Churn in both regions: short-lived clients that register and cancel.
-	const minLife, maxLife = time.Second, 2500 * time.Millisecond
-	churnCtx, stopChurn := context.WithCancel(s.ctx)
-	var churnWG sync.WaitGroup
-	defer func() { stopChurn(); churnWG.Wait() }()
-	churnWG.Add(1)
+// startChurn starts short-lived clients in random regions: one every
+// ~400 ms, living 1–2.5 s, each cancelling.
+func (r *dcRun) startChurn() {
+	s, w := r.s, r.w
+	r.churnWG.Add(1)
 	go func() {
-		defer churnWG.Done()
-		for sleepCtx(churnCtx, s.Between(200*time.Millisecond, 600*time.Millisecond)) {
+		defer r.churnWG.Done()
+		for sleepCtx(r.churnCtx, s.Between(200*time.Millisecond, 600*time.Millisecond)) {
 			dc := w.dcs[s.IntN(len(w.dcs))]
 			c := w.newClient(dc.region, Apps[s.IntN(len(Apps))], dc.names[s.IntN(len(dc.names))])
-			life := s.Between(minLife, maxLife)
-			churnWG.Add(1)
+			life := s.Between(dcMinLife, dcMaxLife)
+			r.churnWG.Add(1)
 			go func() {
-				defer churnWG.Done()
+				defer r.churnWG.Done()
 				sleepCtx(s.ctx, life)
 				c.cl.Stop(true)
 			}()
 		}
 	}()
-	s.Event("churn", "a client every ~400ms in a random region, living %v–%v, each cancelling", minLife, maxLife)
+	s.Event("churn", "a client every ~400ms in a random region, living %v–%v, each cancelling", dcMinLife, dcMaxLife)
+}
 
-	// changes cancels a steady client and registers a new one in every
-	// region.
-	changes := func(steady *[]*dcClient, during string) {
-		for _, dc := range w.dcs {
-			for i, c := range *steady {
-				if c.region == dc.region {
-					c.cl.Stop(true)
-					*steady = slices.Delete(*steady, i, i+1)
-					s.Event("cancel", "%s cancelled in %s during %s", c.id, dc.region, during)
-					break
-				}
-			}
-			nc := w.newClient(dc.region, Apps[s.IntN(len(Apps))], dc.names[s.IntN(len(dc.names))])
-			*steady = append(*steady, nc)
-			s.Event("register", "%s registers in %s during %s", nc.id, dc.region, during)
-		}
-	}
-	waitConverged := func(healAt time.Time) error {
-		for limit := healAt.Add(s.cfg.Thresholds.Convergence); time.Now().Before(limit) && !w.converged(); {
-			if err := s.Sleep(t.SampleInterval); err != nil {
-				return err
+// endChurn stops the churn and waits for its clients' cancels.
+func (r *dcRun) endChurn() {
+	r.stopChurn()
+	r.churnWG.Wait()
+	r.s.Event("churn-end", "churn stopped; its clients all cancelled")
+}
+
+// changes cancels a steady client and registers a new one in every region.
+func (r *dcRun) changes(during string) {
+	s, w := r.s, r.w
+	for _, dc := range w.dcs {
+		for i, c := range r.steady {
+			if c.region == dc.region {
+				c.cl.Stop(true)
+				r.steady = slices.Delete(r.steady, i, i+1)
+				s.Event("cancel", "%s cancelled in %s during %s", c.id, dc.region, during)
+				break
 			}
 		}
-		s.Event("converged", "remote views %s %v after the heal", map[bool]string{true: "converged", false: "not converged"}[w.converged()],
-			time.Since(healAt).Round(time.Millisecond))
-		return nil
+		nc := w.newClient(dc.region, Apps[s.IntN(len(Apps))], dc.names[s.IntN(len(dc.names))])
+		r.steady = append(r.steady, nc)
+		s.Event("register", "%s registers in %s during %s", nc.id, dc.region, during)
 	}
+}
 
-	d := s.Duration()
-	lead := 3*time.Second + s.Between(0, 500*time.Millisecond)
-	cutLen := max(drop, t.TombstoneTTL) + 3*time.Second
-	if err := s.Sleep(lead); err != nil {
-		return err
-	}
-	cutAt := time.Now()
-	w.cut(true)
-	s.fault()
-	s.Event("wan-cut", "every WAN link cut (for %v: longer than the drop time %v and the tombstone TTL %v)", cutLen, drop, t.TombstoneTTL)
+// changesThenQuiet is the first part of a long fault: a second in, a
+// cancel and a registration in every region (during names the fault in
+// their events), which cannot cross until the fault ends; the churn
+// stops one client life (and half a second) before end, and it returns at
+// end, so that nothing changes after it and every remote view must come
+// to equal its region's registry.
+func (r *dcRun) changesThenQuiet(during string, end time.Time) error {
+	s := r.s
 	if err := s.Sleep(time.Second); err != nil {
 		return err
 	}
-	// Early in the cut: in every region a steady client cancels and a new
-	// one registers; neither can cross until the heal.
-	changes(&steady, "the cut")
-	// Churn stops one life before the heal, so that nothing changes after
-	// it and every remote view must come to equal its region's registry.
-	if err := s.Sleep(time.Until(cutAt.Add(cutLen - maxLife - 500*time.Millisecond))); err != nil {
+	r.changes(during)
+	if err := s.Sleep(time.Until(end.Add(-dcMaxLife - 500*time.Millisecond))); err != nil {
 		return err
 	}
-	stopChurn()
-	churnWG.Wait()
-	s.Event("churn-end", "churn stopped; its clients all cancelled")
-	if err := s.Sleep(time.Until(cutAt.Add(cutLen))); err != nil {
-		return err
-	}
-	w.cut(false)
+	r.endChurn()
+	return s.Sleep(time.Until(end))
+}
+
+// window records [from, to] in the observations' Cuts: the time the
+// region invariants do not count as WAN up time, and after whose end the
+// views must converge.
+func (r *dcRun) window(from, to time.Time) {
+	r.w.mu.Lock()
+	r.w.obs.Cuts = append(r.w.obs.Cuts, Span{From: from, To: to})
+	r.w.mu.Unlock()
+}
+
+// healed follows the heal of what, cut at cutAt: the cut's window ends
+// now, the fault is lifted, and the remote views must converge (the
+// checker holds them to its bound).
+func (r *dcRun) healed(cutAt time.Time, what string) error {
 	healAt := time.Now()
-	w.mu.Lock()
-	w.obs.Cuts = append(w.obs.Cuts, Span{From: cutAt, To: healAt})
-	w.mu.Unlock()
-	s.lifted()
-	s.Event("wan-heal", "every WAN link healed after %v", healAt.Sub(cutAt).Round(time.Millisecond))
+	r.window(cutAt, healAt)
+	r.s.lifted()
+	r.s.Event("wan-heal", "%s healed after %v", what, healAt.Sub(cutAt).Round(time.Millisecond))
+	return r.waitConverged(healAt)
+}
 
-	// After the heal: wait for the remote views to converge (the checker
-	// holds them to its bound).
-	if err := waitConverged(healAt); err != nil {
-		return err
+// waitConverged waits, up to the convergence threshold after healAt, for
+// every remote view to equal its region's registry.
+func (r *dcRun) waitConverged(healAt time.Time) error {
+	s, w := r.s, r.w
+	for limit := healAt.Add(s.cfg.Thresholds.Convergence); time.Now().Before(limit) && !w.converged(); {
+		if err := s.Sleep(r.t.SampleInterval); err != nil {
+			return err
+		}
 	}
+	s.Event("converged", "remote views %s %v after the heal", map[bool]string{true: "converged", false: "not converged"}[w.converged()],
+		time.Since(healAt).Round(time.Millisecond))
+	return nil
+}
 
-	// A short cut, half the stale time, with a cancel and a registration
-	// in every region: no region may turn stale, the streams resume (on
-	// whichever node the proxy picks) and the polls go on with deltas.
-	if err := s.Sleep(time.Second); err != nil {
-		return err
-	}
-	_, stale, _ := regionTimers(t)
-	shortAt := time.Now()
-	w.cut(true)
-	s.fault()
-	s.Event("wan-cut", "every WAN link cut for %v (half the stale time)", stale/2)
-	changes(&steady, "the short cut")
-	if err := s.Sleep(time.Until(shortAt.Add(stale / 2))); err != nil {
-		return err
-	}
-	w.cut(false)
-	healAt = time.Now()
-	w.mu.Lock()
-	w.obs.Cuts = append(w.obs.Cuts, Span{From: shortAt, To: healAt})
-	w.mu.Unlock()
-	s.lifted()
-	s.Event("wan-heal", "every WAN link healed after %v", healAt.Sub(shortAt).Round(time.Millisecond))
-	if err := waitConverged(healAt); err != nil {
-		return err
-	}
-	if err := s.Sleep(max(2*time.Second, time.Until(cutAt.Add(d-lead)))); err != nil {
-		return err
-	}
-
-	// Teardown: every client cancels; keep observing for a propagation
-	// bound so that the cancels are judged too.
+// teardown cancels every client and observes a propagation bound more, so
+// that the cancels are judged too.
+func (r *dcRun) teardown() error {
+	s, w := r.s, r.w
 	w.mu.Lock()
 	w.obs.Teardown = time.Now()
 	clients := slices.Clone(w.clients)
@@ -761,11 +849,105 @@ func runDatacenters(s *Sim, n int, ring bool) error {
 	}
 	s.Event("dc-teardown", "every datacenter client cancelled; %d KiB crossed the WAN links so far, %d connections refused while cut",
 		crossed/1024, refused)
-	if err := s.Sleep(regionBound(t, s.cfg.Thresholds) + t.SampleInterval); err != nil {
+	if err := s.Sleep(regionBound(r.t, s.cfg.Thresholds) + r.t.SampleInterval); err != nil {
 		return err
 	}
-	finish()
+	r.finish()
 	return nil
+}
+
+// wanCuts is what cutTwice cuts and how its events name it.
+type wanCuts struct {
+	links []*wanLink
+	// what names the links in the events ("every WAN link"); long is the
+	// long cut's event, given its length; during follows "the cut" and
+	// "the short cut" in the changes' events.
+	what   string
+	long   func(cutLen time.Duration) string
+	during string
+}
+
+// cutTwice is the timeline of datacenters, datacenters-ring and
+// datacenters-one-link, on c's links. After a lead of 3–3.5 s they are cut
+// for longer than the drop time and the tombstone TTL (changesThenQuiet),
+// then healed, and the remote views must converge. Then a short cut, half
+// the stale time, with a cancel and a registration in every region: no
+// region may turn stale, the streams resume (on whichever node the proxy
+// picks) and the polls go on with deltas; healed, the views must converge
+// again. The WAN stays whole until the run's duration is up, then every
+// client cancels (teardown).
+func (r *dcRun) cutTwice(c wanCuts) error {
+	s, t := r.s, r.t
+	_, stale, drop := regionTimers(t)
+	d := s.Duration()
+	lead := 3*time.Second + s.Between(0, 500*time.Millisecond)
+	cutLen := max(drop, t.TombstoneTTL) + 3*time.Second
+	if err := s.Sleep(lead); err != nil {
+		return err
+	}
+	cutAt := time.Now()
+	cutLinks(c.links, true)
+	s.fault()
+	s.Event("wan-cut", "%s", c.long(cutLen))
+	if err := r.changesThenQuiet("the cut"+c.during, cutAt.Add(cutLen)); err != nil {
+		return err
+	}
+	cutLinks(c.links, false)
+	if err := r.healed(cutAt, c.what); err != nil {
+		return err
+	}
+
+	if err := s.Sleep(time.Second); err != nil {
+		return err
+	}
+	shortAt := time.Now()
+	cutLinks(c.links, true)
+	s.fault()
+	s.Event("wan-cut", "%s cut for %v (half the stale time)", c.what, stale/2)
+	r.changes("the short cut" + c.during)
+	if err := s.Sleep(time.Until(shortAt.Add(stale / 2))); err != nil {
+		return err
+	}
+	cutLinks(c.links, false)
+	if err := r.healed(shortAt, c.what); err != nil {
+		return err
+	}
+	if err := s.Sleep(max(2*time.Second, time.Until(cutAt.Add(d-lead)))); err != nil {
+		return err
+	}
+	return r.teardown()
+}
+
+// driveDatacenters: two regions following each other over a WAN that is
+// cut for longer than the drop time and the tombstone TTL while both take
+// registrations and cancels, then healed; then cut again for half the
+// stale time (cutTwice).
+func driveDatacenters(s *Sim) error { return runDatacenters(s, 2, false) }
+
+// driveDatacentersRing is driveDatacenters with three regions in a ring.
+func driveDatacentersRing(s *Sim) error { return runDatacenters(s, 3, true) }
+
+// runDatacenters drives the datacenters scenarios with n regions, cutting
+// every WAN link.
+func runDatacenters(s *Sim, n int, ring bool) error {
+	how := "each node follows every other region"
+	if ring {
+		how = "each region's nodes follow the next region, in a ring"
+	}
+	r, err := startDCRun(s, n, ring, false,
+		fmt.Sprintf("%d regions of %d nodes federated (%s; the first node of each by stream, the others by polls)", n, dcNodes, how))
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	_, _, drop := regionTimers(r.t)
+	return r.cutTwice(wanCuts{
+		links: r.w.links,
+		what:  "every WAN link",
+		long: func(cutLen time.Duration) string {
+			return fmt.Sprintf("every WAN link cut (for %v: longer than the drop time %v and the tombstone TTL %v)", cutLen, drop, r.t.TombstoneTTL)
+		},
+	})
 }
 
 // datacentersShortTimers shortens, for the short runs, the tombstone TTL
