@@ -29,7 +29,10 @@ package httpapi
 // region's follower asks for a third of its stale bound, so that a quiet
 // healthy region never looks stale.
 //
-// The handler is the watcher's only goroutine: it sleeps on its
+// Over HTTP/1.x the handler hijacks the connection and returns; shared
+// writers serve the stream from then on (stream_conn.go). Otherwise (HTTP/2,
+// or PushConfig.StreamHijack off) the handler is the watcher's only
+// goroutine: it sleeps on its
 // watcher's notification, its keep-alive ticker, its context and the
 // server's shutdown, and writes what the hub queued. Every write has a
 // deadline of StreamWriteTimeout (http.ResponseController), so a client
@@ -98,16 +101,19 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	h := w.Header()
+	h["Content-Type"] = eventStreamValue
+	h["Cache-Control"] = noCacheValue
+	h["X-Accel-Buffering"] = noBufferingValue // nginx: pass events on at once
+	if p.cfg.StreamHijack && p.streamer.hijack(w, r, wt, keepAlive) {
+		return // the streamer serves it (stream_conn.go)
+	}
 	defer p.hub.leave(wt)
 	p.metrics.streamsOpen.Inc()
 	defer p.metrics.streamsOpen.Dec()
 
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{}) // ErrNotSupported: no deadline to clear
-	h := w.Header()
-	h["Content-Type"] = eventStreamValue
-	h["Cache-Control"] = noCacheValue
-	h["X-Accel-Buffering"] = noBufferingValue // nginx: pass events on at once
 	if !s.streamWrite(rc, func() error {
 		w.WriteHeader(http.StatusOK)
 		return nil

@@ -92,6 +92,10 @@ type watcher struct {
 	filter *filter
 	notify chan struct{} // signalled (without blocking) when queue or resync changed
 
+	// wake, when set (a hijacked stream, stream_conn.go), is called
+	// instead of signalling notify. Set and read under hub.mu.
+	wake func()
+
 	// Guarded by hub.mu.
 	queue  []*event
 	resync bool // send a snapshot (and drop queue) before anything else
@@ -175,8 +179,22 @@ func (h *hub) take(w *watcher) (snap *snapshotFrames, evs []*event) {
 	return snap, evs
 }
 
-// signal wakes w's handler.
+// attach makes fn what wakes w from now on, and calls it once for what
+// is already queued.
+func (h *hub) attach(w *watcher, fn func()) {
+	h.mu.Lock()
+	w.wake = fn
+	h.mu.Unlock()
+	fn()
+}
+
+// signal wakes w's handler (or its hijacked stream's writer); h.mu must
+// be held.
 func (w *watcher) signal() {
+	if w.wake != nil {
+		w.wake()
+		return
+	}
 	select {
 	case w.notify <- struct{}{}:
 	default:

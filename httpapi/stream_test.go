@@ -1,10 +1,12 @@
 package httpapi_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -333,5 +335,60 @@ func TestStreamKeepAliveAskedFor(t *testing.T) {
 		res := n.get("/eureka/stream?keepalive="+v, "")
 		assert.Equal(t, http.StatusBadRequest, res.code, "keepalive=%s: %s", v, res)
 		assert.Contains(t, string(res.body), "must be a positive duration")
+	}
+}
+
+// rawStreams opens n streams over raw connections (no client goroutine)
+// and reads each one's response head and snapshot.
+func rawStreams(t *testing.T, n *pushNode, count int) []net.Conn {
+	t.Helper()
+	var conns []net.Conn
+	for range count {
+		c, err := net.Dial("tcp", strings.TrimPrefix(n.base, "http://"))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		_, err = fmt.Fprintf(c, "GET /eureka/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, err)
+		br := bufio.NewReader(c)
+		for {
+			line, err := br.ReadString('\n')
+			require.NoError(t, err)
+			if strings.HasPrefix(line, "event: snapshot") {
+				break
+			}
+		}
+		conns = append(conns, c)
+	}
+	return conns
+}
+
+// Over HTTP/1.1 a stream keeps one goroutine of its own (the one that
+// sees its client leave), not the handler and net/http's reader: the
+// memory of an idle watcher (BENCHMARKS.md). With StreamHijack off the
+// handler's loop holds two per stream.
+func TestStreamHijackedHoldsOneGoroutine(t *testing.T) {
+	const streams = 200
+	for _, hijack := range []bool{true, false} {
+		t.Run(fmt.Sprintf("hijack=%t", hijack), func(t *testing.T) {
+			cfg := testPushConfig()
+			cfg.StreamHijack = hijack
+			n := startPush(t, pushOptions{push: cfg})
+			n.register(javaInstance("goroutine-app", 1))
+			before := runtime.NumGoroutine()
+			conns := rawStreams(t, n, streams)
+			require.Eventually(t, func() bool { return n.metric("heureka_push_watchers", "kind", "stream") == streams },
+				20*time.Second, 5*time.Millisecond)
+			per := float64(runtime.NumGoroutine()-before) / streams
+			if hijack {
+				assert.Less(t, per, 1.2, "goroutines per stream")
+			} else {
+				assert.Greater(t, per, 1.8, "goroutines per stream")
+			}
+			for _, c := range conns {
+				_ = c.Close()
+			}
+			require.Eventually(t, func() bool { return n.metric("heureka_push_watchers", "kind", "stream") == 0 },
+				20*time.Second, 5*time.Millisecond, "a client that leaves is seen at once")
+		})
 	}
 }

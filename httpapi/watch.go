@@ -49,6 +49,7 @@ type push struct {
 	etags     etags
 	shutdowns shutdowns
 	hub       *hub
+	streamer  *streamer
 	metrics   *pushMetrics
 }
 
@@ -65,6 +66,7 @@ func newPush(cfg *PushConfig, v Snapshots, reg *prometheus.Registry) *push {
 	}
 	p := &push{cfg: c, changes: newChanges(v, c.ChangeCheckInterval), metrics: newPushMetrics(reg)}
 	p.hub = newHub(p, v)
+	p.streamer = newStreamer(p)
 	return p
 }
 

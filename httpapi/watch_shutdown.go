@@ -18,29 +18,65 @@ import (
 )
 
 // shutdowns holds one channel per http.Server that served a long request,
-// closed when that server shuts down.
+// closed when that server shuts down, and the functions to call then.
 type shutdowns struct {
 	mu sync.Mutex
-	m  map[*http.Server]chan struct{}
+	m  map[*http.Server]*shutdown
+}
+
+// shutdown is one server's: its channel and what else to call.
+type shutdown struct {
+	ch  chan struct{}
+	fns []func()
 }
 
 // of returns the channel closed when the server that serves r shuts down;
 // nil (never ready) when r carries no server (a handler called directly).
 func (s *shutdowns) of(r *http.Request) <-chan struct{} {
+	if sd := s.entry(r); sd != nil {
+		return sd.ch
+	}
+	return nil
+}
+
+// onShutdown calls fn when the server that serves r shuts down, right
+// after its channel closes; never when r carries no server. Hijacked
+// connections use it: http.Server does not track them.
+func (s *shutdowns) onShutdown(r *http.Request, fn func()) {
+	sd := s.entry(r)
+	if sd == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sd.fns = append(sd.fns, fn)
+}
+
+// entry is the server's shutdown, made (and hooked) on first use.
+func (s *shutdowns) entry(r *http.Request) *shutdown {
 	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
 	if srv == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ch, ok := s.m[srv]; ok {
-		return ch
+	if sd, ok := s.m[srv]; ok {
+		return sd
 	}
 	if s.m == nil {
-		s.m = map[*http.Server]chan struct{}{}
+		s.m = map[*http.Server]*shutdown{}
 	}
-	ch := make(chan struct{})
-	s.m[srv] = ch
-	srv.RegisterOnShutdown(func() { close(ch) })
-	return ch
+	sd := &shutdown{ch: make(chan struct{})}
+	s.m[srv] = sd
+	srv.RegisterOnShutdown(func() {
+		close(sd.ch)
+		s.mu.Lock()
+		fns := sd.fns
+		sd.fns = nil
+		s.mu.Unlock()
+		for _, fn := range fns {
+			fn()
+		}
+	})
+	return sd
 }

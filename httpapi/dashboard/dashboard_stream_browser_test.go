@@ -12,9 +12,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -72,7 +74,7 @@ func startAPIServer(t *testing.T, refresh time.Duration, mutate func(*httpapi.Co
 	}
 	api := httpapi.New(cfg)
 	s := &apiServer{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/eureka/stream":
 			s.streams.Add(1)
@@ -81,9 +83,32 @@ func startAPIServer(t *testing.T, refresh time.Duration, mutate func(*httpapi.Co
 		}
 		api.ServeHTTP(w, r)
 	}))
-	s.url, s.drop = srv.URL, srv.CloseClientConnections
+	// Every connection the server accepted, the hijacked stream's too
+	// (httptest forgets a connection once hijacked): dropping them all is
+	// what a proxy that restarts does.
+	var connsMu sync.Mutex
+	conns := map[net.Conn]bool{}
+	srv.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		connsMu.Lock()
+		defer connsMu.Unlock()
+		if st == http.StateNew {
+			conns[c] = true
+		} else if st == http.StateClosed {
+			delete(conns, c)
+		}
+	}
+	srv.Start()
+	dropAll := func() {
+		connsMu.Lock()
+		defer connsMu.Unlock()
+		for c := range conns {
+			_ = c.Close()
+			delete(conns, c)
+		}
+	}
+	s.url, s.drop = srv.URL, dropAll
 	t.Cleanup(func() {
-		srv.CloseClientConnections() // the page's stream
+		dropAll() // the page's stream
 		srv.Close()
 		cancel()
 		<-viewDone

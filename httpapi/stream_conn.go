@@ -1,0 +1,339 @@
+package httpapi
+
+// Hijacked streams
+//
+// A stream that keeps its handler sleeping for its whole life holds, per
+// watcher, the connection's goroutine, net/http's background reader
+// goroutine and the connection's read and write buffers: about 26 KB per
+// idle watcher. So over HTTP/1.x the handler writes the response head
+// itself on the hijacked connection ("Connection: close": the connection
+// carries this one response) and returns, and the connection joins the
+// streamer: a few writer goroutines shared by every hijacked stream, woken
+// by the hub's signals and by one keep-alive goroutine. A watcher then
+// costs its connection, its place in the hub and a streamConn
+// (BENCHMARKS.md, "Push to applications").
+//
+// Writes. A writer gives a connection streamFastWrite to take what is
+// due; what the kernel does not take by then (a client that does not
+// read) is finished by a goroutine of that connection's own under
+// StreamWriteTimeout, so a slow client never holds the shared writers, and
+// one that does not read for StreamWriteTimeout loses its connection, as
+// before. A connection that fails a write, or whose server shuts down
+// (http.Server does not track hijacked connections: its shutdown hook
+// closes them, watch_shutdown.go), is closed and leaves the hub. No shared
+// goroutine runs while no stream is open.
+//
+// Liveness. One small goroutine per stream sits in a one-byte read of the
+// connection (nothing more comes from the client on it), so a client that
+// goes away is seen at once, not at the next keep-alive; it is the only
+// goroutine a stream keeps, and the shallowest (a couple of KB of stack).
+//
+// HTTP/2, and a ResponseWriter that cannot be hijacked, keep the handler's
+// own loop (stream.go).
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// streamFastWrite is how long a shared writer waits for one connection's
+// write before it hands the rest to a goroutine of the connection's own.
+const streamFastWrite = 20 * time.Millisecond
+
+// streamer runs the hijacked streams of one Server's push side.
+type streamer struct {
+	p *push
+
+	mu      sync.Mutex
+	conns   map[*streamConn]struct{}
+	watched map[<-chan struct{}]bool // servers whose shutdown closes their streams
+	ready   chan *streamConn         // the writers' queue; nil while none run
+	stop    chan struct{}            // closed when the writers and the ticker stop
+}
+
+// streamConn is one hijacked stream.
+type streamConn struct {
+	st        *streamer
+	conn      net.Conn
+	wt        *watcher
+	keepAlive time.Duration
+	shutdown  <-chan struct{}  // closed when its server shuts down
+	ready     chan *streamConn // the queue of the writers it joined
+
+	due    atomic.Int64 // when a keep-alive is due (unix nanoseconds)
+	queued atomic.Bool  // in ready
+	dirty  atomic.Bool  // woken since a writer last looked
+	busy   atomic.Bool  // a writer or its slow flush owns the connection
+	closed atomic.Bool
+	once   sync.Once
+}
+
+func newStreamer(p *push) *streamer {
+	return &streamer{p: p, conns: map[*streamConn]struct{}{}, watched: map[<-chan struct{}]bool{}}
+}
+
+// hijack takes w's connection for wt and answers the stream's head on it.
+// It reports false when the connection cannot be hijacked (HTTP/2): the
+// handler then serves the stream itself. On true the streamer owns wt (it
+// leaves the hub when the connection closes).
+func (st *streamer) hijack(w http.ResponseWriter, r *http.Request, wt *watcher, keepAlive time.Duration) bool {
+	if r.ProtoMajor != 1 {
+		return false
+	}
+	rc := http.NewResponseController(w)
+	h := w.Header().Clone()
+	conn, _, err := rc.Hijack()
+	if err != nil {
+		return false
+	}
+	var head bytes.Buffer
+	head.WriteString("HTTP/1.1 200 OK\r\n")
+	h.Set("Connection", "close")
+	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	_ = h.Write(&head)
+	head.WriteString("\r\n")
+	_ = conn.SetReadDeadline(time.Time{})
+	_ = conn.SetWriteDeadline(time.Now().Add(st.p.cfg.StreamWriteTimeout))
+	if _, err := conn.Write(head.Bytes()); err != nil {
+		_ = conn.Close()
+		st.p.hub.leave(wt)
+		return true
+	}
+	c := &streamConn{st: st, conn: conn, wt: wt, keepAlive: keepAlive, shutdown: st.p.shutdowns.of(r)}
+	c.due.Store(time.Now().Add(keepAlive).UnixNano())
+	st.mu.Lock()
+	watch := c.shutdown != nil && !st.watched[c.shutdown]
+	if watch {
+		st.watched[c.shutdown] = true
+	}
+	st.mu.Unlock()
+	if watch {
+		ch := c.shutdown
+		st.p.shutdowns.onShutdown(r, func() { st.closeServer(ch) })
+	}
+	if !st.add(c) {
+		return true
+	}
+	st.p.metrics.streamsOpen.Inc()
+	st.p.hub.attach(wt, c.wake)
+	return true
+}
+
+// add registers c and starts the writers if none run; false if its
+// server's shutdown has already come (c is closed then).
+func (st *streamer) add(c *streamConn) bool {
+	select {
+	case <-c.shutdown:
+		_ = c.conn.Close()
+		st.p.hub.leave(c.wt)
+		return false
+	default:
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ready == nil {
+		st.start()
+	}
+	c.ready = st.ready
+	st.conns[c] = struct{}{}
+	go c.watchClose()
+	return true
+}
+
+// watchClose closes c when its client closes the connection (or it is
+// closed here).
+func (c *streamConn) watchClose() {
+	var b [1]byte
+	for {
+		if _, err := c.conn.Read(b[:]); err != nil {
+			c.close()
+			return
+		}
+	}
+}
+
+// start starts the writers and the keep-alive ticker; st.mu must be held.
+func (st *streamer) start() {
+	cfg := st.p.cfg
+	st.ready = make(chan *streamConn, cfg.MaxStreams)
+	st.stop = make(chan struct{})
+	for range max(2, runtime.GOMAXPROCS(0)) {
+		go st.write(st.ready, st.stop)
+	}
+	// The shortest keep-alive a stream can have is min(StreamKeepAlive,
+	// minStreamKeepAlive); the ticker looks four times as often.
+	tick := max(min(cfg.StreamKeepAlive, minStreamKeepAlive)/4, 5*time.Millisecond)
+	go st.tick(tick, st.stop)
+}
+
+// closeServer closes the streams of the server whose shutdown channel is
+// ch.
+func (st *streamer) closeServer(ch <-chan struct{}) {
+	st.mu.Lock()
+	var conns []*streamConn
+	for c := range st.conns {
+		if c.shutdown == ch {
+			conns = append(conns, c)
+		}
+	}
+	st.mu.Unlock()
+	for _, c := range conns {
+		c.close()
+	}
+}
+
+// write is a writer: it serves the connections woken into ready.
+func (st *streamer) write(ready chan *streamConn, stop chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case c := <-ready:
+			c.queued.Store(false)
+			c.serve()
+		}
+	}
+}
+
+// tick wakes the streams whose keep-alive is due.
+func (st *streamer) tick(every time.Duration, stop chan struct{}) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var due []*streamConn
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C:
+			due = due[:0]
+			st.mu.Lock()
+			for c := range st.conns {
+				if c.due.Load() <= now.UnixNano() {
+					due = append(due, c)
+				}
+			}
+			st.mu.Unlock()
+			for _, c := range due {
+				c.wake()
+			}
+		}
+	}
+}
+
+// wake queues c for a writer (the hub calls it under its lock, for a new
+// event or snapshot; the ticker for a keep-alive).
+func (c *streamConn) wake() {
+	c.dirty.Store(true)
+	if c.closed.Load() || !c.queued.CompareAndSwap(false, true) {
+		return
+	}
+	select {
+	case c.ready <- c:
+	default:
+		// Cannot happen: ready holds MaxStreams and each stream once.
+		c.queued.Store(false)
+	}
+}
+
+// serve writes what is due on c: the hub's snapshot and events, or a
+// keep-alive. A write the connection does not take within streamFastWrite
+// goes on in a goroutine of its own.
+func (c *streamConn) serve() {
+	if c.closed.Load() || !c.busy.CompareAndSwap(false, true) {
+		return // closed, or a slow flush owns it and looks again when done
+	}
+	c.dirty.Store(false)
+	bufs := c.frames()
+	if len(bufs) == 0 {
+		c.done()
+		return
+	}
+	_ = c.conn.SetWriteDeadline(time.Now().Add(streamFastWrite))
+	_, err := bufs.WriteTo(c.conn)
+	switch {
+	case err == nil:
+		c.done()
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		go c.slowFlush(bufs)
+	default:
+		c.close()
+	}
+}
+
+// frames is what c should write now; empty when nothing is due.
+func (c *streamConn) frames() net.Buffers {
+	p := c.st.p
+	snap, evs := p.hub.take(c.wt)
+	var bufs net.Buffers
+	if snap != nil {
+		bufs = append(bufs, snap.frame(c.wt.filter, p.hub.enc))
+		p.metrics.snapshots.Inc()
+	}
+	for _, e := range evs {
+		if b := e.frame(c.wt.filter, p.hub.enc); b != nil {
+			bufs = append(bufs, b)
+			p.metrics.events.Inc()
+		}
+	}
+	if len(bufs) == 0 && c.due.Load() <= time.Now().UnixNano() {
+		bufs = append(bufs, keepAliveComment)
+	}
+	return bufs
+}
+
+// slowFlush finishes a write that the connection did not take at once,
+// within StreamWriteTimeout.
+func (c *streamConn) slowFlush(rest net.Buffers) {
+	_ = c.conn.SetWriteDeadline(time.Now().Add(c.st.p.cfg.StreamWriteTimeout))
+	if _, err := rest.WriteTo(c.conn); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			c.st.p.metrics.cutWrite.Inc()
+		}
+		c.close()
+		return
+	}
+	c.done()
+}
+
+// done ends a write: the next keep-alive is due a keep-alive interval
+// from now, and a wake that came meanwhile is served.
+func (c *streamConn) done() {
+	c.due.Store(time.Now().Add(c.keepAlive).UnixNano())
+	c.busy.Store(false)
+	if c.dirty.Load() {
+		c.wake()
+	}
+}
+
+// close closes c's connection and takes it out of the hub and the
+// streamer; the writers stop when no stream is left.
+func (c *streamConn) close() {
+	c.once.Do(func() {
+		c.closed.Store(true)
+		_ = c.conn.Close()
+		st := c.st
+		st.p.hub.leave(c.wt)
+		st.p.metrics.streamsOpen.Dec()
+		st.mu.Lock()
+		delete(st.conns, c)
+		if len(st.conns) == 0 && st.ready != nil {
+			close(st.stop)
+			st.ready, st.stop = nil, nil
+		}
+		st.mu.Unlock()
+	})
+}
+
+// open is how many hijacked streams are open (tests).
+func (st *streamer) open() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.conns)
+}
