@@ -154,7 +154,11 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 		inst.ActionType = ActionDeleted
 		inst.LastUpdatedTimestamp = now
 		l.version = r.Version
-		return Event{Action: ActionDeleted, Cause: CauseCancel, Instance: inst, Version: r.Version, Replicated: true}, ApplyInstalled
+		cause := CauseCancel
+		if r.Evicted {
+			cause = CauseEvict
+		}
+		return Event{Action: ActionDeleted, Cause: cause, Instance: inst, Version: r.Version, Replicated: true}, ApplyInstalled
 	}
 	inst := r.Instance.Clone()
 	// The sender's times, on this node's clock.

@@ -190,7 +190,9 @@ type Registry struct {
 	// since the self-preservation actor last took them; spNotified is set
 	// while a spEvents message is on its way to it.
 	spAdded, spRemoved atomic.Int64
-	spNotified         atomic.Bool
+	// spEvicted counts, of spRemoved, the evictions (here or a peer's).
+	spEvicted  atomic.Int64
+	spNotified atomic.Bool
 
 	closeOnce sync.Once
 	closed    chan struct{}

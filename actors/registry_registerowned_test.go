@@ -83,10 +83,10 @@ func TestSelfPreservationCountsCoalescedEvents(t *testing.T) {
 // before it removes, and never goes below zero.
 func TestOnCountsAddsBeforeRemoving(t *testing.T) {
 	sp := selfPreservation{enabled: true, percent: 0.85}
-	sp.onCounts(3, 2)
+	sp.onCounts(3, 2, 0)
 	assert.Equal(t, 1, sp.expected)
-	sp.onCounts(0, 5)
+	sp.onCounts(0, 5, 0)
 	assert.Equal(t, 0, sp.expected)
-	sp.onCounts(2, 0)
+	sp.onCounts(2, 0, 0)
 	assert.Equal(t, 2, sp.expected)
 }

@@ -53,7 +53,8 @@ type SelfPreservationStatus struct {
 	// Window is the length of the renewal counting window.
 	Window time.Duration
 	// Protected is, while engaged, the fleet the engagement protects: the
-	// clients expected when it began (0 when not engaged).
+	// clients expected when it began, less the silent leases of a release
+	// not evicted yet (0 when not engaged).
 	Protected int
 	// RecoveryThreshold is, while engaged, the renewals per window above
 	// which the protected fleet counts as back (RenewalPercentThreshold of
@@ -265,21 +266,32 @@ func (s *selfPreservation) engaged() bool {
 func (s *selfPreservation) onEvent(ev *Event) {
 	switch {
 	case ev.NewLease:
-		s.onCounts(1, 0)
+		s.onCounts(1, 0, 0)
+	case ev.Action == ActionDeleted && ev.Cause == CauseEvict:
+		s.onCounts(0, 1, 1)
 	case ev.Action == ActionDeleted:
-		s.onCounts(0, 1)
+		s.onCounts(0, 1, 0)
 	default:
 		s.expectationChanged()
 	}
 }
 
 // onCounts is onEvent for added new leases and removed deletions at once
-// (spSink coalesces them): the additions first, then the removals, never
-// below 0.
-func (s *selfPreservation) onCounts(added, removed int64) {
+// (spSink coalesces them), evicted of the removed ones by eviction: the
+// additions first, then the removals, never below 0. Only evictions come
+// out of silent (the leases a release gave up on are evicted, not
+// cancelled); had cancels drained it too, a churning fleet's cancels
+// would have used it up within a second of the release and the evictions
+// of the silent leases then lowered the expectation below the live fleet,
+// or, as it happened, silent ran out while they were still listed and the
+// expectation counted them again.
+func (s *selfPreservation) onCounts(added, removed, evicted int64) {
 	s.expected += int(added)
+	if sabotage.On(sabotage.SilentDrainedByCancels) {
+		evicted = removed
+	}
 	if !sabotage.On(sabotage.ReleaseEvictionsLowerExpectation) {
-		taken := min(int64(s.silent), removed)
+		taken := min(int64(s.silent), evicted, removed)
 		s.silent -= int(taken)
 		removed -= taken
 	}
@@ -287,10 +299,18 @@ func (s *selfPreservation) onCounts(added, removed int64) {
 	s.expectationChanged()
 }
 
-// engage starts an engagement at now: it protects the clients expected now.
+// engage starts an engagement at now: it protects the clients expected
+// now, less the leases a release gave up on that are not evicted yet
+// (silent): they were no part of the fleet when the fault came. Counting
+// them kept a small churning fleet engaged for good: each engagement
+// soon after a release protected the dead of the last one too, so the
+// live clients never renewed 85% of it (asymmetric-partition-long seed 6).
 func (s *selfPreservation) engage(now time.Time) {
 	s.engagedSince = now
-	s.protected = s.expected
+	s.protected = max(0, s.expected-s.silent)
+	if sabotage.On(sabotage.SPNoRecovery) {
+		s.protected = s.expected
+	}
 	s.recovering = 0
 }
 
@@ -625,9 +645,9 @@ func (a *selfPreservationActor) Receive(ctx actor.Context) {
 		// this sends a new message, and one counted before it is taken now
 		// (a redundant message then finds nothing).
 		a.r.spNotified.Store(false)
-		added, removed := a.r.takeSPCounts()
+		added, removed, evicted := a.r.takeSPCounts()
 		if added != 0 || removed != 0 {
-			a.sp.onCounts(added, removed)
+			a.sp.onCounts(added, removed, evicted)
 			a.publish()
 		}
 	case *spSetEnabled:
@@ -699,19 +719,22 @@ func (a *selfPreservationActor) publish() {
 // once.
 type spSink struct{ r *Registry }
 
-// takeSPCounts takes the new leases and deletions spSink counted. The
-// deletions are taken first: a lease's deletion is counted after its
-// addition, so every deletion taken has its addition taken by now, and the
-// expectation never dips below the truth (where onCounts' floor at 0
-// would lose a deletion and leave Expected one too high for good).
-func (r *Registry) takeSPCounts() (added, removed int64) {
+// takeSPCounts takes the new leases, the deletions and, of those, the
+// evictions spSink counted. The deletions are taken first: a lease's
+// deletion is counted after its addition, so every deletion taken has its
+// addition taken by now, and the expectation never dips below the truth
+// (where onCounts' floor at 0 would lose a deletion and leave Expected one
+// too high for good). The evictions are taken before the deletions, for
+// the same reason (spSink counts an eviction's deletion first).
+func (r *Registry) takeSPCounts() (added, removed, evicted int64) {
 	if sabotage.On(sabotage.SPCountsAddedFirst) {
 		added = r.spAdded.Swap(0)
-		return added, r.spRemoved.Swap(0)
+		return added, r.spRemoved.Swap(0), r.spEvicted.Swap(0)
 	}
+	evicted = r.spEvicted.Swap(0)
 	removed = r.spRemoved.Swap(0)
 	added = r.spAdded.Swap(0)
-	return added, removed
+	return added, removed, evicted
 }
 
 // spEventsMsg is the one spEvents message spSink sends.
@@ -728,6 +751,9 @@ func (s spSink) Apply(ev *Event) {
 		s.r.spAdded.Add(1)
 	} else {
 		s.r.spRemoved.Add(1)
+		if ev.Cause == CauseEvict {
+			s.r.spEvicted.Add(1)
+		}
 	}
 	if s.r.spNotified.CompareAndSwap(false, true) {
 		s.r.root.Send(s.r.spPID, spEventsMsg)

@@ -35,7 +35,7 @@ func partitionUnderChurn(t *testing.T, split time.Duration) (*fleet, func(d time
 				if j%4 == 0 {
 					f.renewing[j] = false // dies silently
 				} else {
-					f.remove(j) // cancels
+					f.cancel(j)
 				}
 			}
 			f.run(2 * time.Second)
@@ -139,4 +139,29 @@ func TestRecoveryExpectationFollowsTheFleet(t *testing.T) {
 			f.sp.expected, live, f.registered(), f.sp.silent)
 		assert.True(t, f.sp.expirationEnabled(), f.sp.reason())
 	}
+}
+
+// silentAfterRelease is a core just released by the release rule with 5
+// of its 25 leases given up on (silent).
+func silentAfterRelease(t *testing.T) *selfPreservation {
+	t.Helper()
+	sp := &selfPreservation{enabled: true, percent: 0.85, expectedInterval: prodRenew, window: prodWindow,
+		releaseAfter: prodRecount, expected: 25, held: 25}
+	sp.adopt(testEpoch, 40, 40) // 20 clients renew
+	require.Equal(t, 20, sp.expected)
+	require.Equal(t, 5, sp.silent)
+	return sp
+}
+
+// Only evictions come out of the leases a release gave up on: cancels of
+// live clients lower the expectation, and the silent leases, when evicted,
+// leave it as it is.
+func TestSilentDrainedByEvictionsOnly(t *testing.T) {
+	sp := silentAfterRelease(t)
+	sp.onCounts(0, 3, 0) // three live clients cancel
+	assert.Equal(t, 17, sp.expected, "cancels lower the expectation")
+	assert.Equal(t, 5, sp.silent)
+	sp.onCounts(0, 5, 5) // the silent leases are evicted
+	assert.Equal(t, 17, sp.expected, "their evictions do not")
+	assert.Zero(t, sp.silent)
 }

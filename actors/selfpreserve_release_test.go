@@ -104,17 +104,18 @@ func (f *fleet) evict() {
 	removed := 0
 	for i := range f.gone {
 		if removed < limit && !f.gone[i] && f.now.Sub(f.last[i]) > prodLease {
-			f.remove(i)
+			f.gone[i] = true
+			f.sp.onCounts(0, 1, 1)
 			removed++
 		}
 	}
 }
 
-// remove takes client i's lease out (a cancel or an eviction), as the
-// registry's sink counts it.
-func (f *fleet) remove(i int) {
+// cancel takes client i's lease out by a cancel, as the registry's sink
+// counts it.
+func (f *fleet) cancel(i int) {
 	f.gone[i] = true
-	f.sp.onCounts(0, 1)
+	f.sp.onCounts(0, 1, 0)
 }
 
 // join registers a new renewing client and returns its index.
@@ -124,7 +125,7 @@ func (f *fleet) join() int {
 	f.gone = append(f.gone, false)
 	f.phase = append(f.phase, (f.now.Sub(testEpoch)+time.Second)%prodRenew)
 	f.renewals = append(f.renewals, f.now)
-	f.sp.onCounts(1, 0)
+	f.sp.onCounts(1, 0, 0)
 	return len(f.renewing) - 1
 }
 
