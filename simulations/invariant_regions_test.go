@@ -1,6 +1,7 @@
 package simulations
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -291,7 +292,7 @@ func TestCheckRegionConvergenceAndResurrection(t *testing.T) {
 
 func TestCheckersWithoutDatacenters(t *testing.T) {
 	th := DefaultThresholds(DefaultTimers())
-	for _, name := range []string{InvRegionVisibility, InvRegionCancel, InvRegionNoEcho, InvRegionStaleDrop, InvRegionConvergence, InvRegionResurrection} {
+	for _, name := range []string{InvRegionVisibility, InvRegionCancel, InvRegionNoEcho, InvRegionStaleDrop, InvRegionConvergence, InvRegionResurrection, InvRegionLoading} {
 		v := Checkers[name](&Observations{Timers: DefaultTimers()}, th)
 		assert.False(t, v.Pass, name)
 		assert.Contains(t, v.Measured, "no datacenter observations")
@@ -357,4 +358,128 @@ func TestCheckRegionConvergenceEveryHeal(t *testing.T) {
 	v = CheckRegionConvergence(build(5), th)
 	require.False(t, v.Pass, v.Measured)
 	assert.Contains(t, v.Measured, "never converged")
+}
+
+// restartHistory: dc1 of two nodes (dc1-n0, dc1-n1), dc2 of one; the WAN
+// cut 2s–12s, every node's last success at the cut, its copy of the other
+// region stale from 4.2s and dropped (nothing served) from 10.2s. dc1-n0
+// restarts at 2.5s, before dc2 turns stale on it (ready at 2.7s): until
+// 12s+lag its fresh process shows dc2 loading and answers 403, then
+// serves it as the others do; fresh changes its reads from 2.7s to then.
+func restartHistory(lag float64, fresh func(sec float64, r *DCRead)) *Observations {
+	h := newDCHistory()
+	h.d.Nodes["dc1"] = []string{"dc1-n0", "dc1-n1"}
+	h.inst("dc1", "dc1-app-001", 0.5, -1, false)
+	h.inst("dc2", "dc2-app-001", 0.5, -1, false)
+	h.d.Cuts = []Span{{From: h.at(2), To: h.at(12)}}
+	h.d.Restarts = []DCRestart{{Region: "dc1", Node: "dc1-n0", Stopped: h.at(2.5), Ready: h.at(2.7)}}
+	h.reads(0, 18, func(sec float64, r *DCRead) {
+		h.serve(0.3, 10.2, 12.3)(sec, r)
+		r.LastOK = map[string]time.Time{}
+		for o := range r.States {
+			r.LastOK[o] = h.at(sec)
+			if sec >= 2 && sec < 12.3 {
+				r.LastOK[o] = h.at(2)
+			}
+			switch {
+			case sec >= 10.2 && sec < 12.3:
+				r.States[o] = federation.StateDropped
+			case sec >= 4.2 && sec < 12.3:
+				r.States[o] = federation.StateStale
+			}
+		}
+		if r.Node != "dc1-n0" || sec < 2.5 || sec >= 12+lag {
+			return
+		}
+		r.Code, r.Instances = http.StatusForbidden, map[string]string{}
+		r.States["dc2"], r.LastOK["dc2"] = federation.StateLoading, time.Time{}
+		if sec < 2.7 {
+			r.Code = 0 // between the old process's stop and the fresh one
+			return
+		}
+		if fresh != nil {
+			fresh(sec, r)
+		}
+	})
+	return h.o
+}
+
+// TestCheckRegionLoading: a node restarted in a cut before the other
+// region turned stale must show it loading and answer 403 until the heal,
+// then load it within the bound; serving it empty, showing it ok or
+// starting its stale clock at the restart, loading it late or never fail.
+func TestCheckRegionLoading(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers())
+	v := CheckRegionLoading(restartHistory(0.4, nil), th)
+	require.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	assert.InDelta(t, 0.4, v.Key.Value, 0.01)
+	assert.Contains(t, v.Measured, "1 restarts in a cut: 46 reads of the fresh processes answered 403 before the heal (37 while a peer served the region)")
+
+	for _, c := range []struct {
+		name  string
+		lag   float64
+		fresh func(sec float64, r *DCRead)
+		want  string
+	}{
+		{"served empty", 0.4, func(_ float64, r *DCRead) {
+			r.Code = http.StatusOK
+			r.Instances["dc1-app-001"] = ""
+		}, "dc1-n0 answered 200 at +2.8s while loading [dc2] (serving 0 of its instances)"},
+		{"shown ok without a copy", 0.4, func(_ float64, r *DCRead) {
+			r.States["dc2"] = federation.StateOK
+		}, "dc1-n0 shows dc2 ok at +2.8s without a success ever"},
+		{"stale clock from the restart", 0.4, func(sec float64, r *DCRead) {
+			if sec >= 4.8 {
+				r.States["dc2"], r.LastOK["dc2"] = federation.StateStale, r.At.Add(-2100*time.Millisecond)
+			}
+		}, "dc1-n0, restarted at +2.5s in the cut, shows dc2 stale at +4.8s (never loaded)"},
+		{"loaded late", 4, nil, "dc1-n0, restarted at +2.5s in the cut, loaded 4.00s after the heal (over 2.73s)"},
+		{"never loaded", 100, nil, "dc1-n0, restarted at +2.5s in the cut: never served [dc2] after the heal at +12.0s (observed until +17.8s)"},
+	} {
+		v := CheckRegionLoading(restartHistory(c.lag, c.fresh), th)
+		require.False(t, v.Pass, "%s: %s", c.name, v.Measured)
+		assert.Contains(t, v.Details, c.want, c.name)
+	}
+
+	// The cut heals before the fresh process answered once: the case was
+	// not observed.
+	o := restartHistory(0.4, nil)
+	o.Datacenters.Restarts[0].Ready = o.Start.Add(11900 * time.Millisecond)
+	v = CheckRegionLoading(o, th)
+	require.False(t, v.Pass, v.Measured)
+	assert.Contains(t, v.Details[0], "no read answered 403 before the heal")
+}
+
+// TestCheckRegionStaleDropRestart: a node restarted in a cut is judged up
+// to its restart (its fresh process is loading, not stale); one whose old
+// process lived past the drop time must have dropped the region by then.
+func TestCheckRegionStaleDropRestart(t *testing.T) {
+	th := DefaultThresholds(DefaultTimers())
+	o := restartHistory(0.4, nil)
+	v := CheckRegionStaleDrop(o, th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+	o.Datacenters.Restarts = nil
+	v = CheckRegionStaleDrop(o, th)
+	require.False(t, v.Pass, v.Measured)
+	assert.Contains(t, v.Details, "dc1-n0: dc2 never stale in a cut of 10.00s")
+
+	// The old process lived to 11.9s (past the drop time and its slack)
+	// but never dropped dc2.
+	o = restartHistory(0.4, nil)
+	d := o.Datacenters
+	d.Restarts[0].Stopped, d.Restarts[0].Ready = o.Start.Add(11900*time.Millisecond), o.Start.Add(11950*time.Millisecond)
+	for i := range d.Reads {
+		r := &d.Reads[i]
+		if r.Node != "dc1-n0" || !r.At.After(o.Start.Add(2*time.Second)) || !r.At.Before(d.Restarts[0].Stopped) {
+			continue
+		}
+		r.Code, r.States["dc2"], r.LastOK["dc2"] = http.StatusOK, federation.StateOK, o.Start.Add(2*time.Second)
+		r.Instances = map[string]string{"dc1-app-001": "", "dc2-app-001": "dc2"}
+		if r.At.Sub(o.Start) >= 4200*time.Millisecond {
+			r.States["dc2"] = federation.StateStale
+		}
+	}
+	v = CheckRegionStaleDrop(o, th)
+	require.False(t, v.Pass, v.Measured)
+	assert.Contains(t, v.Details, "dc1-n0: dc2 never dropped in the 9.90s of the cut before its restart")
 }

@@ -27,11 +27,16 @@ import (
 //     registry's);
 //   - once dropped, until the heal, none is served.
 //
+// A node restarted in the cut (Restarts) is judged up to its restart:
+// the deadlines apply only when its old process lived past them. The
+// fresh process has never loaded the region, so it is neither stale nor
+// dropped but loading, and answers 403 (region-loading judges it).
+//
 // How long before the cut the last success came is reported, not judged
 // (a poll that times out under load moves it back).
 func CheckRegionStaleDrop(o *Observations, th Thresholds) Verdict {
-	pull, stale, drop := regionTimers(o.Timers)
-	late := stale/6 + pull + o.Timers.SampleInterval + th.Visibility
+	_, stale, drop := regionTimers(o.Timers)
+	late := staleDropLate(o.Timers, th)
 	v := Verdict{Invariant: InvRegionStaleDrop, Property: 2,
 		Threshold: fmt.Sprintf("stale after %s and dropped after %s without success, by %s and %s after a WAN cut; served while stale, not served once dropped",
 			secs(stale), secs(drop), secs(stale+late), secs(drop+late)),
@@ -56,13 +61,17 @@ func CheckRegionStaleDrop(o *Observations, th Thresholds) Verdict {
 					held := 0
 					var staleAt, dropAt time.Time
 					first := true
+					end := cut.To
+					if at, ok := d.restartIn(n, cut); ok {
+						end = at
+					}
 					rs := byNode[n]
 					for i, r := range rs {
 						if r.At.Before(cut.From) {
 							held = countMarked(r, remote)
 							continue
 						}
-						if !r.At.Before(cut.To) {
+						if !r.At.Before(end) {
 							break
 						}
 						st, ok := r.States[remote], r.LastOK[remote]
@@ -88,11 +97,15 @@ func CheckRegionStaleDrop(o *Observations, th Thresholds) Verdict {
 							problems = append(problems, fmt.Sprintf("%s serves no instance of %s at %s, stale but not dropped", n, remote, o.offset(r.At)))
 						}
 					}
-					lasted := cut.To.Sub(cut.From)
+					lasted := end.Sub(cut.From)
+					span := "a cut of " + secs(lasted)
+					if !end.Equal(cut.To) {
+						span = fmt.Sprintf("the %s of the cut before its restart", secs(lasted))
+					}
 					judge := func(what string, at time.Time, bound time.Duration) {
 						switch {
 						case at.IsZero() && lasted > bound+late:
-							problems = append(problems, fmt.Sprintf("%s: %s never %s in a cut of %s", n, remote, what, secs(lasted)))
+							problems = append(problems, fmt.Sprintf("%s: %s never %s in %s", n, remote, what, span))
 						case !at.IsZero() && at.Sub(cut.From) > bound+late:
 							problems = append(problems, fmt.Sprintf("%s: %s %s %s after the cut (too late)", n, remote, what, secs(at.Sub(cut.From))))
 						}
@@ -117,6 +130,25 @@ func CheckRegionStaleDrop(o *Observations, th Thresholds) Verdict {
 		v.Details = append(v.Details, p)
 	}
 	return v
+}
+
+// staleDropLate is how late region-stale-drop lets a region turn stale
+// (dropped) after the stale (drop) time of a cut: a request timeout, a
+// pull interval, a sampling round and the visibility threshold.
+func staleDropLate(t Timers, th Thresholds) time.Duration {
+	pull, stale, _ := regionTimers(t)
+	return stale/6 + pull + t.SampleInterval + th.Visibility
+}
+
+// restartIn returns when node's first restart inside cut stopped its
+// process, if it restarted there.
+func (d *DCObservations) restartIn(node string, cut Span) (time.Time, bool) {
+	for _, r := range d.Restarts {
+		if r.Node == node && !r.Stopped.Before(cut.From) && r.Stopped.Before(cut.To) {
+			return r.Stopped, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // tooEarly is the rule region-stale-drop and region-stale-rule share: r

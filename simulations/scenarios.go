@@ -283,6 +283,20 @@ var Scenarios = []Scenario{
 		ShortTimers:     datacentersShortTimers,
 		Drive:           driveDatacentersRestart,
 	},
+	{
+		Name: "datacenters-restart-early",
+		Summary: "datacenters where nodes restart as fresh processes in a WAN cut before the other region turns stale on them, " +
+			"while their peers still serve their copy (dc1's stream follower and a polling node of dc2; a polling node of dc1 " +
+			"once stale), the cut lasting past the drop time and the tombstone TTL; then one more restart (dc2's stream follower) " +
+			"in a cut of half the stale time. Each fresh process must answer ?regions= 403 and show the region loading, never " +
+			"ok, stale or dropped, until the heal, then load it within the convergence bound, with no echo and no cancel back.",
+		Invariants: []string{InvRegionVisibility, InvRegionCancel, InvRegionNoEcho, InvRegionStaleDrop, InvRegionConvergence,
+			InvRegionResurrection, InvRegionLoading},
+		DefaultDuration: 36 * time.Second,
+		ShortDuration:   18 * time.Second,
+		ShortTimers:     datacentersShortTimers,
+		Drive:           driveDatacentersRestartEarly,
+	},
 }
 
 // ScenarioByName returns the scenario called name.

@@ -59,6 +59,8 @@ type DCObservations struct {
 	Reads []DCRead
 	// Cuts are the windows during which every WAN link was cut.
 	Cuts []Span
+	// Restarts are the nodes restarted as fresh processes, in time order.
+	Restarts []DCRestart
 	// Teardown is when the clients started to cancel at the end.
 	Teardown time.Time
 }
@@ -72,6 +74,13 @@ type DCInstance struct {
 	// its cancel.
 	Ended     time.Time
 	Cancelled bool
+}
+
+// DCRestart is one restart of a node: its process stopped at Stopped and
+// a fresh one (empty registry, its federation loading) was ready at Ready.
+type DCRestart struct {
+	Region, Node   string
+	Stopped, Ready time.Time
 }
 
 // DCRead is one read of GET /eureka/apps?regions=<the other regions> from
@@ -657,6 +666,7 @@ func (r *dcRun) finish() {
 	o := w.obs
 	o.Reads = slices.Clone(w.obs.Reads)
 	o.Cuts = slices.Clone(w.obs.Cuts)
+	o.Restarts = slices.Clone(w.obs.Restarts)
 	o.Instances = map[string]*DCInstance{}
 	for id, in := range w.obs.Instances {
 		c := *in
@@ -788,6 +798,13 @@ func (r *dcRun) changesThenQuiet(during string, end time.Time) error {
 		return err
 	}
 	r.changes(during)
+	return r.quietBy(end)
+}
+
+// quietBy stops the churn one client life (and half a second) before end
+// and returns at end: nothing changes after it.
+func (r *dcRun) quietBy(end time.Time) error {
+	s := r.s
 	if err := s.Sleep(time.Until(end.Add(-dcMaxLife - 500*time.Millisecond))); err != nil {
 		return err
 	}

@@ -3,13 +3,15 @@ package simulations
 // The datacenters scenarios of the WAN faults other than a cut of every
 // link (docs/federation.md, "Not done yet"): a WAN that is slow and lossy
 // rather than cut (datacenters-lossy-wan), a cut of one link of the ring
-// only (datacenters-one-link), and a region's nodes restarted one by one
-// while its WAN is cut (datacenters-restart). They run as the
-// datacenters scenario does (dcRun: the same datacenters, clients, churn
-// and observations), with the same shrunk federation timers
-// (datacentersShortTimers), and are judged by the region invariants,
-// adapted where a fault changes what they can promise (see each driver and
-// invariant_regionfaults.go).
+// only (datacenters-one-link), a region's nodes restarted one by one
+// while its WAN is cut, past the drop time (datacenters-restart), and
+// nodes restarted in a cut before their remote region turns stale, while
+// their peers still serve their copy (datacenters-restart-early). They
+// run as the datacenters scenario does (dcRun: the same datacenters,
+// clients, churn and observations), with the same shrunk federation
+// timers (datacentersShortTimers), and are judged by the region
+// invariants, adapted where a fault changes what they can promise (see
+// each driver, invariant_regionfaults.go and invariant_regionloading.go).
 
 import (
 	"context"
@@ -87,6 +89,7 @@ func (r *dcRun) restartNode(di, j int) error {
 	name := dc.names[j]
 	old := r.node(name)
 	addr := old.Addr()
+	stopped := time.Now()
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	err := old.Stop(ctx)
 	cancel()
@@ -127,6 +130,22 @@ func (r *dcRun) restartNode(di, j int) error {
 			return err
 		}
 	}
+	w.mu.Lock()
+	w.obs.Restarts = append(w.obs.Restarts, DCRestart{Region: dc.region, Node: name, Stopped: stopped, Ready: time.Now()})
+	w.mu.Unlock()
+	return nil
+}
+
+// restartInCut restarts node j of region di (restartNode) during the cut
+// begun at cutAt; its event says how far into the cut the fresh process
+// was ready, and when (what its peers serve meanwhile).
+func (r *dcRun) restartInCut(di, j int, cutAt time.Time, when string) error {
+	at := time.Now()
+	if err := r.restartNode(di, j); err != nil {
+		return err
+	}
+	r.s.Event("restart", "%s restarted %s: a fresh process, ready %v after it stopped, %v into the cut",
+		r.w.dcs[di].names[j], when, time.Since(at).Round(time.Millisecond), time.Since(cutAt).Round(time.Millisecond))
 	return nil
 }
 
@@ -260,13 +279,13 @@ func driveDatacentersRestart(s *Sim) error {
 	}
 	defer r.close()
 	t := r.t
-	pull, stale, drop := regionTimers(t)
+	_, _, drop := regionTimers(t)
 
 	d := s.Duration()
 	lead := 3*time.Second + s.Between(0, 500*time.Millisecond)
 	// Every node has dropped the other region by then (the stale-drop
 	// invariant's late slack).
-	late := stale/6 + pull + t.SampleInterval + s.cfg.Thresholds.Visibility
+	late := staleDropLate(t, s.cfg.Thresholds)
 	restartAt := max(drop, t.TombstoneTTL) + late + 500*time.Millisecond
 	if err := s.Sleep(lead); err != nil {
 		return err
@@ -279,12 +298,10 @@ func driveDatacentersRestart(s *Sim) error {
 	if err := r.changesThenQuiet("the cut", cutAt.Add(restartAt)); err != nil {
 		return err
 	}
-	for j, name := range r.w.dcs[0].names {
-		at := time.Now()
-		if err := r.restartNode(0, j); err != nil {
+	for j := range r.w.dcs[0].names {
+		if err := r.restartInCut(0, j, cutAt, "while the WAN is cut, past the drop time"); err != nil {
 			return err
 		}
-		s.Event("restart", "%s restarted while the WAN is cut: a fresh process, ready %v after it stopped", name, time.Since(at).Round(time.Millisecond))
 		if err := s.Sleep(s.Between(100*time.Millisecond, 300*time.Millisecond)); err != nil {
 			return err
 		}
@@ -294,6 +311,100 @@ func driveDatacentersRestart(s *Sim) error {
 	}
 	cutLinks(r.w.links, false)
 	if err := r.healed(cutAt, "every WAN link"); err != nil {
+		return err
+	}
+	if err := s.Sleep(max(2*time.Second, time.Until(cutAt.Add(d-lead)))); err != nil {
+		return err
+	}
+	return r.teardown()
+}
+
+// driveDatacentersRestartEarly: two regions following each other; nodes
+// restart as fresh processes (restartNode) while the WAN is cut, before
+// the other region turns stale on them. Every WAN link is cut for longer
+// than the drop time and the tombstone TTL: 250–400 ms in, dc1's stream
+// follower and then a polling node of dc2 restart, while their peers
+// still serve their ok copy of the other region; a cancel and a
+// registration in every region follow; once every node has marked the
+// other region stale (the stale time plus the stale-drop invariant's late
+// slack), a polling node of dc1 restarts too, before the drop. Healed, the
+// views must converge. Then a short cut in which dc2's stream follower
+// restarts, its peers ok throughout, with a cancel and a registration in
+// every region; it heals at half the stale time, or three sampling rounds
+// after the fresh process is ready if that is later, so that the fresh
+// process is read in the cut. Each fresh process must answer ?regions=
+// reads 403 and show the region loading until the heal (it has no copy,
+// and its stale and drop clocks start at its first success), then load it
+// within the convergence bound (region-loading); region-stale-drop judges
+// each node's old process up to its restart.
+func driveDatacentersRestartEarly(s *Sim) error {
+	r, err := startDCRun(s, 2, false, false,
+		fmt.Sprintf("2 regions of %d nodes federated, each following the other (the first node of each by stream, the others by polls)", dcNodes))
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	t := r.t
+	_, stale, drop := regionTimers(t)
+	late := staleDropLate(t, s.cfg.Thresholds)
+
+	d := s.Duration()
+	lead := 3*time.Second + s.Between(0, 500*time.Millisecond)
+	cutLen := max(drop, t.TombstoneTTL) + 3*time.Second
+	if err := s.Sleep(lead); err != nil {
+		return err
+	}
+	cutAt := time.Now()
+	cutLinks(r.w.links, true)
+	s.fault()
+	s.Event("wan-cut", "every WAN link cut for %v (past the drop time %v and the tombstone TTL %v); nodes restart in it before the stale time %v, and once stale",
+		cutLen, drop, t.TombstoneTTL, stale)
+	if err := s.Sleep(s.Between(250*time.Millisecond, 400*time.Millisecond)); err != nil {
+		return err
+	}
+	for _, n := range []struct{ di, j int }{{0, 0}, {1, 1}} {
+		if err := r.restartInCut(n.di, n.j, cutAt, "before the stale time, its peers serving their ok copy"); err != nil {
+			return err
+		}
+	}
+	if err := s.Sleep(time.Until(cutAt.Add(time.Second))); err != nil {
+		return err
+	}
+	r.changes("the cut")
+	if err := s.Sleep(time.Until(cutAt.Add(stale + late + 500*time.Millisecond))); err != nil {
+		return err
+	}
+	if err := r.restartInCut(0, 1, cutAt, "once every node shows the other region stale, before the drop"); err != nil {
+		return err
+	}
+	if err := r.quietBy(cutAt.Add(cutLen)); err != nil {
+		return err
+	}
+	cutLinks(r.w.links, false)
+	if err := r.healed(cutAt, "every WAN link"); err != nil {
+		return err
+	}
+
+	// A short cut with a restart in it: the peers never turn stale.
+	if err := s.Sleep(time.Second); err != nil {
+		return err
+	}
+	shortAt := time.Now()
+	cutLinks(r.w.links, true)
+	s.fault()
+	s.Event("wan-cut", "every WAN link cut for about %v (half the stale time); dc2's stream follower restarts in it", stale/2)
+	if err := s.Sleep(s.Between(150*time.Millisecond, 250*time.Millisecond)); err != nil {
+		return err
+	}
+	if err := r.restartInCut(1, 0, shortAt, "in the short cut, its peers ok throughout"); err != nil {
+		return err
+	}
+	r.changes("the short cut")
+	if err := s.Sleep(max(time.Until(shortAt.Add(stale/2)), 3*t.SampleInterval)); err != nil {
+		return err
+	}
+	cutLinks(r.w.links, false)
+	if err := r.healed(shortAt, "every WAN link"); err != nil {
 		return err
 	}
 	if err := s.Sleep(max(2*time.Second, time.Until(cutAt.Add(d-lead)))); err != nil {
