@@ -277,7 +277,7 @@ var Scenarios = []Scenario{
 			"restart one by one as fresh processes, each synced before the next; the WAN then heals and the restarted nodes, which " +
 			"could never load dc2, must serve it within the convergence bound, with no echo and no cancel back.",
 		Invariants: []string{InvRegionVisibility, InvRegionCancel, InvRegionNoEcho, InvRegionStaleDrop, InvRegionConvergence,
-			InvRegionResurrection},
+			InvRegionResurrection, InvRegionLoading},
 		DefaultDuration: 36 * time.Second,
 		ShortDuration:   18 * time.Second,
 		ShortTimers:     datacentersShortTimers,
