@@ -384,7 +384,7 @@ var All = []Switch{
 // again and again after the heal); its actors test shows it directly.
 //
 // SPNoRecovery is unit-only: partition-churn at its full duration catches
-// it in three seeds of four (sp-after-heal, eviction-after-heal), but not
+// it in two or three seeds of four (sp-after-heal, eviction-after-heal), but not
 // seed 1 at the short duration the sabotage run uses (registrations count
 // as renewals, and a split that leaves fewer dead lets the live share
 // recover by itself); its actors test shows it directly.
