@@ -118,10 +118,12 @@ func (st *streamer) hijack(w http.ResponseWriter, r *http.Request, wt *watcher, 
 		ch := c.shutdown
 		st.p.shutdowns.onShutdown(r, func() { st.closeServer(ch) })
 	}
+	// Counted before add starts the goroutine whose close uncounts it.
+	st.p.metrics.streamsOpen.Inc()
 	if !st.add(c) {
+		st.p.metrics.streamsOpen.Dec()
 		return true
 	}
-	st.p.metrics.streamsOpen.Inc()
 	st.p.hub.attach(wt, c.wake)
 	return true
 }
