@@ -20,13 +20,16 @@ import (
 //
 // The release is asked of a node only when the clients running when it is
 // due (SPRelease after the heal) can bring its renewals back above the
-// threshold: when fewer than RenewalPercentThreshold of the clients it
-// expects then are alive (churn clients that died silently while it was
-// engaged, which it rightly kept, while new ones kept registering), no
-// renewal count can recover, and the node stays engaged until the release
-// rule lets go one RecountInterval after it engaged (judged by
-// sp-recount-release in scale-down, not here); the verdict says so in its
-// details.
+// threshold of the fleet its engagement protects (Protected: the clients
+// it expected when it engaged, less a release's silent leases; Expected
+// for a node that reports none): when fewer than RenewalPercentThreshold
+// of them are alive (clients of that fleet died silently while it was
+// engaged, which it rightly kept), the fault still silences too many of
+// them and the node stays engaged until the release rule lets go one
+// RecountInterval after it engaged (judged by sp-recount-release in
+// scale-down, not here); the verdict says so in its details. The clients
+// that registered and died while it was engaged are no excuse: the
+// recovery release lets go whatever they were.
 func CheckSPPartition(o *Observations, th Thresholds) Verdict {
 	v := Verdict{Invariant: InvSPPartition, Property: 5,
 		Threshold: fmt.Sprintf("every node engages within %s of the split, on both sides, and releases within %s of the heal",
@@ -92,10 +95,10 @@ func CheckSPPartition(o *Observations, th Thresholds) Verdict {
 			due = o.QuietEnd // the clients' teardown is no recovery to judge
 		}
 		shrank := false
-		if expected, live := expectedAt(o, n, due), liveClients(o, due); late && expected > 0 && float64(live) < spPercent*float64(expected) {
+		if protected, live := protectedAt(o, n, due), liveClients(o, due); late && protected > 0 && float64(live) < spPercent*float64(protected) {
 			shrank = true
 			v.Details = append(v.Details, fmt.Sprintf("%s not judged on its release: %d clients alive when it was due "+
-				"(%s), below %.0f%% of the %d it expected", n, live, o.offset(due), 100*spPercent, expected))
+				"(%s), below %.0f%% of the %d its engagement protected", n, live, o.offset(due), 100*spPercent, protected))
 		}
 		switch {
 		case shrank:
@@ -125,20 +128,24 @@ func CheckSPPartition(o *Observations, th Thresholds) Verdict {
 // default).
 var spPercent = actors.DefaultConfig("sim").RenewalPercentThreshold
 
-// expectedAt is how many clients node n expected at its last probe at or
-// before t (0 if none).
-func expectedAt(o *Observations, n string, t time.Time) int {
-	expected := 0
+// protectedAt is the fleet node n's engagement protected at its last probe
+// at or before t: its Protected figure, or Expected when it reports none
+// (not engaged, or a node of the release before it); 0 if no probe.
+func protectedAt(o *Observations, n string, t time.Time) int {
+	protected := 0
 	for i := range o.Probes {
 		p := &o.Probes[i]
 		if p.At.After(t) {
 			break
 		}
 		if sp, ok := p.SP[n]; ok {
-			expected = sp.Expected
+			protected = sp.Protected
+			if protected == 0 {
+				protected = sp.Expected
+			}
 		}
 	}
-	return expected
+	return protected
 }
 
 // liveClients counts the clients running at t whose registration had been

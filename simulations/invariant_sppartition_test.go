@@ -69,5 +69,19 @@ func TestCheckSPPartition(t *testing.T) {
 	assert.False(t, v.Pass, "9 of 10 alive is above 85%%: the release is due")
 	v = CheckSPPartition(stuck(8), th)
 	assert.True(t, v.Pass, "%v", v.Details)
-	assert.Contains(t, strings.Join(v.Details, "; "), "8 clients alive when it was due (+22.0s), below 85% of the 10 it expected")
+	assert.Contains(t, strings.Join(v.Details, "; "), "8 clients alive when it was due (+22.0s), below 85% of the 10 its engagement protected")
+
+	// Clients that registered and died while engaged put Expected at 13
+	// against the 10 alive, but the engagement protected 10: the recovery
+	// release is due, and never releasing fails.
+	churned := stuck(10)
+	for i := range churned.Probes {
+		for n, sp := range churned.Probes[i].SP {
+			sp.Expected, sp.Protected = 13, 10
+			churned.Probes[i].SP[n] = sp
+		}
+	}
+	v = CheckSPPartition(churned, th)
+	assert.False(t, v.Pass, "the dead of the partition are no excuse")
+	assert.Contains(t, strings.Join(v.Details, "; "), "never released")
 }
