@@ -308,9 +308,6 @@ func (s *selfPreservation) onCounts(added, removed, evicted int64) {
 func (s *selfPreservation) engage(now time.Time) {
 	s.engagedSince = now
 	s.protected = max(0, s.expected-s.silent)
-	if sabotage.On(sabotage.SPNoRecovery) {
-		s.protected = s.expected
-	}
 	s.recovering = 0
 }
 
@@ -408,9 +405,6 @@ func (s *selfPreservation) adopt(now time.Time, low, high int64) {
 	perClient := s.window.Seconds() / s.expectedInterval.Seconds()
 	s.expected = int(math.Ceil(float64(low) / perClient))
 	s.silent = max(0, s.held-max(s.expected, int(math.Ceil(float64(high)/perClient))))
-	if sabotage.On(sabotage.ReleaseWithoutHysteresis) {
-		s.silent = max(0, s.held-s.expected)
-	}
 	s.engagedSince = time.Time{}
 	s.protected, s.recovering = 0, 0
 	s.released = now

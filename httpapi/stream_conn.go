@@ -332,10 +332,3 @@ func (c *streamConn) close() {
 		st.mu.Unlock()
 	})
 }
-
-// open is how many hijacked streams are open (tests).
-func (st *streamer) open() int {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return len(st.conns)
-}
