@@ -134,9 +134,16 @@ func (h *hooks) NotifyPingComplete(n *memberlist.Node, _ time.Duration, payload 
 	}
 }
 
-// NotifyJoin records a member as alive.
+// NotifyJoin records a member as alive (joined, or back from dead) and
+// lets the peer streams dial it at once.
 func (h *hooks) NotifyJoin(n *memberlist.Node) {
 	h.m.record(MemberJoin, n, "cluster: member joined")
+	h.m.mu.Lock()
+	sp := h.m.streams
+	h.m.mu.Unlock()
+	if sp != nil {
+		sp.rejoined(n.Name)
+	}
 }
 
 // NotifyUpdate records a member's new meta.

@@ -115,6 +115,9 @@ type streamPeers struct {
 	mu     sync.Mutex
 	closed bool
 	out    map[string]*outSession
+	// joined is when memberlist last saw each member come (back) alive:
+	// a dial that failed before that says nothing about the peer now.
+	joined map[string]time.Time
 	in     map[*yamux.Session]struct{}
 	inWG   sync.WaitGroup
 }
@@ -147,6 +150,7 @@ type outSession struct {
 	streams  [numStreamClasses]*classStream
 	failures int
 	retryAt  time.Time
+	failedAt time.Time // the last failed dial
 }
 
 // classStream is one class's yamux stream; its mutex orders the frames.
@@ -244,13 +248,14 @@ func (p *streamPeers) session(a memberlist.Address, o *outSession, kinds bool) (
 	if o.sess != nil {
 		return o.sess, nil
 	}
-	if time.Now().Before(o.retryAt) {
+	if time.Now().Before(o.retryAt) && !p.joinedSince(a.Name, o.failedAt) {
 		return nil, errStreamBackoff
 	}
 	sess, err := p.dial(a, kinds)
 	if err != nil {
 		o.failures++
-		o.retryAt = time.Now().Add(streamBackoff(o.failures, p.timeout))
+		o.failedAt = time.Now()
+		o.retryAt = o.failedAt.Add(streamBackoff(o.failures, p.timeout))
 		return nil, err
 	}
 	p.mu.Lock()
@@ -262,6 +267,32 @@ func (p *streamPeers) session(a memberlist.Address, o *outSession, kinds bool) (
 	}
 	o.sess, o.addr, o.kinds, o.failures, o.retryAt = sess, a.Addr, kinds, 0, time.Time{}
 	return sess, nil
+}
+
+// rejoined records that memberlist sees name alive again (it joined, or
+// came back from dead): the redial backoff its failed dials built up, up
+// to streamBackoffMax while it was cut off, no longer applies, so the
+// first message after a heal dials at once instead of waiting it out (the
+// renewal reports it would drop meanwhile are what self-preservation
+// counts). Called from memberlist's event delegate: takes p.mu only.
+func (p *streamPeers) rejoined(name string) {
+	if sabotage.On(sabotage.StreamBackoffSurvivesRejoin) {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.joined == nil {
+		p.joined = make(map[string]time.Time)
+	}
+	p.joined[name] = time.Now()
+}
+
+// joinedSince reports whether name came alive again after t.
+func (p *streamPeers) joinedSince(name string, t time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	j, ok := p.joined[name]
+	return ok && j.After(t)
 }
 
 // outFor returns the outSession record of a, made on first use.
@@ -417,6 +448,7 @@ func (p *streamPeers) forget(name string) {
 	p.mu.Lock()
 	o := p.out[name]
 	delete(p.out, name)
+	delete(p.joined, name)
 	p.mu.Unlock()
 	if o == nil {
 		return
