@@ -35,8 +35,8 @@ type Remote struct {
 	Apps []string
 }
 
-// Config configures federation: this cluster's region and the remote
-// regions every node pulls.
+// Config configures federation: this cluster's region, the remote regions
+// it follows and how many of its nodes hold each WAN link.
 type Config struct {
 	// Region is this cluster's region name. It marks nothing local (local
 	// instances are served as they registered) but a pulled instance that
@@ -94,6 +94,21 @@ type Config struct {
 	// regions. A pull by another region's server is always answered with
 	// local data only, whatever this switch says.
 	TransparentFallback bool
+	// Links is how many nodes of the local cluster hold the WAN link to
+	// each remote region (links.go): the Links live members that rank
+	// highest for the region by rendezvous hashing, computed alike by every
+	// node from its membership. The others follow the region through one
+	// of them over the local network (a relay, relay.go), and fall back to
+	// the WAN while no relay answers. Default 2 (one link may fail without
+	// a gap); must be at least 1. Used with Members only.
+	Links int
+	// Members is the local cluster as federation sees it; nil (a single
+	// node): this node follows every region over the WAN. node fills it in.
+	Members Members
+	// MemberURL, if set, replaces Members.MemberURL: where a member's HTTP
+	// API is ("http://host:port"). For harnesses whose gossip addresses are
+	// not network addresses (memnet).
+	MemberURL func(member string) string
 	// HTTPClient sends the pulls. Default: a client with RequestTimeout.
 	HTTPClient *http.Client
 	// Logger receives pull errors and state changes. Default: discard.
@@ -115,6 +130,7 @@ func DefaultConfig() Config {
 		DeltaRetention:    3 * time.Minute,
 		Stream:            true,
 		StreamIdleTimeout: 45 * time.Second,
+		Links:             2,
 	}
 }
 
@@ -181,6 +197,9 @@ func (c Config) Validate() error {
 	}
 	if c.PullInterval >= c.StaleAfter {
 		return bad("PullInterval %v must be shorter than StaleAfter %v, or a healthy region would look stale between pulls", c.PullInterval, c.StaleAfter)
+	}
+	if c.Links < 1 {
+		return bad("Links %d must be at least 1: some node must hold each region's WAN link", c.Links)
 	}
 	if c.DropAfter <= c.StaleAfter {
 		return bad("DropAfter %v must exceed StaleAfter %v", c.DropAfter, c.StaleAfter)

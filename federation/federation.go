@@ -36,6 +36,8 @@ type Federation struct {
 	// deltaVersion counts merged delta builds: their versions__delta
 	// (Eureka keeps a separate counter for region deltas too).
 	deltaVersion atomic.Uint64
+	// relaysClosed: CloseRelays was called (shutdown).
+	relaysClosed atomic.Bool
 
 	stopOnce sync.Once
 	cancel   context.CancelFunc
@@ -68,7 +70,8 @@ func New(cfg Config, enc [view.NumFormats]view.Encoder) (*Federation, error) {
 				st.apps[strings.ToUpper(a)] = true
 			}
 		}
-		p := &puller{f: f, remote: r, base: baseURL(r.URL), st: st, metrics: m.region(r.Name)}
+		p := &puller{f: f, remote: r, base: baseURL(r.URL), st: st, metrics: m.region(r.Name),
+			hub: newRelayHub(f), relayBad: map[string]time.Time{}}
 		f.pullers = append(f.pullers, p)
 		ptr := &atomic.Pointer[regionSnap]{}
 		ptr.Store(st.snapshot())
@@ -169,6 +172,16 @@ type RegionStatus struct {
 	LastChange time.Time `json:"lastChange,omitzero"`
 	// LastError is the last failed pull's error ("" after a success).
 	LastError string `json:"lastError,omitempty"`
+	// Via says how this node follows the region: "wan" (it holds one of
+	// the region's WAN links, or runs alone), "relay" (from the member
+	// Relay, over the local network) or "fallback" (over the WAN, no relay
+	// being usable).
+	Via Via `json:"via,omitempty"`
+	// Relay is the member this node follows the region from (Via relay).
+	Relay string `json:"relay,omitempty"`
+	// Links are the members chosen to hold the region's WAN link, best
+	// first, as this node sees them (none without a cluster).
+	Links []string `json:"links,omitempty"`
 }
 
 // Status returns every remote region's status, sorted by name.
@@ -178,7 +191,7 @@ func (f *Federation) Status() []RegionStatus {
 	for _, p := range f.pullers {
 		s := f.regions[p.remote.Name].Load()
 		rs := RegionStatus{Name: s.name, URL: redacted(p.base), State: s.state, Loaded: s.loaded, Instances: s.total,
-			LastSuccess: s.lastOK, LastChange: s.lastChange, LastError: s.lastErr}
+			LastSuccess: s.lastOK, LastChange: s.lastChange, LastError: s.lastErr, Via: s.via, Relay: s.relay, Links: s.links}
 		if !s.lastOK.IsZero() {
 			rs.LagSeconds = now.Sub(s.lastOK).Seconds()
 		}

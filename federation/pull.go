@@ -26,9 +26,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
+	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/internal/sabotage"
 )
 
@@ -61,14 +63,34 @@ type puller struct {
 	stream *streamReader
 	// streaming: the stream is connected; no polls meanwhile.
 	streaming bool
+	// hub serves this node's copy to the cluster's other nodes while it
+	// follows the region over the WAN (relay.go).
+	hub *relayHub
+
+	// Where the region is followed from (links.go): src, and gen, which
+	// numbers the stream reader's targets.
+	src source
+	gen uint64
+	// relayBad holds the relays set aside, until when.
+	relayBad map[string]time.Time
+	// While following a relay: its last state, the last success over the
+	// WAN it reported (in this node's clock), since when its state is not
+	// ok, and whether its snapshot arrived (deltas apply after it only).
+	relayState      State
+	relayOK         time.Time
+	relayNotOKSince time.Time
+	relaySynced     bool
 }
 
 // run pulls until ctx ends.
 func (p *puller) run(ctx context.Context) {
 	var msgs <-chan streamMsg
-	if p.f.cfg.Stream {
+	if p.f.cfg.Stream || p.f.cfg.Members != nil { // a relay is a stream too
 		p.stream = newStreamReader(p)
 		msgs = p.stream.msgs
+	}
+	p.route(p.f.cfg.Now()) // before the reader starts: a follower never dials the WAN for nothing
+	if p.stream != nil {
 		p.f.wg.Add(1)
 		go func() {
 			defer p.f.wg.Done()
@@ -83,9 +105,6 @@ func (p *puller) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case m := <-msgs:
-			if m.kind == "unsupported" {
-				msgs, p.stream = nil, nil
-			}
 			p.onStream(m)
 		case <-t.C:
 			p.tick(ctx)
@@ -94,8 +113,59 @@ func (p *puller) run(ctx context.Context) {
 	}
 }
 
+// route follows the region from where pick says: on a change, the
+// stream reader gets its new target and this node relays the region only
+// while it follows the WAN.
+func (p *puller) route(now time.Time) {
+	want, links := p.pick(now)
+	p.st.links = links
+	if want == p.src {
+		return
+	}
+	from := p.src
+	p.src = want
+	p.st.via, p.st.relay = want.via, want.member
+	p.streaming = false
+	p.relaySynced, p.relayState, p.relayOK, p.relayNotOKSince = false, "", time.Time{}, time.Time{}
+	p.gen++
+	t := &streamTarget{gen: p.gen, url: p.base + "stream"}
+	if want.via == ViaRelay {
+		t.relay, t.member = true, want.member
+		t.url = strings.TrimSuffix(p.f.memberURL(want.member), "/") + "/admin/regions/" + url.PathEscape(p.remote.Name) + "/relay"
+		p.hub.setOpen(false)
+	} else {
+		p.needFull = from.via != "" // what a relay built, a full pull or a snapshot replaces
+		p.hub.setOpen(true)
+	}
+	if p.stream != nil {
+		p.stream.retarget(t)
+	}
+	if from.via != "" || want.via != ViaWAN || p.f.cfg.Members != nil {
+		p.f.log.Info("region link", "region", p.remote.Name, "via", want.via, "relay", want.member, "links", links)
+	}
+}
+
+// setRelayAside stops using the current relay for relayRetry and follows
+// the region from elsewhere.
+func (p *puller) setRelayAside(now time.Time, why string) {
+	p.relayBad[p.src.member] = now.Add(p.relayRetry())
+	p.f.log.Info("relay set aside", "region", p.remote.Name, "relay", p.src.member, "why", why)
+	p.route(now)
+}
+
+// relayRetry is how long a relay that failed is set aside: StaleAfter, at
+// least four pulls.
+func (p *puller) relayRetry() time.Duration {
+	return max(p.f.cfg.StaleAfter, 4*p.f.cfg.PullInterval)
+}
+
 // tick polls (unless the stream is up) and judges the region.
 func (p *puller) tick(ctx context.Context) {
+	p.route(p.f.cfg.Now())
+	if p.src.via == ViaRelay {
+		p.tickRelay(p.f.cfg.Now())
+		return
+	}
 	if p.streaming {
 		// Liveness is the stream's activity (stream.go).
 		now := p.f.cfg.Now()
@@ -134,8 +204,108 @@ func (p *puller) succeeded(now time.Time) {
 	p.st.state = StateOK
 }
 
+// tickRelay watches the relay's stream and judges the region.
+func (p *puller) tickRelay(now time.Time) {
+	if p.streaming {
+		act := time.Unix(0, p.stream.lastActivity.Load())
+		switch {
+		case now.Sub(act) > p.f.cfg.StreamIdleTimeout:
+			p.f.log.Debug("relay idle: reconnecting", "region", p.remote.Name, "relay", p.src.member, "idle", now.Sub(act))
+			p.stream.kick(false)
+		case !p.relayNotOKSince.IsZero() && now.Sub(p.relayNotOKSince) > p.f.cfg.StaleAfter:
+			p.setRelayAside(now, "its copy stayed "+string(p.relayState))
+		}
+	}
+	p.judge(now, false)
+}
+
+// onRelay applies what the stream reader learnt from a relay.
+func (p *puller) onRelay(m streamMsg) {
+	now := p.f.cfg.Now()
+	changed := false
+	switch m.kind {
+	case "up":
+		p.streaming, p.relaySynced = true, false
+		p.f.log.Debug("relay connected", "region", p.remote.Name, "relay", p.src.member)
+	case "down":
+		p.streaming = false
+		if m.err != nil {
+			p.st.lastErr = "relay " + p.src.member + ": " + m.err.Error()
+		}
+		p.setRelayAside(now, "its stream broke")
+	case "state":
+		p.relayState = m.state.State
+		if m.state.Loaded {
+			p.relayOK = now.Add(-time.Duration(m.state.AgeMs) * time.Millisecond)
+		}
+		switch {
+		case p.relayState == StateOK:
+			p.relayNotOKSince = time.Time{}
+			if p.relaySynced && p.st.loaded && !p.needFull && p.relayOK.After(p.st.lastOK) {
+				p.st.lastOK = p.relayOK
+				p.st.state = StateOK
+			}
+		case p.relayNotOKSince.IsZero():
+			p.relayNotOKSince = now
+		}
+	case "snapshot":
+		changed = p.st.replace(p.fromRelay(m.doc.instances), now)
+		p.needFull = false
+		p.relaySynced = true
+		p.metrics.pull("relay-snapshot", "ok")
+		p.relaySucceeded()
+	case "delta":
+		if !p.relaySynced {
+			return
+		}
+		changed = p.st.apply(p.fromRelay(m.doc.instances), now)
+		if p.st.hashcode() != m.doc.hashcode {
+			p.metrics.pull("relay-delta", "mismatch")
+			p.stream.kick(false) // reconnect for a snapshot
+		} else {
+			p.metrics.pull("relay-delta", "ok")
+		}
+		p.relaySucceeded()
+	}
+	p.judge(now, changed)
+}
+
+// relaySucceeded records a relayed snapshot or delta: the region is as
+// fresh as the relay said.
+func (p *puller) relaySucceeded() {
+	p.st.lastErr = ""
+	p.st.loaded = true
+	if p.relayOK.After(p.st.lastOK) {
+		p.st.lastOK = p.relayOK
+	}
+	p.st.state = StateOK // judge ages it by lastOK
+}
+
+// fromRelay accepts relayed instances as the region's: the marker that
+// names the followed region is what a relay sends, and is taken off (the
+// served copy is marked again); any other marker stays, and the instance
+// is refused as an echo (regionState.serve).
+func (p *puller) fromRelay(insts []*actors.Instance) []*actors.Instance {
+	if sabotage.On(sabotage.RelayedCopyRefused) {
+		return insts
+	}
+	for _, in := range insts {
+		if in.Metadata[MarkerKey] == p.remote.Name {
+			delete(in.Metadata, MarkerKey)
+		}
+	}
+	return insts
+}
+
 // onStream applies what the stream reader learnt.
 func (p *puller) onStream(m streamMsg) {
+	if m.gen != p.gen {
+		return // from a former target
+	}
+	if p.src.via == ViaRelay {
+		p.onRelay(m)
+		return
+	}
 	now := p.f.cfg.Now()
 	changed := false
 	switch m.kind {
@@ -200,7 +370,9 @@ func (p *puller) judge(now time.Time, changed bool) {
 		changed = true
 		p.f.log.Info("region state", "region", p.remote.Name, "from", before, "to", p.st.state, "lastErr", p.st.lastErr)
 	}
-	p.f.publish(p.remote.Name, p.st.snapshot(), changed)
+	snap := p.st.snapshot()
+	p.f.publish(p.remote.Name, snap, changed)
+	p.hub.update(snap, changed)
 }
 
 // pull fetches the delta or the full registry and applies it; it reports

@@ -86,6 +86,10 @@ type regionState struct {
 	// lastChange is the last change of raw.
 	lastChange time.Time
 	lastErr    string
+	// How this node follows the region (links.go), for Status.
+	via   Via
+	relay string
+	links []string
 }
 
 func newRegionState(name, home string) *regionState {
@@ -311,6 +315,9 @@ type regionSnap struct {
 	lastOK     time.Time
 	lastChange time.Time
 	lastErr    string
+	via        Via
+	relay      string
+	links      []string
 }
 
 // snapshot builds the served state, rebuilding only the applications that
@@ -344,7 +351,7 @@ func (r *regionState) snapshot() *regionSnap {
 		clear(r.dirty)
 	}
 	s := &regionSnap{name: r.name, state: r.state, loaded: r.loaded, lastOK: r.lastOK,
-		lastChange: r.lastChange, lastErr: r.lastErr}
+		lastChange: r.lastChange, lastErr: r.lastErr, via: r.via, relay: r.relay, links: r.links}
 	if r.state != StateDropped {
 		s.apps, s.names = r.entries, r.names
 		for _, e := range r.entries {

@@ -31,6 +31,7 @@ package federation
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -43,9 +44,22 @@ import (
 
 // streamMsg is what the reader tells the puller.
 type streamMsg struct {
-	kind string // "up", "down", "unsupported", "snapshot", "delta"
-	doc  *document
-	err  error
+	// gen is the generation of the target the message came from: the
+	// puller ignores what a former target still delivers.
+	gen   uint64
+	kind  string // "up", "down", "unsupported", "snapshot", "delta", "state"
+	doc   *document
+	state *relayState // "state" (a relay's)
+	err   error
+}
+
+// streamTarget is what the reader follows: the remote's stream over the
+// WAN, or a local member's relay of the region (relay.go).
+type streamTarget struct {
+	gen    uint64
+	url    string // without query
+	relay  bool
+	member string // the relay's member name
 }
 
 // streamReader follows one region's stream.
@@ -53,6 +67,13 @@ type streamReader struct {
 	p      *puller
 	client *http.Client // no overall timeout: the stream is long-lived
 	msgs   chan streamMsg
+	target atomic.Pointer[streamTarget]
+	// wake is signalled when the target changes.
+	wake chan struct{}
+	// noStream: the WAN remote answered that it has no stream (a Java
+	// Eureka server); the WAN is then polled, and the reader only follows
+	// relays.
+	noStream atomic.Bool
 	// lastActivity is when the stream last delivered anything (unix nano).
 	lastActivity atomic.Int64
 	// resume says whether the next connection may send Last-Event-ID;
@@ -69,7 +90,20 @@ var errStreamUnsupported = errors.New("federation: the remote serves no change s
 
 func newStreamReader(p *puller) *streamReader {
 	tr := p.f.client.Transport
-	return &streamReader{p: p, client: &http.Client{Transport: tr}, msgs: make(chan streamMsg, 16)}
+	s := &streamReader{p: p, client: &http.Client{Transport: tr}, msgs: make(chan streamMsg, 16), wake: make(chan struct{}, 1)}
+	s.target.Store(&streamTarget{url: p.base + "stream"})
+	return s
+}
+
+// retarget makes the reader follow t (a new generation) from a snapshot:
+// the current connection is cut.
+func (s *streamReader) retarget(t *streamTarget) {
+	s.target.Store(t)
+	s.kick(false)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // kick cuts the current connection; resume false makes the next one start
@@ -85,27 +119,37 @@ func (s *streamReader) kick(resume bool) {
 	s.mu.Unlock()
 }
 
-// run connects and reconnects until ctx ends or the remote has no stream.
-// The first reconnection after an established stream broke is tried at
-// once, so that it can resume (before the puller polls); later ones every
-// PullInterval.
+// run connects and reconnects until ctx ends. The first reconnection
+// after an established stream broke is tried at once, so that it can
+// resume (before the puller polls); later ones every PullInterval, or at
+// once when the target changes. While the target is the WAN and the WAN is
+// not to be streamed (Config.Stream off, or a remote without a stream),
+// the reader waits for another target.
 func (s *streamReader) run(ctx context.Context) {
 	for ctx.Err() == nil {
-		established, err := s.connect(ctx)
-		if errors.Is(err, errStreamUnsupported) {
-			s.send(ctx, streamMsg{kind: "unsupported", err: err})
-			return
-		}
-		if established {
-			if established, err = s.connect(ctx); errors.Is(err, errStreamUnsupported) {
-				s.send(ctx, streamMsg{kind: "unsupported", err: err})
+		t := s.target.Load()
+		if !t.relay && (!s.p.f.cfg.Stream || s.noStream.Load()) {
+			select {
+			case <-ctx.Done():
 				return
+			case <-s.wake:
 			}
+			continue
 		}
-		s.send(ctx, streamMsg{kind: "down", err: err})
+		established, err := s.connect(ctx, t)
+		if established && s.target.Load() == t {
+			established, err = s.connect(ctx, t)
+		}
+		if errors.Is(err, errStreamUnsupported) {
+			s.noStream.Store(true)
+			s.send(ctx, streamMsg{gen: t.gen, kind: "unsupported", err: err})
+			continue
+		}
+		s.send(ctx, streamMsg{gen: t.gen, kind: "down", err: err})
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.wake:
 		case <-time.After(s.p.f.cfg.PullInterval):
 		}
 	}
@@ -121,7 +165,7 @@ func (s *streamReader) send(ctx context.Context, m streamMsg) {
 
 // connect follows one connection until it breaks; established reports
 // that the stream was up.
-func (s *streamReader) connect(parent context.Context) (established bool, err error) {
+func (s *streamReader) connect(parent context.Context, t *streamTarget) (established bool, err error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	s.mu.Lock()
@@ -131,7 +175,7 @@ func (s *streamReader) connect(parent context.Context) (established bool, err er
 	// healthy region never looks stale (a remote of the previous release
 	// ignores the parameter and sends one every 15 s: see StaleAfter).
 	ka := max(s.p.f.cfg.StaleAfter/3, time.Millisecond)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.p.base+"stream?keepalive="+ka.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url+"?keepalive="+ka.String(), nil)
 	if err != nil {
 		return false, fmt.Errorf("federation: %w", err)
 	}
@@ -154,23 +198,26 @@ func (s *streamReader) connect(parent context.Context) (established bool, err er
 		return false, fmt.Errorf("federation: GET %s: %w", req.URL.Redacted(), err)
 	}
 	defer res.Body.Close()
+	sse := strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream")
 	switch {
-	case res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusMethodNotAllowed:
+	case !t.relay && (res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusMethodNotAllowed):
 		return false, errStreamUnsupported
 	case res.StatusCode != http.StatusOK:
 		return false, fmt.Errorf("federation: GET %s: %s", req.URL.Redacted(), res.Status)
-	case !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream"):
+	case !sse && !t.relay:
 		return false, errStreamUnsupported
+	case !sse:
+		return false, fmt.Errorf("federation: GET %s: not an event stream", req.URL.Redacted())
 	}
 	s.touch()
-	s.send(ctx, streamMsg{kind: "up"})
-	return true, s.read(ctx, res.Body)
+	s.send(ctx, streamMsg{gen: t.gen, kind: "up"})
+	return true, s.read(ctx, t, res.Body)
 }
 
 func (s *streamReader) touch() { s.lastActivity.Store(s.p.f.cfg.Now().UnixNano()) }
 
 // read parses Server-Sent Events until the body ends.
-func (s *streamReader) read(ctx context.Context, body io.Reader) error {
+func (s *streamReader) read(ctx context.Context, t *streamTarget, body io.Reader) error {
 	br := bufio.NewReaderSize(body, 64<<10)
 	var id, event string
 	var data strings.Builder
@@ -186,13 +233,20 @@ func (s *streamReader) read(ctx context.Context, body io.Reader) error {
 		line = strings.TrimRight(line, "\r\n")
 		switch {
 		case line == "":
-			if data.Len() > 0 && (event == "snapshot" || event == "delta") {
+			switch {
+			case data.Len() > 0 && (event == "snapshot" || event == "delta"):
 				doc, err := decodeApps([]byte(data.String()))
 				if err != nil {
 					return err
 				}
 				s.lastID = id
-				s.send(ctx, streamMsg{kind: event, doc: doc})
+				s.send(ctx, streamMsg{gen: t.gen, kind: event, doc: doc})
+			case data.Len() > 0 && event == "state" && t.relay:
+				var st relayState
+				if err := json.Unmarshal([]byte(data.String()), &st); err != nil {
+					return fmt.Errorf("federation: decoding a relay's state: %w", err)
+				}
+				s.send(ctx, streamMsg{gen: t.gen, kind: "state", state: &st})
 			}
 			event = ""
 			data.Reset()

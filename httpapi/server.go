@@ -222,6 +222,7 @@ func (s *Server) routes() {
 	s.handle("PUT /admin/self-preservation", "admin", s.putSelfPreservation)
 	s.handle("GET /admin/eviction", "admin", s.getEviction)
 	s.handle("GET /admin/regions", "admin", s.getRegions)
+	s.routeRegionsRelay()
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
 	if s.cfg.Dashboard != nil {
 		for _, p := range []string{"GET /{$}", "GET /eureka/{$}", "GET /eureka", "GET /dashboard/"} {

@@ -86,8 +86,10 @@ type Config struct {
 	Push *httpapi.PushConfig
 	// Federation, when set with remote regions, pulls those regions and
 	// serves them on ?regions= reads (package federation; --region,
-	// --remote-region). Its Logger and Metrics are filled in by the node.
-	// nil or no remote region: ?regions= is ignored.
+	// --remote-region). Its Logger and Metrics are filled in by the node,
+	// and with Cluster its Members (Links of the members then hold each
+	// region's WAN link, the others follow them). nil or no remote region:
+	// ?regions= is ignored.
 	Federation *federation.Config
 }
 
@@ -226,6 +228,9 @@ func Start(cfg Config) (*Node, error) {
 		c := *fc
 		c.Logger = log
 		c.Metrics = n.metrics
+		if cfg.Cluster != nil && c.Members == nil {
+			c.Members = fedMembers{n} // a few members hold each WAN link
+		}
 		f, err := federation.New(c, eureka.Encoders())
 		if err != nil {
 			_ = ln.Close()
@@ -287,6 +292,9 @@ func Start(cfg Config) (*Node, error) {
 	}
 	if certs != nil {
 		n.server.TLSConfig = certs.tlsConfig()
+	}
+	if n.fed != nil {
+		n.server.RegisterOnShutdown(n.fed.CloseRelays) // relay streams never end by themselves
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel

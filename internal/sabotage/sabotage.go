@@ -316,6 +316,11 @@ const (
 	// (federation puller.get, regionState.serve, fullDocument). The
 	// datacenters simulation catches it.
 	RemoteEchoOverwritesLocal Switch = "remote-echo-overwrites-local"
+	// RelayedCopyRefused refuses a region's copy relayed by a local member
+	// that holds its WAN link as an echo (its instances carry the region's
+	// marker), as before relays: the nodes that follow a relay serve none
+	// of the region (federation puller.fromRelay).
+	RelayedCopyRefused Switch = "relayed-copy-refused"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -393,6 +398,10 @@ var All = []Switch{
 // it in about one run of a few on seed 6 (a small churning fleet engaged
 // again and again after the heal); its actors test shows it directly.
 //
+// RelayedCopyRefused is unit-only: federation's relay test shows it
+// directly (the datacenters scenarios would too, once they judge reads of
+// every node against the region's links).
+//
 // SPNoRecovery is unit-only: partition-churn at its full duration catches
 // it in two or three seeds of four (sp-after-heal, eviction-after-heal), but not
 // seed 1 at the short duration the sabotage run uses (registrations count
@@ -408,4 +417,4 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
 	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, SPNoRecovery, SilentDrainedByCancels, ProtocolRangeNotAdvertised, SPNoWarmUp, LeftReportDropped, FailedReportDropped,
-	StreamBackoffSurvivesRejoin}
+	StreamBackoffSurvivesRejoin, RelayedCopyRefused}
