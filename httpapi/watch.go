@@ -50,6 +50,7 @@ type push struct {
 	shutdowns shutdowns
 	hub       *hub
 	streamer  *streamer
+	parker    *parker
 	metrics   *pushMetrics
 }
 
@@ -67,6 +68,7 @@ func newPush(cfg *PushConfig, v Snapshots, reg *prometheus.Registry) *push {
 	p := &push{cfg: c, changes: newChanges(v, c.ChangeCheckInterval), metrics: newPushMetrics(reg)}
 	p.hub = newHub(p, v)
 	p.streamer = newStreamer(p)
+	p.parker = newParker(p)
 	return p
 }
 
@@ -87,6 +89,8 @@ func (s *Server) serveWatched(w http.ResponseWriter, r *http.Request, res resour
 		writeResource(w, snap, res, f, gz, tag, ok)
 	case wait <= 0:
 		writeNotModified(w, tag)
+	case s.push.cfg.BlockingHijack && s.push.parker.park(s, w, r, res, f, gz, inm, wait):
+		// parked: the parker answers it (watch_park.go)
 	default:
 		s.block(w, r, res, f, gz, inm, wait)
 	}

@@ -63,6 +63,14 @@ type PushConfig struct {
 	// (stream_conn.go): about a tenth of the memory per idle watcher.
 	// Default true.
 	StreamHijack bool
+	// BlockingHijack parks HTTP/1.1 blocking reads that must wait on their
+	// hijacked connections instead of a handler sleeping per read
+	// (watch_park.go): no goroutine but a small reader per waiting read,
+	// each changed document rendered once for all the reads that wait on
+	// it, and the connection handed back to the server for the client's
+	// next request (keep-alive). Off, every blocking read waits in its
+	// handler (as HTTP/2 reads always do). Default true.
+	BlockingHijack bool
 }
 
 // DefaultPushConfig returns the defaults documented on PushConfig's fields.
@@ -78,6 +86,7 @@ func DefaultPushConfig() PushConfig {
 		StreamWriteTimeout:  30 * time.Second,
 		MaxStreams:          10000,
 		StreamHijack:        true,
+		BlockingHijack:      true,
 	}
 }
 

@@ -1,0 +1,605 @@
+package httpapi
+
+// Parked blocking reads
+//
+// A blocking read that slept in its handler held, for its whole wait, the
+// connection's goroutine, net/http's background reader and the
+// connection's read and write buffers: about 27 KB per waiting read, and a
+// change woke every handler to render and write its own copy of the
+// answer. So over HTTP/1.1 a read that must wait hijacks its connection
+// and parks it: the handler returns, and the read is a parkedRead in the
+// parker, filed under what it watches (resource, format, gzip) and the tag
+// the client holds.
+//
+// Changes. One goroutine, running while any read is parked, sleeps on the
+// shared change channel (watch_changes.go). On a change it reads the
+// snapshot once, computes each watched document's tag once, and takes
+// every set of reads whose tag is stale; each set's answer is rendered
+// once (the same bytes net/http would write: status line, the handler's
+// headers sorted, Date, Content-Length, answerWriter) and the shared
+// writers, max(2, GOMAXPROCS) of them, write it to every read of the set.
+// Like the stream's (stream_conn.go), a writer gives a connection
+// streamFastWrite; the rest of a write the kernel does not take by then is
+// finished by a goroutine of the connection's own, under
+// blockingWriteAllowance. A node that stops being ready answers every
+// parked read 403, as a waiting handler did.
+//
+// Ends. Each read has its wait timer (time.AfterFunc: a runtime timer, no
+// goroutine until it fires); at the end of the wait it looks once more and
+// answers 304 with the current tag (or the new document, if it changed
+// that instant). The server's shutdown answers every parked read of that
+// server 304 with "Connection: close", as net/http does while shutting
+// down (http.Server does not track hijacked connections: watch_shutdown.go
+// calls the parker). Liveness is seen as for a stream: one small goroutine
+// per parked read sits in a one-byte read of the connection, so a client
+// that leaves is dropped at once (and uncounted). A byte that does come is
+// the next request, pipelined: it is kept, and the read stops watching.
+//
+// Keep-alive. Once its answer is written, the connection goes back to its
+// http.Server (watch_handoff.go), with the bytes the hijacked reader had
+// buffered in front, and the client's next request on it is served as any
+// other. The reader goroutine makes the hand-off: the writer sets a read
+// deadline in the past to wake it.
+//
+// Not parked, and served by the waiting handler of watch.go as before:
+// HTTP/2 and HTTP/1.0 requests, requests with a body or "Connection:
+// close", a handler called without an http.Server, and every read when
+// PushConfig.BlockingHijack is off.
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heureka/heureka/actors/view"
+)
+
+// parkKey is what parked reads are filed under: those with the same key
+// get the same bytes.
+type parkKey struct {
+	res resource
+	f   view.Format
+	gz  bool
+	inm string // the client's If-None-Match
+}
+
+// parkBatch is how many reads a writer takes from the queue at once.
+const parkBatch = 64
+
+// parker holds the parked blocking reads of one Server's push side.
+type parker struct {
+	p *push
+
+	mu       sync.Mutex
+	s        *Server
+	reads    map[parkKey]map[*parkedRead]struct{}
+	open     int                       // parked or being answered
+	watched  map[<-chan struct{}]bool  // servers whose shutdown the parker hears
+	handoffs map[*http.Server]*handoff // where connections go back
+	work     chan []*parkedRead        // the writers' queue; nil while none run
+	stop     chan struct{}             // closed when the writers and the watcher stop
+}
+
+// The states of a parked read.
+const (
+	parkWaiting   = iota // parked
+	parkAnswering        // taken out to be answered (or dropped)
+)
+
+// parkedRead is one parked blocking read.
+type parkedRead struct {
+	pk       *parker
+	key      parkKey
+	conn     net.Conn
+	ho       *handoff
+	shutdown <-chan struct{}
+
+	mu        sync.Mutex
+	state     int
+	timer     *time.Timer
+	out       []byte // the answer, once taken
+	closeConn bool   // close the connection after the answer
+	answered  bool   // the answer is written
+	readerOut bool   // watchClose returned
+	eof       bool   // the client closed the connection (or it failed)
+	pre       []byte // bytes of the client's next request, read already
+	ended     bool
+}
+
+func newParker(p *push) *parker {
+	return &parker{p: p, reads: map[parkKey]map[*parkedRead]struct{}{},
+		watched: map[<-chan struct{}]bool{}, handoffs: map[*http.Server]*handoff{}}
+}
+
+// park hijacks w's connection and parks the read; false when it cannot
+// (see the file comment): the handler then waits itself.
+func (pk *parker) park(s *Server, w http.ResponseWriter, r *http.Request, res resource, f view.Format, gz bool,
+	inm string, wait time.Duration) bool {
+	if r.ProtoMajor != 1 || r.ProtoMinor != 1 || r.Close || r.Method != http.MethodGet ||
+		r.ContentLength != 0 || len(w.Header()) != 0 {
+		return false
+	}
+	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
+	if srv == nil {
+		return false
+	}
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return false
+	}
+	var pre []byte
+	if n := brw.Reader.Buffered(); n > 0 {
+		b, _ := brw.Reader.Peek(n)
+		pre = slices.Clone(b)
+	}
+	if hc, ok := conn.(*handedConn); ok {
+		pre = append(pre, hc.takePre()...)
+	}
+	_ = conn.SetDeadline(time.Time{})
+	pr := &parkedRead{pk: pk, key: parkKey{res: res, f: f, gz: gz, inm: inm}, conn: conn,
+		shutdown: pk.p.shutdowns.of(r), pre: pre}
+	pk.p.metrics.blockingWaiting.Inc()
+
+	pk.mu.Lock()
+	pk.s = s
+	pr.ho = pk.handoffs[srv]
+	if pr.ho == nil {
+		pr.ho = newHandoff(srv)
+		pk.handoffs[srv] = pr.ho
+	}
+	hook := pr.shutdown != nil && !pk.watched[pr.shutdown]
+	if hook {
+		pk.watched[pr.shutdown] = true
+	}
+	if pk.open == 0 {
+		pk.start()
+	}
+	pk.open++
+	set := pk.reads[pr.key]
+	if set == nil {
+		set = map[*parkedRead]struct{}{}
+		pk.reads[pr.key] = set
+	}
+	set[pr] = struct{}{}
+	pk.mu.Unlock()
+	if hook {
+		ch, ho := pr.shutdown, pr.ho
+		pk.p.shutdowns.onShutdown(r, func() {
+			pk.closeServer(ch)
+			ho.closeFresh()
+		})
+	}
+
+	pr.mu.Lock()
+	if pr.state == parkWaiting {
+		pr.timer = time.AfterFunc(wait, pr.expire)
+	}
+	pr.mu.Unlock()
+	go pr.watchClose()
+	select {
+	case <-pr.shutdown:
+		pk.closeServer(pr.shutdown) // the hook may have run before the read was filed
+	default:
+		// A change between the handler's snapshot and the filing: the
+		// watcher may have looked before the read was filed.
+		pk.check(pr.key)
+	}
+	return true
+}
+
+// start starts the watcher and the writers; pk.mu must be held.
+func (pk *parker) start() {
+	pk.work = make(chan []*parkedRead, 256)
+	pk.stop = make(chan struct{})
+	for range max(2, runtime.GOMAXPROCS(0)) {
+		go pk.write(pk.work, pk.stop)
+	}
+	pk.p.changes.acquire()
+	go pk.watch(pk.stop)
+}
+
+// watch looks at the parked reads on every change until stop closes.
+func (pk *parker) watch(stop chan struct{}) {
+	defer pk.p.changes.release()
+	for {
+		changed := pk.p.changes.wait() // before the snapshot: watch_changes.go
+		pk.scan(nil)
+		select {
+		case <-changed:
+		case <-stop:
+			return
+		}
+	}
+}
+
+// check looks at the reads filed under key only.
+func (pk *parker) check(key parkKey) { pk.scan(&key) }
+
+// scan answers the parked reads whose document changed (all of them 403
+// if the node is no longer ready): each set's answer is rendered once and
+// queued for the writers. only, if not nil, restricts it to one key.
+func (pk *parker) scan(only *parkKey) {
+	pk.mu.Lock()
+	s := pk.s
+	pk.mu.Unlock()
+	if s == nil {
+		return
+	}
+	ready := s.cfg.Ready == nil || s.cfg.Ready()
+	snap := s.cfg.View.Snapshot()
+	type due struct {
+		key   parkKey
+		reads []*parkedRead
+	}
+	var dues []due
+	pk.mu.Lock()
+	for key, set := range pk.reads {
+		if only != nil && key != *only {
+			continue
+		}
+		if ready {
+			tag, ok := pk.p.etags.of(snap, key.res, key.f)
+			if ok && matchETag(key.inm, tag) {
+				continue
+			}
+		}
+		d := due{key: key, reads: make([]*parkedRead, 0, len(set))}
+		for pr := range set {
+			if pr.take() {
+				d.reads = append(d.reads, pr)
+			}
+		}
+		delete(pk.reads, key)
+		dues = append(dues, d)
+	}
+	work := pk.work
+	pk.mu.Unlock()
+	for _, d := range dues {
+		if len(d.reads) == 0 {
+			continue
+		}
+		out, counter := pk.answer(s, snap, ready, d.key, false, false)
+		if counter != nil {
+			counter.Add(float64(len(d.reads)))
+		}
+		for _, pr := range d.reads {
+			pr.out = out
+		}
+		for b := range slices.Chunk(d.reads, parkBatch) {
+			work <- b
+		}
+	}
+}
+
+// answer renders the answer to the reads filed under key, as the waiting
+// handler of watch.go writes it: 403 when not ready, the document when
+// its tag differs from the client's, else 304 (final: the wait is over;
+// not final: nil, keep waiting). The counter is the outcome's, for the
+// caller to count each read it sends the answer to (nil for 403).
+func (pk *parker) answer(s *Server, snap *view.Snapshot, ready bool, key parkKey, final, closeConn bool) ([]byte, prometheus.Counter) {
+	var aw answerWriter
+	var counter prometheus.Counter
+	m := pk.p.metrics
+	if !ready {
+		s.fail(&aw, nil, errNotReady)
+		return aw.bytes(closeConn), nil
+	}
+	tag, ok := pk.p.etags.of(snap, key.res, key.f)
+	switch {
+	case !ok || !matchETag(key.inm, tag):
+		writeResource(&aw, snap, key.res, key.f, key.gz, tag, ok)
+		counter = m.changed
+	case final:
+		writeNotModified(&aw, tag)
+		counter = m.notModified
+	default:
+		return nil, nil
+	}
+	return aw.bytes(closeConn), counter
+}
+
+// write is a writer: it sends the answers queued in work.
+func (pk *parker) write(work chan []*parkedRead, stop chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case b := <-work:
+			for _, pr := range b {
+				pr.send()
+			}
+		}
+	}
+}
+
+// closeServer answers 304 (or what is due) with "Connection: close" to
+// the parked reads of the server whose shutdown channel is ch.
+func (pk *parker) closeServer(ch <-chan struct{}) {
+	var taken []*parkedRead
+	pk.mu.Lock()
+	for key, set := range pk.reads {
+		for pr := range set {
+			if pr.shutdown == ch && pr.take() {
+				taken = append(taken, pr)
+				delete(set, pr)
+			}
+		}
+		if len(set) == 0 {
+			delete(pk.reads, key)
+		}
+	}
+	pk.mu.Unlock()
+	for _, pr := range taken {
+		go pr.finalAnswer(true)
+	}
+}
+
+// take moves a parked read to answering, once; the caller removes it
+// from pk.reads (pk.mu held, or taken after by drop).
+func (pr *parkedRead) take() bool {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.state != parkWaiting {
+		return false
+	}
+	pr.state = parkAnswering
+	if pr.timer != nil {
+		pr.timer.Stop()
+	}
+	pr.pk.p.metrics.blockingWaiting.Dec()
+	return true
+}
+
+// unfile takes pr out of the parker's index.
+func (pk *parker) unfile(pr *parkedRead) {
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	if set := pk.reads[pr.key]; set != nil {
+		delete(set, pr)
+		if len(set) == 0 {
+			delete(pk.reads, pr.key)
+		}
+	}
+}
+
+// expire ends the wait: the answer as it stands, 304 if unchanged.
+func (pr *parkedRead) expire() {
+	if !pr.take() {
+		return
+	}
+	pr.pk.unfile(pr)
+	pr.finalAnswer(false)
+}
+
+// finalAnswer renders pr's answer at the end of its wait (or the
+// server's) and sends it from the calling goroutine.
+func (pr *parkedRead) finalAnswer(closing bool) {
+	pk := pr.pk
+	pk.mu.Lock()
+	s := pk.s
+	pk.mu.Unlock()
+	ready := s.cfg.Ready == nil || s.cfg.Ready()
+	pr.closeConn = closing
+	var counter prometheus.Counter
+	pr.out, counter = pk.answer(s, s.cfg.View.Snapshot(), ready, pr.key, true, closing)
+	if counter != nil {
+		counter.Inc()
+	}
+	pr.send()
+}
+
+// send writes pr's answer: streamFastWrite from a writer, the rest from a
+// goroutine of its own.
+func (pr *parkedRead) send() {
+	_ = pr.conn.SetWriteDeadline(time.Now().Add(streamFastWrite))
+	n, err := pr.conn.Write(pr.out)
+	switch {
+	case err == nil:
+		pr.written()
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		go pr.slowSend(pr.out[n:])
+	default:
+		pr.drop()
+	}
+}
+
+// slowSend finishes a write the connection did not take at once.
+func (pr *parkedRead) slowSend(rest []byte) {
+	_ = pr.conn.SetWriteDeadline(time.Now().Add(blockingWriteAllowance))
+	if _, err := pr.conn.Write(rest); err != nil {
+		pr.drop()
+		return
+	}
+	pr.written()
+}
+
+// written is called once the answer is out: the reader goroutine, woken
+// by a read deadline in the past, hands the connection back (or it has
+// returned already, and this does).
+func (pr *parkedRead) written() {
+	pr.mu.Lock()
+	pr.answered = true
+	out := pr.readerOut
+	if !out {
+		_ = pr.conn.SetReadDeadline(aLongTimeAgo)
+	}
+	pr.mu.Unlock()
+	if out {
+		pr.finish()
+	}
+}
+
+// aLongTimeAgo is a deadline in the past, which wakes a blocked read.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// watchClose watches the connection while pr is parked: an error is the
+// client gone, a byte its next request (kept); after the answer it hands
+// the connection back.
+func (pr *parkedRead) watchClose() {
+	var b [1]byte
+	for {
+		n, err := pr.conn.Read(b[:])
+		pr.mu.Lock()
+		if n > 0 {
+			pr.pre = append(pr.pre, b[0])
+		}
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			pr.eof = true
+		}
+		if !pr.answered && !pr.eof && n == 0 {
+			pr.mu.Unlock()
+			continue
+		}
+		pr.readerOut = true
+		answered, eof := pr.answered, pr.eof
+		pr.mu.Unlock()
+		switch {
+		case answered:
+			pr.finish()
+		case eof:
+			if pr.take() { // the client left while parked
+				pr.pk.unfile(pr)
+				pr.drop()
+			} // else it is being answered: finish closes the connection
+		}
+		return
+	}
+}
+
+// finish hands the connection back to its server for the client's next
+// request, or closes it.
+func (pr *parkedRead) finish() {
+	closed := pr.eof || pr.closeConn
+	select {
+	case <-pr.shutdown:
+		closed = true
+	default:
+	}
+	if closed {
+		_ = pr.conn.Close()
+	} else {
+		_ = pr.conn.SetDeadline(time.Time{})
+		pr.ho.give(pr.conn, pr.pre)
+	}
+	pr.end()
+}
+
+// drop closes the connection without an answer (a failed write, the
+// client gone).
+func (pr *parkedRead) drop() {
+	_ = pr.conn.Close()
+	pr.end()
+}
+
+// end counts pr out, once; the writers and the watcher stop with the last
+// read.
+func (pr *parkedRead) end() {
+	pr.mu.Lock()
+	ended := pr.ended
+	pr.ended = true
+	pr.out = nil
+	pr.mu.Unlock()
+	if ended {
+		return
+	}
+	pk := pr.pk
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	pk.open--
+	if pk.open == 0 {
+		close(pk.stop)
+		pk.work, pk.stop = nil, nil
+	}
+}
+
+// answerWriter is an http.ResponseWriter that keeps what a handler
+// writes, to render it as net/http would (bytes).
+type answerWriter struct {
+	h    http.Header
+	code int
+	body bytes.Buffer
+}
+
+func (a *answerWriter) Header() http.Header {
+	if a.h == nil {
+		a.h = http.Header{}
+	}
+	return a.h
+}
+
+func (a *answerWriter) WriteHeader(code int) {
+	if a.code == 0 {
+		a.code = code
+	}
+}
+
+func (a *answerWriter) Write(p []byte) (int, error) {
+	if a.code == 0 {
+		a.code = http.StatusOK
+	}
+	return a.body.Write(p)
+}
+
+// bytes renders the response as net/http's server writes it to an
+// HTTP/1.1 GET whose handler has returned (chunkWriter.writeHeader): the
+// status line, the handler's headers in key order, then the headers
+// net/http adds, in its order (Date, Content-Length, Content-Type,
+// Connection), and the body.
+func (a *answerWriter) bytes(closeConn bool) []byte {
+	code := a.code
+	if code == 0 {
+		code = http.StatusOK
+	}
+	bodyOK := code >= 200 && code != http.StatusNoContent && code != http.StatusNotModified
+	h := a.Header()
+	var b bytes.Buffer
+	b.Grow(256 + a.body.Len())
+	b.WriteString("HTTP/1.1 ")
+	b.WriteString(strconv.Itoa(code))
+	b.WriteByte(' ')
+	b.WriteString(http.StatusText(code))
+	b.WriteString("\r\n")
+	var exclude map[string]bool
+	if !bodyOK {
+		exclude = map[string]bool{"Content-Type": true, "Content-Length": true, "Transfer-Encoding": true}
+	}
+	if closeConn {
+		if exclude == nil {
+			exclude = map[string]bool{}
+		}
+		exclude["Connection"] = true
+	}
+	_ = h.WriteSubset(&b, exclude)
+	if _, ok := h["Date"]; !ok {
+		b.WriteString("Date: ")
+		b.WriteString(time.Now().UTC().Format(http.TimeFormat))
+		b.WriteString("\r\n")
+	}
+	if bodyOK && h.Get("Content-Length") == "" {
+		b.WriteString("Content-Length: ")
+		b.WriteString(strconv.Itoa(a.body.Len()))
+		b.WriteString("\r\n")
+	}
+	if _, ok := h["Content-Type"]; bodyOK && !ok && h.Get("Content-Encoding") == "" && a.body.Len() > 0 {
+		b.WriteString("Content-Type: ")
+		b.WriteString(http.DetectContentType(a.body.Bytes()))
+		b.WriteString("\r\n")
+	}
+	if closeConn {
+		b.WriteString("Connection: close\r\n")
+	}
+	b.WriteString("\r\n")
+	if bodyOK {
+		b.Write(a.body.Bytes())
+	}
+	return b.Bytes()
+}

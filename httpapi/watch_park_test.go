@@ -1,0 +1,267 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/httpapi"
+)
+
+// rawConn is a client's HTTP/1.1 connection, read response by response,
+// every byte of each kept.
+type rawConn struct {
+	t   *testing.T
+	c   net.Conn
+	rec *bytes.Buffer
+	br  *bufio.Reader
+}
+
+// recordingReader keeps what it reads.
+type recordingReader struct {
+	r   io.Reader
+	rec *bytes.Buffer
+}
+
+func (r recordingReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.rec.Write(p[:n])
+	return n, err
+}
+
+func dialRaw(t *testing.T, n *pushNode) *rawConn {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(n.base, "http://"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	rec := &bytes.Buffer{}
+	return &rawConn{t: t, c: c, rec: rec, br: bufio.NewReader(recordingReader{c, rec})}
+}
+
+// send writes a GET of path with the header lines given.
+func (rc *rawConn) send(path string, hdr ...string) {
+	rc.t.Helper()
+	req := "GET " + path + " HTTP/1.1\r\nHost: x\r\n"
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req += hdr[i] + ": " + hdr[i+1] + "\r\n"
+	}
+	_, err := io.WriteString(rc.c, req+"\r\n")
+	require.NoError(rc.t, err)
+}
+
+// receive reads one response; raw is its bytes as they came.
+func (rc *rawConn) receive() (res *http.Response, body []byte, raw string) {
+	rc.t.Helper()
+	require.NoError(rc.t, rc.c.SetReadDeadline(time.Now().Add(20*time.Second)))
+	res, err := http.ReadResponse(rc.br, nil)
+	require.NoError(rc.t, err)
+	body, err = io.ReadAll(res.Body)
+	require.NoError(rc.t, err)
+	raw = rc.rec.String()
+	rc.rec.Reset()
+	return res, body, raw
+}
+
+// waiting waits until the node counts want waiting blocking reads.
+func (n *pushNode) waiting(want float64) {
+	n.t.Helper()
+	require.Eventually(n.t, func() bool { return n.metric("heureka_push_watchers", "kind", "blocking") == want },
+		20*time.Second, 5*time.Millisecond, "blocking reads waiting")
+}
+
+// Over HTTP/1.1 a parked blocking read keeps one goroutine of its own (the
+// one that sees its client leave), not the handler and net/http's reader;
+// one change answers them all; a client that leaves is uncounted at once.
+// With BlockingHijack off the handler's wait holds two per read.
+func TestWatchParkedHoldsOneGoroutine(t *testing.T) {
+	const reads = 200
+	for _, hijack := range []bool{true, false} {
+		t.Run(fmt.Sprintf("hijack=%t", hijack), func(t *testing.T) {
+			cfg := testPushConfig()
+			cfg.BlockingHijack = hijack
+			n := startPush(t, pushOptions{push: cfg})
+			n.register(javaInstance("park-app", 1))
+			tag := n.get("/eureka/apps/PARK-APP", ctJSON).header.Get("ETag")
+			before := runtime.NumGoroutine()
+			conns := make([]*rawConn, reads)
+			for i := range conns {
+				conns[i] = dialRaw(t, n)
+				conns[i].send("/eureka/apps/PARK-APP?wait=60", "Accept", ctJSON, "If-None-Match", tag)
+			}
+			n.waiting(reads)
+			per := float64(runtime.NumGoroutine()-before) / reads
+			if hijack {
+				assert.Less(t, per, 1.2, "goroutines per waiting read")
+			} else {
+				assert.Greater(t, per, 1.8, "goroutines per waiting read")
+			}
+			// Half the clients leave; the other half get the change.
+			for _, rc := range conns[reads/2:] {
+				_ = rc.c.Close()
+			}
+			n.waiting(reads / 2)
+			n.register(javaInstance("park-app", 2))
+			var newTag string
+			for _, rc := range conns[:reads/2] {
+				res, body, _ := rc.receive()
+				require.Equal(t, http.StatusOK, res.StatusCode)
+				assert.Contains(t, string(body), "10.0.0.2:park-app:8080")
+				if newTag == "" {
+					newTag = res.Header.Get("ETag")
+				}
+				assert.Equal(t, newTag, res.Header.Get("ETag"))
+			}
+			assert.NotEqual(t, tag, newTag)
+			n.waiting(0)
+			assert.Equal(t, float64(reads/2), n.metric("heureka_push_blocking_reads_total", "result", "changed"))
+		})
+	}
+}
+
+// After a parked read is answered, the connection goes back to the
+// server: the client's next request on it (a second blocking read, here
+// one that ends with 304, then a plain read) is served like any other.
+// A request pipelined behind a parked read is kept and served after it.
+func TestWatchParkedKeepAlive(t *testing.T) {
+	n := startPush(t, pushOptions{})
+	n.register(javaInstance("alive-app", 1))
+	const path = "/eureka/apps/ALIVE-APP"
+	tag := n.get(path, ctJSON).header.Get("ETag")
+	rc := dialRaw(t, n)
+
+	rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
+	n.waiting(1)
+	n.register(javaInstance("alive-app", 2))
+	res, body, _ := rc.receive()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, string(body), "10.0.0.2:alive-app:8080")
+	newTag := res.Header.Get("ETag")
+	require.NotEqual(t, tag, newTag)
+
+	rc.send(path+"?wait=300ms", "Accept", ctJSON, "If-None-Match", newTag)
+	res, body, _ = rc.receive()
+	assert.Equal(t, http.StatusNotModified, res.StatusCode)
+	assert.Equal(t, newTag, res.Header.Get("ETag"))
+	assert.Empty(t, body)
+
+	rc.send(path, "Accept", ctJSON)
+	res, _, _ = rc.receive()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, newTag, res.Header.Get("ETag"))
+
+	// Pipelined: a blocking read, then a plain read behind it.
+	rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", newTag)
+	n.waiting(1)
+	rc.send(path, "Accept", ctJSON)
+	n.register(javaInstance("alive-app", 3))
+	res, body, _ = rc.receive()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, string(body), "10.0.0.3:alive-app:8080")
+	third := res.Header.Get("ETag")
+	res, _, _ = rc.receive()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, third, res.Header.Get("ETag"))
+	assert.Equal(t, float64(2), n.metric("heureka_push_blocking_reads_total", "result", "changed"))
+	assert.Equal(t, float64(1), n.metric("heureka_push_blocking_reads_total", "result", "not_modified"))
+	n.waiting(0)
+}
+
+// The answers a parked read gets are, byte for byte but the Date, those a
+// waiting handler writes: a new document (gzip or not, JSON or XML), 404
+// for an application gone, 304 at the end of the wait, and 403 when the
+// node stops being ready.
+func TestWatchParkedAnswersAsTheHandler(t *testing.T) {
+	clock := actors.NewManualClock(time.UnixMilli(1754500000000))
+	var ready atomic.Bool
+	ready.Store(true)
+	nodes := map[bool]*pushNode{}
+	for _, hijack := range []bool{true, false} {
+		cfg := testPushConfig()
+		cfg.BlockingHijack = hijack
+		nodes[hijack] = startPush(t, pushOptions{name: "same-node", clock: clock, push: cfg,
+			mutate: func(c *httpapi.Config) { c.Ready = ready.Load }})
+	}
+	date := regexp.MustCompile(`(?m)^Date: [^\r]*\r$`)
+	// answers makes the same blocking reads on both nodes, then changes
+	// both, and returns each node's answers.
+	answers := func(reads [][]string, change func(n *pushNode)) map[bool][]string {
+		conns := map[bool][]*rawConn{}
+		for hijack, n := range nodes {
+			for _, hdr := range reads {
+				rc := dialRaw(t, n)
+				rc.send(hdr[0], hdr[1:]...)
+				conns[hijack] = append(conns[hijack], rc)
+			}
+		}
+		for _, n := range nodes {
+			n.waiting(float64(len(reads)))
+		}
+		for _, n := range nodes {
+			change(n)
+		}
+		out := map[bool][]string{}
+		for hijack, n := range nodes {
+			for _, rc := range conns[hijack] {
+				_, _, raw := rc.receive()
+				out[hijack] = append(out[hijack], date.ReplaceAllString(raw, "Date: -\r"))
+			}
+			n.waiting(0)
+		}
+		return out
+	}
+	for _, n := range nodes {
+		n.register(javaInstance("byte-app", 1))
+	}
+	const path = "/eureka/apps/BYTE-APP"
+	tagJSON := nodes[true].get(path, ctJSON).header.Get("ETag")
+	tagXML := nodes[true].get(path, "").header.Get("ETag")
+	require.Equal(t, tagJSON, nodes[false].get(path, ctJSON).header.Get("ETag"))
+	reads := [][]string{
+		{path + "?wait=60", "Accept", ctJSON, "If-None-Match", tagJSON},
+		{path + "?wait=60", "Accept", ctJSON, "Accept-Encoding", "gzip", "If-None-Match", tagJSON},
+		{path + "?wait=60", "If-None-Match", tagXML},
+	}
+	got := answers(reads, func(n *pushNode) { n.register(javaInstance("byte-app", 2)) })
+	assert.Equal(t, got[false], got[true], "a change")
+	assert.Contains(t, got[true][0], "HTTP/1.1 200 OK\r\n")
+
+	tagJSON = nodes[true].get(path, ctJSON).header.Get("ETag")
+	short := [][]string{{path + "?wait=200ms", "Accept", ctJSON, "If-None-Match", tagJSON}}
+	got = answers(short, func(*pushNode) {})
+	assert.Equal(t, got[false], got[true], "the end of the wait")
+	assert.Contains(t, got[true][0], "HTTP/1.1 304 Not Modified\r\n")
+
+	const gonePath = "/eureka/apps/GONE-BYTE-APP"
+	gone := javaInstance("gone-byte-app", 1)
+	for _, n := range nodes {
+		n.register(gone)
+	}
+	goneTag := nodes[true].get(gonePath, ctJSON).header.Get("ETag")
+	got = answers([][]string{{gonePath + "?wait=60", "Accept", ctJSON, "If-None-Match", goneTag}}, func(n *pushNode) {
+		require.Equal(t, http.StatusOK, n.do(http.MethodDelete, gonePath+"/"+gone.id(), nil).code)
+	})
+	assert.Equal(t, got[false], got[true], "the application gone")
+	assert.Contains(t, got[true][0], "HTTP/1.1 404 Not Found\r\n")
+
+	got = answers([][]string{{path + "?wait=60", "Accept", ctJSON, "If-None-Match", tagJSON}}, func(n *pushNode) {
+		ready.Store(false)
+		n.register(javaInstance("byte-app", 3)) // a change makes the waiters look
+	})
+	ready.Store(true)
+	assert.Equal(t, got[false], got[true], "not ready")
+	assert.Contains(t, got[true][0], "HTTP/1.1 403 Forbidden\r\n")
+	assert.Contains(t, got[true][0], "not ready")
+}
