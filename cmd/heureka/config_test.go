@@ -70,7 +70,7 @@ func TestDefaultConfig(t *testing.T) {
 		Security: Security{MaxHeaderBytes: 64 << 10, RateLimitBurst: 10, RateLimitFetchRate: 500,
 			RateLimitFullFetchRate: 100},
 		Regions: Regions{Region: "us-east-1", RegionPullInterval: 5 * time.Second, RegionStaleAfter: time.Minute,
-			RegionDropAfter: 10 * time.Minute, RegionStream: true},
+			RegionDropAfter: 10 * time.Minute, RegionStream: true, RegionWANLinks: 2},
 	}, c)
 	require.NoError(t, c.Validate())
 
@@ -738,7 +738,7 @@ func TestEnvNames(t *testing.T) {
 		require.True(t, ok, name)
 		assert.Equal(t, env, o.env())
 	}
-	assert.Len(t, options, 29+13+8, "one option per Config field (13 in Security, 8 in Regions)")
+	assert.Len(t, options, 29+13+9, "one option per Config field (13 in Security, 9 in Regions)")
 }
 
 // The Eureka peers' passwords never reach the effective-configuration log.

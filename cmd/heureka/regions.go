@@ -11,6 +11,9 @@ package main
 //	eureka.server.remote-region-registry-fetch-interval (s)      --region-pull-interval
 //	eureka.server.disable-transparent-fallback-to-other-region   --region-transparent-fallback (inverted)
 //	eureka.client.region                                         --region
+//
+// --region-wan-links (heureka.region-wan-links) has no Eureka key: Eureka
+// servers each pull every region.
 
 import (
 	"context"
@@ -59,13 +62,18 @@ type Regions struct {
 	// remote region (Eureka's default; off here).
 	// --region-transparent-fallback, default false.
 	RegionTransparentFallback bool
+	// RegionWANLinks is how many nodes of the cluster hold each remote
+	// region's WAN link; the others follow those over the local network.
+	// --region-wan-links, HEUREKA_REGION_WAN_LINKS, default 2, at least 1.
+	RegionWANLinks int
 }
 
 // DefaultRegions returns federation's defaults: no remote region.
 func DefaultRegions() Regions {
 	d := federation.DefaultConfig()
 	return Regions{Region: d.Region, RegionPullInterval: d.PullInterval, RegionStaleAfter: d.StaleAfter,
-		RegionDropAfter: d.DropAfter, RegionTransparentFallback: d.TransparentFallback, RegionStream: d.Stream}
+		RegionDropAfter: d.DropAfter, RegionTransparentFallback: d.TransparentFallback, RegionStream: d.Stream,
+		RegionWANLinks: d.Links}
 }
 
 // regionOptions are the federation options, in Usage order.
@@ -121,6 +129,19 @@ var regionOptions = []option{
 	durationOpt("region-stale-after", "a remote region with no successful pull for this long is shown stale (still served)", func(c *Config) *time.Duration { return &c.RegionStaleAfter }),
 	durationOpt("region-drop-after", "a remote region with no successful pull for this long is no longer served", func(c *Config) *time.Duration { return &c.RegionDropAfter }),
 	boolOpt("region-stream", "follow a Heureka remote region's change stream (changes cross in well under a second) instead of polling it; Java Eureka remotes are polled", func(c *Config) *bool { return &c.RegionStream }),
+	{
+		name: "region-wan-links", arg: "n",
+		usage: "how many nodes of the cluster hold each remote region's WAN link (chosen by the cluster); the others follow them over the local network",
+		set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 1 {
+				return fmt.Errorf("%q: want a whole number of nodes, at least 1", v)
+			}
+			c.RegionWANLinks = n
+			return nil
+		},
+		get: func(c Config) string { return strconv.Itoa(c.RegionWANLinks) },
+	},
 	boolOpt("region-transparent-fallback", "serve every remote region on reads without ?regions= too (Eureka's default; a remote region's pull still gets local data only)", func(c *Config) *bool { return &c.RegionTransparentFallback }),
 }
 
@@ -143,6 +164,7 @@ func (r Regions) federationConfig(deltaRetention time.Duration) (federation.Conf
 	fc.DropAfter = r.RegionDropAfter
 	fc.TransparentFallback = r.RegionTransparentFallback
 	fc.Stream = r.RegionStream
+	fc.Links = r.RegionWANLinks
 	fc.RequestTimeout = min(fc.RequestTimeout, r.RegionStaleAfter)
 	fc.DeltaRetention = deltaRetention // remote changes stay as long as local ones
 	apps, err := parseRegionApps(r.RemoteRegionApps)
@@ -307,10 +329,24 @@ func printRegions(ctx context.Context, c *nodeClient, w io.Writer, asJSON bool) 
 	fmt.Fprintf(w, "Region %s; %s; transparent fallback %s\n\n", rep.Region, ready, fallback)
 	now := time.Now()
 	tw := table(w)
-	fmt.Fprintln(tw, "REGION\tSTATE\tINSTANCES\tLAST SUCCESS\tLAST CHANGE\tURL\tLAST ERROR")
+	fmt.Fprintln(tw, "REGION\tSTATE\tINSTANCES\tLAST SUCCESS\tLAST CHANGE\tVIA\tURL\tLAST ERROR")
 	for _, r := range rep.Remotes {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Name, r.State, r.Instances, ago(r.LastSuccess, now),
-			ago(r.LastChange, now), redactURL(r.URL), orDash(r.LastError))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.State, r.Instances, ago(r.LastSuccess, now),
+			ago(r.LastChange, now), via(r), redactURL(r.URL), orDash(r.LastError))
 	}
 	return tw.Flush()
+}
+
+// via says how the node follows a region: "wan" (it holds a WAN link),
+// "relay <member>" or "fallback (wan)" (no relay answered).
+func via(r federation.RegionStatus) string {
+	switch r.Via {
+	case federation.ViaRelay:
+		return "relay " + r.Relay
+	case federation.ViaFallback:
+		return "fallback (wan)"
+	case "":
+		return "-"
+	}
+	return string(r.Via)
 }

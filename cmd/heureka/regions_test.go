@@ -29,6 +29,13 @@ func TestRegionFlags(t *testing.T) {
 	assert.True(t, nc.Federation.TransparentFallback)
 	assert.True(t, nc.Federation.Stream, "streams are followed by default")
 	assert.Equal(t, c.DeltaRetention, nc.Federation.DeltaRetention)
+	assert.Equal(t, 2, nc.Federation.Links, "two WAN links per region by default")
+
+	c, _, err = LoadConfig([]string{"--remote-region", "dc2=http://e2:8761/eureka/", "--region-wan-links", "3"}, envMap(nil))
+	require.NoError(t, err)
+	nc, err = nodeConfig(c, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 3, nc.Federation.Links)
 
 	nc, err = nodeConfig(DefaultConfig(), nil)
 	require.NoError(t, err)
@@ -44,6 +51,8 @@ func TestRegionFlagsRejectBadValues(t *testing.T) {
 		{"--region-stale-after", "0s"},
 		{"--remote-region-apps", "dc2"},
 		{"--remote-region", "dc2=http://x/eureka/", "--remote-region-apps", "dc9=ORDERS"},
+		{"--region-wan-links", "0"},
+		{"--region-wan-links", "two"},
 	} {
 		_, _, err := LoadConfig(args, envMap(nil))
 		assert.Error(t, err, "%v", args)
@@ -117,9 +126,10 @@ func TestRegionsCommand(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out, "Region dc1; every remote region loaded; transparent fallback off\n"), out)
 	rows := tableRows(strings.SplitN(out, "\n\n", 2)[1])
 	require.Len(t, rows, 2, out)
-	assert.Equal(t, []string{"REGION", "STATE", "INSTANCES", "LAST SUCCESS", "LAST CHANGE", "URL", "LAST ERROR"}, rows[0])
+	assert.Equal(t, []string{"REGION", "STATE", "INSTANCES", "LAST SUCCESS", "LAST CHANGE", "VIA", "URL", "LAST ERROR"}, rows[0])
 	assert.Equal(t, []string{"dc2", "ok", "1"}, rows[1][:3], out)
-	assert.Equal(t, dc2.URL()+"/", rows[1][5])
+	assert.Equal(t, "wan", rows[1][5], "a single node holds the WAN link")
+	assert.Equal(t, dc2.URL()+"/", rows[1][6])
 
 	code, out, _ = runCmd(t, nil, "regions", "--addr", "http://"+dc1.Addr(), "--json")
 	require.Equal(t, 0, code)
