@@ -2,13 +2,18 @@ package simulations
 
 // The datacenters scenarios: Heureka clusters, each its own gossip cluster
 // in its own region, federated through Eureka's remote-regions API as
-// docs/federation.md describes (every node follows the other regions
-// through their configured URLs), with clients registering, renewing and
+// docs/federation.md describes (the other regions are followed through
+// their configured URLs), with clients registering, renewing and
 // cancelling in each region, and the WAN between them cut for longer than
 // the remote drop time and the tombstone TTL, then healed. datacenters
 // runs two regions following each other; datacenters-ring three, each
 // following the next (dc1 → dc2 → dc3 → dc1), where an echo would travel
 // the ring.
+//
+// In each region, the nodes the cluster chooses (federation Config.Links,
+// two of three) hold the WAN link to each remote region; the third follows
+// one of them over its region's network (a relay), or the WAN while no
+// relay answers.
 //
 // The datacenters are clusters of their own, started by the scenario on
 // memnet networks of their own; the harness's cluster stays idle. Each
@@ -265,6 +270,16 @@ func (w *dcWorld) nodeConfig(di, j int, addr string, join []string, incarnation 
 	// The first node of each region follows the change streams, the
 	// others poll: both paths cross the WAN.
 	fc := datacenterFederation(t, dc.region, w.remotes[dc.region], j == 0)
+	// Gossip addresses are memnet names: the relays' HTTP addresses come
+	// from the world (a restarted node keeps its address).
+	fc.MemberURL = func(member string) string {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if nd := dc.nodes[member]; nd != nil {
+			return "http://" + nd.Addr()
+		}
+		return ""
+	}
 	cfg.Federation = &fc
 	pc := httpapi.DefaultPushConfig()
 	pc.StreamKeepAlive = regionKeepAlive(t)
