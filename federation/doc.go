@@ -6,7 +6,9 @@
 //
 // One Heureka cluster runs per datacenter ("region"). For each configured
 // remote region, every node of the cluster keeps a copy of the remote
-// registry: from a Heureka remote by following its change stream (GET
+// registry, and a few of them (Config.Links, chosen by the cluster: see
+// "Who holds the WAN link" below) fetch it over the WAN: from a Heureka
+// remote by following its change stream (GET
 // {url}stream: a snapshot, then deltas checked by apps__hashcode, resumed
 // by Last-Event-ID; stream.go), from a Java Eureka remote (or while the
 // stream is down) by polling GET {url}apps/ in full once, then GET
@@ -25,6 +27,25 @@
 // here. clients/reference's TestRegionsDifferential compares them with the
 // reference Eureka server's.
 //
+// # Who holds the WAN link
+//
+// For each region, the Config.Links live members that rank highest by
+// rendezvous hashing of (region, member) follow the remote over the WAN
+// (links.go); every node computes the same choice from its membership
+// (Config.Members, which node fills in), and the next member in rank takes
+// over when a chosen one fails or leaves. Every other node follows the
+// region from one of the chosen members over the local network (relay.go:
+// GET /admin/regions/{region}/relay, the same snapshot and delta documents
+// as a remote's change stream, read by the same stream reader, plus the
+// relay's state and the age of its last WAN success, which the follower
+// takes as its own so that stale and drop come when the relay's do). A
+// relay sends a snapshot only while its copy is ok, and relays only what it
+// follows over the WAN itself. A node whose relays break, cannot be
+// reached or stay other than ok for StaleAfter follows the WAN itself
+// ("fallback") until a relay is usable again, so a region read never
+// depends on one node. Status says, per region, how the node follows it
+// (Via, Relay, Links). WAN bytes are per link, not per node.
+//
 // # Never re-exported, never stale forever
 //
 //   - A pull from another region (User-Agent Java-EurekaClient-RemoteRegion,
@@ -34,7 +55,9 @@
 //   - Every served remote instance carries its region in metadata
 //     (MarkerKey) and a zone (ZoneKey, the region's name when it had none);
 //     a pulled instance that already carries a marker was re-exported by
-//     someone else and is not served.
+//     someone else and is not served. The one exception is a relayed copy:
+//     a node that follows region X through a local relay accepts the
+//     marker X (and only X) on what the relay sends.
 //   - A local instance wins over a remote one with the same application and
 //     id; a stale echo can never overwrite a local record.
 //   - A region with no successful pull for StaleAfter is shown stale
@@ -44,15 +67,19 @@
 // # Concurrency
 //
 // One goroutine per region (pull.go) owns that region's mutable state
-// (region.go) and publishes immutable snapshots through an atomic pointer;
-// a second one per region reads its stream and hands what it decodes to the
-// first. Readers never lock anything but the small document cache.
+// (region.go) and where it is followed from, and publishes immutable
+// snapshots through an atomic pointer and into the region's relay hub; a
+// second one per region reads its stream (the remote's or a relay's) and
+// hands what it decodes to the first, tagged with the target's generation
+// so that a former target's leftovers are ignored. Each relayed follower
+// is one HTTP handler goroutine reading a buffered channel the hub fills
+// under its lock. Readers never lock anything but the small document
+// cache.
 //
 // # Not done here (yet)
 //
-// Every node follows every region (WAN cost per node); the wish is a few
-// nodes chosen by the cluster holding the WAN link and sharing what they
-// receive. Eureka's global application whitelist and versions__delta as
+// Relays with HTTP basic auth on (the nodes hold no credentials: every
+// node then follows the WAN). Eureka's global application whitelist and versions__delta as
 // Eureka numbers region deltas are not implemented; see
 // docs/federation.md.
 package federation
