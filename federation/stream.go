@@ -27,6 +27,13 @@ package federation
 // reconnects without one, so that a snapshot replaces what the polls
 // built. A remote without a stream (a Java Eureka server answers 404) is
 // polled, as before.
+//
+// The reader follows a target the puller sets (streamTarget): the remote's
+// stream, or a local member's relay of the region (relay.go), which serves
+// the same events plus "state" events. A new target cuts the connection
+// and starts from a snapshot; each message carries its target's
+// generation. A relay that answers 404 is an error, not a remote without
+// a stream.
 
 import (
 	"bufio"
