@@ -164,6 +164,7 @@ func (h *relayHub) update(s *regionSnap, changed bool) {
 	}
 	stateChanged := prev.state != s.state || prev.loaded != s.loaded
 	var state, delta, snapshot []byte
+	diffed := false
 	for sub := range h.subs {
 		switch {
 		case !sub.synced && servable(s):
@@ -174,7 +175,8 @@ func (h *relayHub) update(s *regionSnap, changed bool) {
 			h.sendLocked(sub, state, snapshot)
 			sub.synced = true
 		case sub.synced && changed:
-			if delta == nil {
+			if !diffed {
+				diffed = true
 				h.seq++
 				state, delta = h.stateFrame(s), h.deltaFrame(prev, s)
 			}
