@@ -82,10 +82,11 @@ type parker struct {
 	mu       sync.Mutex
 	s        *Server
 	reads    map[parkKey]map[*parkedRead]struct{}
-	open     int                       // parked or being answered
+	open     int                       // parked, being answered, or idle after it
 	watched  map[<-chan struct{}]bool  // servers whose shutdown the parker hears
 	handoffs map[*http.Server]*handoff // where connections go back
-	work     chan []*parkedRead        // the writers' queue; nil while none run
+	idle     map[*parkedRead]struct{}  // answered, waiting for the client's next request
+	work     chan parkJob              // the writers' queue; nil while none run
 	stop     chan struct{}             // closed when the writers and the watcher stop
 }
 
@@ -117,7 +118,8 @@ type parkedRead struct {
 
 func newParker(p *push) *parker {
 	return &parker{p: p, reads: map[parkKey]map[*parkedRead]struct{}{},
-		watched: map[<-chan struct{}]bool{}, handoffs: map[*http.Server]*handoff{}}
+		watched: map[<-chan struct{}]bool{}, handoffs: map[*http.Server]*handoff{},
+		idle: map[*parkedRead]struct{}{}}
 }
 
 // park hijacks w's connection and parks the read; false when it cannot
@@ -144,7 +146,6 @@ func (pk *parker) park(s *Server, w http.ResponseWriter, r *http.Request, res re
 	if hc, ok := conn.(*handedConn); ok {
 		pre = append(pre, hc.takePre()...)
 	}
-	_ = conn.SetDeadline(time.Time{})
 	pr := &parkedRead{pk: pk, key: parkKey{res: res, f: f, gz: gz, inm: inm}, conn: conn,
 		shutdown: pk.p.shutdowns.of(r), pre: pre}
 	pk.p.metrics.blockingWaiting.Inc()
@@ -198,7 +199,7 @@ func (pk *parker) park(s *Server, w http.ResponseWriter, r *http.Request, res re
 
 // start starts the watcher and the writers; pk.mu must be held.
 func (pk *parker) start() {
-	pk.work = make(chan []*parkedRead, 256)
+	pk.work = make(chan parkJob, 256)
 	pk.stop = make(chan struct{})
 	for range max(2, runtime.GOMAXPROCS(0)) {
 		go pk.write(pk.work, pk.stop)
@@ -263,6 +264,10 @@ func (pk *parker) scan(only *parkKey) {
 	}
 	work := pk.work
 	pk.mu.Unlock()
+	fo := &fanout{}
+	for _, d := range dues {
+		fo.left += len(d.reads)
+	}
 	for _, d := range dues {
 		if len(d.reads) == 0 {
 			continue
@@ -275,8 +280,41 @@ func (pk *parker) scan(only *parkKey) {
 			pr.out = out
 		}
 		for b := range slices.Chunk(d.reads, parkBatch) {
-			work <- b
+			work <- parkJob{reads: b, fo: fo}
 		}
+	}
+}
+
+// parkJob is a writer's share of a fan-out.
+type parkJob struct {
+	reads []*parkedRead
+	fo    *fanout
+}
+
+// fanout is the answers of one scan. Their connections go back to the
+// server only once every answer of the scan is written (or handed to its
+// own goroutine), so that the clients' next requests, which come at once,
+// do not compete with the answers still due: a change reaches the last of
+// 10k reads sooner.
+type fanout struct {
+	mu      sync.Mutex
+	left    int
+	written []*parkedRead
+}
+
+// done counts n answers of fo out, ok those written; the last hands the
+// connections of all back.
+func (fo *fanout) done(n int, ok []*parkedRead) {
+	fo.mu.Lock()
+	fo.left -= n
+	fo.written = append(fo.written, ok...)
+	var all []*parkedRead
+	if fo.left == 0 {
+		all, fo.written = fo.written, nil
+	}
+	fo.mu.Unlock()
+	for _, pr := range all {
+		pr.written()
 	}
 }
 
@@ -308,15 +346,19 @@ func (pk *parker) answer(s *Server, snap *view.Snapshot, ready bool, key parkKey
 }
 
 // write is a writer: it sends the answers queued in work.
-func (pk *parker) write(work chan []*parkedRead, stop chan struct{}) {
+func (pk *parker) write(work chan parkJob, stop chan struct{}) {
 	for {
 		select {
 		case <-stop:
 			return
-		case b := <-work:
-			for _, pr := range b {
-				pr.send()
+		case j := <-work:
+			var ok []*parkedRead
+			for _, pr := range j.reads {
+				if pr.write() {
+					ok = append(ok, pr)
+				}
 			}
+			j.fo.done(len(j.reads), ok)
 		}
 	}
 }
@@ -337,9 +379,18 @@ func (pk *parker) closeServer(ch <-chan struct{}) {
 			delete(pk.reads, key)
 		}
 	}
+	var idle []*parkedRead
+	for pr := range pk.idle {
+		if pr.shutdown == ch {
+			idle = append(idle, pr)
+		}
+	}
 	pk.mu.Unlock()
 	for _, pr := range taken {
 		go pr.finalAnswer(true)
+	}
+	for _, pr := range idle {
+		_ = pr.conn.Close() // its reader finishes it
 	}
 }
 
@@ -397,19 +448,28 @@ func (pr *parkedRead) finalAnswer(closing bool) {
 	pr.send()
 }
 
-// send writes pr's answer: streamFastWrite from a writer, the rest from a
-// goroutine of its own.
+// send writes pr's answer and then hands its connection back.
 func (pr *parkedRead) send() {
+	if pr.write() {
+		pr.written()
+	}
+}
+
+// write writes pr's answer for streamFastWrite and reports whether it is
+// all written; the rest is written by a goroutine of its own, which hands
+// the connection back itself, and a failed write closes it.
+func (pr *parkedRead) write() bool {
 	_ = pr.conn.SetWriteDeadline(time.Now().Add(streamFastWrite))
 	n, err := pr.conn.Write(pr.out)
 	switch {
 	case err == nil:
-		pr.written()
+		return true
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		go pr.slowSend(pr.out[n:])
 	default:
 		pr.drop()
 	}
+	return false
 }
 
 // slowSend finishes a write the connection did not take at once.
@@ -422,62 +482,78 @@ func (pr *parkedRead) slowSend(rest []byte) {
 	pr.written()
 }
 
-// written is called once the answer is out: the reader goroutine, woken
-// by a read deadline in the past, hands the connection back (or it has
-// returned already, and this does).
+// written is called once the answer is out. The connection goes back to
+// the server when the client sends its next request: the reader goroutine
+// sees its first byte and hands it over (or it has returned already, on a
+// pipelined request, and this does). Until then the connection is idle, as
+// net/http keeps it: under the server's idle timeout, and closed by its
+// shutdown.
 func (pr *parkedRead) written() {
+	pk := pr.pk
+	pk.mu.Lock()
 	pr.mu.Lock()
 	pr.answered = true
 	out := pr.readerOut
 	if !out {
-		_ = pr.conn.SetReadDeadline(aLongTimeAgo)
+		if pr.closeConn {
+			_ = pr.conn.Close() // the reader finishes
+		} else {
+			if d := idleTimeout(pr.ho.srv); d > 0 {
+				_ = pr.conn.SetReadDeadline(time.Now().Add(d))
+			}
+			pk.idle[pr] = struct{}{}
+		}
 	}
 	pr.mu.Unlock()
+	pk.mu.Unlock()
 	if out {
 		pr.finish()
 	}
 }
 
-// aLongTimeAgo is a deadline in the past, which wakes a blocked read.
-var aLongTimeAgo = time.Unix(1, 0)
+// idleTimeout is how long srv keeps an idle connection open (as net/http
+// reckons it); 0 for ever.
+func idleTimeout(srv *http.Server) time.Duration {
+	if srv.IdleTimeout != 0 {
+		return srv.IdleTimeout
+	}
+	return srv.ReadTimeout
+}
 
 // watchClose watches the connection while pr is parked: an error is the
-// client gone, a byte its next request (kept); after the answer it hands
-// the connection back.
+// client gone, a byte its next request (kept); after the answer, the
+// client's next request hands the connection back, and an error (the
+// client gone, the idle timeout) closes it.
 func (pr *parkedRead) watchClose() {
 	var b [1]byte
-	for {
-		n, err := pr.conn.Read(b[:])
-		pr.mu.Lock()
-		if n > 0 {
-			pr.pre = append(pr.pre, b[0])
-		}
-		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-			pr.eof = true
-		}
-		if !pr.answered && !pr.eof && n == 0 {
-			pr.mu.Unlock()
-			continue
-		}
-		pr.readerOut = true
-		answered, eof := pr.answered, pr.eof
-		pr.mu.Unlock()
-		switch {
-		case answered:
-			pr.finish()
-		case eof:
-			if pr.take() { // the client left while parked
-				pr.pk.unfile(pr)
-				pr.drop()
-			} // else it is being answered: finish closes the connection
-		}
-		return
+	n, err := pr.conn.Read(b[:])
+	pr.mu.Lock()
+	if n > 0 {
+		pr.pre = append(pr.pre, b[0])
+	} else if err != nil {
+		pr.eof = true
+	}
+	pr.readerOut = true
+	answered, eof := pr.answered, pr.eof
+	pr.mu.Unlock()
+	switch {
+	case answered:
+		pr.finish()
+	case eof:
+		if pr.take() { // the client left while parked
+			pr.pk.unfile(pr)
+			pr.drop()
+		} // else it is being answered: written finishes, closing it
 	}
 }
 
 // finish hands the connection back to its server for the client's next
 // request, or closes it.
 func (pr *parkedRead) finish() {
+	pk := pr.pk
+	pk.mu.Lock()
+	delete(pk.idle, pr)
+	pk.mu.Unlock()
 	closed := pr.eof || pr.closeConn
 	select {
 	case <-pr.shutdown:

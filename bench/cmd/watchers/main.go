@@ -75,6 +75,10 @@ type Config struct {
 	// Coalesce is the node's PushConfig.StreamCoalesce. -coalesce (25ms,
 	// the node's default).
 	Coalesce time.Duration
+	// BlockingHandler turns the node's PushConfig.BlockingHijack off:
+	// blocking reads wait in their handlers, as before they were parked
+	// (to compare on the same machine). -blocking-handler (false).
+	BlockingHandler bool
 	// Settle is how long the watchers sit idle before the node's memory
 	// is taken. -settle (3s).
 	Settle time.Duration
@@ -198,6 +202,7 @@ func parseFlags(args []string) (Config, serveConfig, bool, error) {
 	watchers := fs.String("watchers", joinInts(c.Watchers), "watcher counts, strictly increasing")
 	fs.IntVar(&c.Changes, "changes", c.Changes, "changes timed per step")
 	fs.DurationVar(&c.Coalesce, "coalesce", c.Coalesce, "the node's StreamCoalesce (0 to 1s)")
+	fs.BoolVar(&c.BlockingHandler, "blocking-handler", c.BlockingHandler, "blocking reads wait in their handlers (PushConfig.BlockingHijack off), to compare")
 	fs.DurationVar(&c.Settle, "settle", c.Settle, "idle time before the node's memory is taken")
 	fs.DurationVar(&c.ChurnFor, "churn-for", c.ChurnFor, "churn after the last step (0: none)")
 	fs.DurationVar(&c.ChurnEvery, "churn-every", c.ChurnEvery, "churn period")
@@ -210,6 +215,7 @@ func parseFlags(args []string) (Config, serveConfig, bool, error) {
 	fs.IntVar(&s.instances, "serve-instances", 0, "internal: the child's registry size")
 	fs.DurationVar(&s.coalesce, "serve-coalesce", 0, "internal: the child's StreamCoalesce")
 	fs.IntVar(&s.maxStreams, "serve-max-streams", 0, "internal: the child's MaxStreams")
+	fs.BoolVar(&s.handler, "serve-blocking-handler", false, "internal: the child's blocking reads wait in their handlers")
 	if err := fs.Parse(args); err != nil {
 		return c, s, false, err
 	}

@@ -24,6 +24,7 @@ type serveConfig struct {
 	instances  int
 	coalesce   time.Duration
 	maxStreams int
+	handler    bool // blocking reads wait in their handlers (PushConfig.BlockingHijack off)
 }
 
 // serve runs the measured node: it loads the registry, prints "ready
@@ -36,6 +37,7 @@ func serve(s serveConfig) error {
 	if s.maxStreams > 0 {
 		push.MaxStreams = s.maxStreams
 	}
+	push.BlockingHijack = !s.handler
 	f, err := bench.NewFixtureWith(s.instances, func(c *node.Config) {
 		c.Push = &push
 		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -73,13 +75,14 @@ type child struct {
 
 // startChild runs this program with -serve and waits for it to be ready
 // (loading 100k instances takes seconds; 10 minutes at most).
-func startChild(instances int, coalesce time.Duration, maxStreams int) (*child, error) {
+func startChild(instances int, coalesce time.Duration, maxStreams int, handler bool) (*child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe, "-serve", "-serve-instances", strconv.Itoa(instances),
-		"-serve-coalesce", coalesce.String(), "-serve-max-streams", strconv.Itoa(maxStreams))
+		"-serve-coalesce", coalesce.String(), "-serve-max-streams", strconv.Itoa(maxStreams),
+		"-serve-blocking-handler="+strconv.FormatBool(handler))
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

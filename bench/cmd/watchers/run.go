@@ -50,8 +50,9 @@ func mib(b int64) float64         { return float64(b) / (1 << 20) }
 func runWatchers(c Config, mode string) error {
 	maxN := c.Watchers[len(c.Watchers)-1]
 	streams := max(maxN+100, 10000)
-	fmt.Printf("\n## %s: %d instances, watchers of %s, %d changes per step, StreamCoalesce %v\n\n", mode, c.Instances, c.App, c.Changes, c.Coalesce)
-	ch, err := startChild(c.Instances, c.Coalesce, streams)
+	fmt.Printf("\n## %s: %d instances, watchers of %s, %d changes per step, StreamCoalesce %v, BlockingHijack %t\n\n",
+		mode, c.Instances, c.App, c.Changes, c.Coalesce, !c.BlockingHandler)
+	ch, err := startChild(c.Instances, c.Coalesce, streams, c.BlockingHandler)
 	if err != nil {
 		return err
 	}
