@@ -24,6 +24,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -291,7 +292,11 @@ func (p *puller) fromRelay(insts []*actors.Instance) []*actors.Instance {
 	}
 	for _, in := range insts {
 		if in.Metadata[MarkerKey] == p.remote.Name {
-			delete(in.Metadata, MarkerKey)
+			// A copy: the decoder may share metadata maps between
+			// instances (and between nodes in one process).
+			m := maps.Clone(in.Metadata)
+			delete(m, MarkerKey)
+			in.Metadata = m
 		}
 	}
 	return insts
