@@ -54,7 +54,8 @@ type SelfPreservationStatus struct {
 	Window time.Duration
 	// Protected is, while engaged, the fleet the engagement protects: the
 	// clients expected when it began, less the silent leases of a release
-	// not evicted yet (0 when not engaged).
+	// not evicted yet, and no more than renewed in the last window before
+	// it (0 when not engaged).
 	Protected int
 	// RecoveryThreshold is, while engaged, the renewals per window above
 	// which the protected fleet counts as back (RenewalPercentThreshold of
@@ -206,7 +207,7 @@ type spClose struct {
 // threshold is int(expected × (window / expectedInterval) × percent),
 // computed left to right in float64 and truncated, as Eureka does.
 func (s *selfPreservation) threshold() int {
-	return int(float64(s.expected) * (s.window.Seconds() / s.expectedInterval.Seconds()) * s.percent)
+	return int(float64(s.expectation()) * (s.window.Seconds() / s.expectedInterval.Seconds()) * s.percent)
 }
 
 func (s *selfPreservation) expirationEnabled() bool {
@@ -256,7 +257,7 @@ func (s *selfPreservation) lowestRecent() int64 {
 // engaged reports whether self-preservation holds leases now: it is on,
 // renewals are expected and they are not above the threshold.
 func (s *selfPreservation) engaged() bool {
-	return s.enabled && s.expected > 0 && !s.expirationEnabled()
+	return s.enabled && s.expectation() > 0 && !s.expirationEnabled()
 }
 
 // onEvent adjusts the expected count: +1 for a new lease, −1 (not below 0)
@@ -307,8 +308,35 @@ func (s *selfPreservation) onCounts(added, removed, evicted int64) {
 // live clients never renewed 85% of it (asymmetric-partition-long seed 6).
 func (s *selfPreservation) engage(now time.Time) {
 	s.engagedSince = now
-	s.protected = max(0, s.expected-s.silent)
+	s.protected = max(0, s.expectation()-s.silent)
+	if high := s.highestRecent(); high > int64(s.threshold()) && !sabotage.On(sabotage.ProtectedByExpectation) {
+		// Within the last window the clients renewed above the threshold:
+		// that close measured the fleet the fault silenced, and the
+		// expectation may count more (the leases of clients that died
+		// while it was engaged before, or under churn, and wait for
+		// eviction: 15% and more of it after a partition under churn, so
+		// that the live fleet never renewed 85% of it and only the
+		// recount released).
+		perClient := s.window.Seconds() / s.expectedInterval.Seconds()
+		s.protected = min(s.protected, int(math.Ceil(float64(high)/perClient)))
+	}
 	s.recovering = 0
+}
+
+// expectation is the number of clients whose renewals are expected, as the
+// threshold counts them: the expected count, but never more than the
+// leases held that no release gave up on (held − silent). A release that
+// adopts the measured rate while a heal's transfers are still arriving
+// counts the clients of the other side twice (their renewals in the rate,
+// then their leases as they arrive), and the expectation then exceeded
+// the leases held, engaging again after the heal (partition-churn seed
+// 4: 50 expected while 49 were held). Before the first close held is 0
+// and the count stands alone.
+func (s *selfPreservation) expectation() int {
+	if s.held <= 0 || sabotage.On(sabotage.ExpectationAboveHeld) {
+		return s.expected
+	}
+	return min(s.expected, max(0, s.held-s.silent))
 }
 
 // expectationChanged ends the engagement when a new expectation (an event,
@@ -429,7 +457,7 @@ const collapseShare = 0.1
 // at once, while the fault is still on.
 func (s *selfPreservation) collapsed(measured int64) bool {
 	perClient := s.window.Seconds() / s.expectedInterval.Seconds()
-	return float64(measured) < math.Max(1, collapseShare*float64(s.expected))*perClient
+	return float64(measured) < math.Max(1, collapseShare*float64(s.expectation()))*perClient
 }
 
 // recountIfNone adopts count (the registry's instances) as the
@@ -463,10 +491,10 @@ func (s *selfPreservation) remember(now time.Time) {
 // engaged.
 func (s *selfPreservation) hold(now time.Time, wasEngaged bool) {
 	s.holding, s.sticking = false, false
-	if !s.enabled || s.expected == 0 || !s.low() {
+	if !s.enabled || s.expectation() == 0 || !s.low() {
 		s.lowSince = time.Time{}
 		s.high++
-		if wasEngaged && s.enabled && s.expected > 0 && s.high < disengageCloses &&
+		if wasEngaged && s.enabled && s.expectation() > 0 && s.high < disengageCloses &&
 			!sabotage.On(sabotage.ReleaseWithoutHysteresis) {
 			s.sticking = true
 		}
@@ -508,7 +536,7 @@ func (s *selfPreservation) reason() string {
 	switch {
 	case !s.enabled:
 		return "self-preservation is off: expired leases are evicted"
-	case s.expected == 0:
+	case s.expectation() == 0:
 		return "no renewals expected: nothing to protect"
 	case s.warming:
 		return fmt.Sprintf("not engaged: warming up, the first %v since this node started is not over (%d renewals counted "+
@@ -517,35 +545,35 @@ func (s *selfPreservation) reason() string {
 	case s.sticking:
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), above the threshold of %d "+
 			"(%.0f%% of %d expected clients) for one close only; expired leases are kept until a second close above it",
-			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected)
+			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expectation())
 	case s.engaged() && s.collapsed(s.renewsLastWindow):
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), fewer than %.0f%% of the %d expected "+
 			"clients send: a collapse is a network fault, so expired leases are kept until renewals come back "+
 			"(the release after %v engaged does not adopt a collapsed rate)",
-			s.renewsLastWindow, s.window, max(1, s.members), collapseShare*100, s.expected, s.releaseAfter)
+			s.renewsLastWindow, s.window, max(1, s.members), collapseShare*100, s.expectation(), s.releaseAfter)
 	case s.engaged() && s.protected == 0:
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network",
-			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected)
+			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expectation())
 	case s.engaged():
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network, until "+
-			"renewals pass %d (%.0f%% of what the %d clients expected when it engaged send) or for %v at most",
-			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected,
+			"renewals pass %d (%.0f%% of what the %d clients it protects send) or for %v at most",
+			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expectation(),
 			s.protectedThreshold(), s.percent*100, s.protected, s.releaseAfter)
 	case s.holding:
 		return fmt.Sprintf("holding: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients) since %v ago, but self-preservation released %v ago: it engages again only "+
 			"after a whole window this low; expired leases are evicted",
-			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected,
+			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expectation(),
 			s.recentSpan(), s.sinceRelease())
-	case !s.released.IsZero() && s.recoveredFrom > 0 && s.renewsLastWindow <= int64(t)+int64(s.expected):
+	case !s.released.IsZero() && s.recoveredFrom > 0 && s.renewsLastWindow <= int64(t)+int64(s.expectation()):
 		return fmt.Sprintf("released: renewals came back above %.0f%% of what the %d clients it protected send, so the fault "+
 			"is over and the %d clients that renew are now expected; expired leases are evicted",
-			s.percent*100, s.recoveredFrom, s.expected)
-	case !s.released.IsZero() && s.renewsLastWindow <= int64(t)+int64(s.expected):
+			s.percent*100, s.recoveredFrom, s.expectation())
+	case !s.released.IsZero() && s.renewsLastWindow <= int64(t)+int64(s.expectation()):
 		return fmt.Sprintf("released: renewals stayed low for %v, so %d renewing clients are now expected; expired leases are evicted",
-			s.releaseAfter, s.expected)
+			s.releaseAfter, s.expectation())
 	}
 	return fmt.Sprintf("not engaged: %d renewals in the last %v across %d member(s), above the threshold of %d; expired leases are evicted",
 		s.renewsLastWindow, s.window, max(1, s.members), t)
@@ -570,7 +598,7 @@ func (s *selfPreservation) sinceRelease() time.Duration {
 func (s *selfPreservation) status() *SelfPreservationStatus {
 	st := &SelfPreservationStatus{
 		Enabled:           s.enabled,
-		Expected:          s.expected,
+		Expected:          s.expectation(),
 		Threshold:         s.threshold(),
 		RenewsLastWindow:  s.renewsLastWindow,
 		LocalRenewals:     s.local,

@@ -1,0 +1,34 @@
+//go:build sabotage
+
+package actors
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/internal/sabotage"
+)
+
+// With protected-by-expectation on, the engagement protects the 52
+// expected clients, dead ones included, and the 42 that live after the
+// fault never renew 85% of that: it stays engaged.
+func TestSabotageProtectedByExpectation(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.ProtectedByExpectation))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+	sp := engagedWithDeadExpected(t)
+	assert.True(t, sp.engaged(), sp.reason())
+}
+
+// With expectation-above-held on, 50 counted clients against 49 held make
+// a threshold of 85, and 85 renewals engage.
+func TestSabotageExpectationAboveHeld(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.ExpectationAboveHeld))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+	sp := &selfPreservation{enabled: true, percent: 0.85, expectedInterval: prodRenew, window: prodWindow,
+		releaseAfter: prodRecount, expected: 50, held: 49}
+	now := testEpoch
+	closes(sp, &now, 8, 85)
+	assert.True(t, sp.engaged(), sp.reason())
+}

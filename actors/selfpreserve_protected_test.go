@@ -1,0 +1,61 @@
+package actors
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// closes runs n window closes of renews each on sp, a quarter window apart
+// from *now.
+func closes(sp *selfPreservation, now *time.Time, n int, renews int64) {
+	for range n {
+		*now = now.Add(sp.window / windowQuarters)
+		sp.closeWindow(*now, renews, 0, 0)
+	}
+}
+
+// engagedWithDeadExpected is a core whose expectation counts dead clients
+// waiting for eviction, as under churn: 52 expected and held, 46 renew
+// (92 a window, above the threshold of 88). A fault silences 10 of them
+// (72: engaged); while it lasts 4 more die silently, and at the heal the
+// 42 that live renew again (84 a window).
+func engagedWithDeadExpected(t *testing.T) *selfPreservation {
+	t.Helper()
+	sp := &selfPreservation{enabled: true, percent: 0.85, expectedInterval: prodRenew, window: prodWindow,
+		releaseAfter: prodRecount, expected: 52, held: 52}
+	now := testEpoch
+	closes(sp, &now, 8, 92)
+	require.True(t, sp.expirationEnabled(), sp.reason())
+	closes(sp, &now, 4, 72)
+	require.True(t, sp.engaged(), sp.reason())
+	closes(sp, &now, 4, 84)
+	return sp
+}
+
+// An engagement protects the fleet that renewed in the window before it,
+// not the expectation, which also counts the dead leases waiting for
+// eviction: the 42 clients left after the fault send more than 85% of what
+// the 46 that renewed before it sent, so it recovers (against the
+// expectation of 52 they never would, and only the recount would release).
+func TestRecoveryProtectsTheFleetThatRenewed(t *testing.T) {
+	sp := engagedWithDeadExpected(t)
+	assert.True(t, sp.expirationEnabled(), sp.reason())
+	assert.Equal(t, 42, sp.expected, "the clients that renew are expected")
+	assert.Equal(t, 10, sp.silent, "the dead leases are given up on")
+}
+
+// The expectation the threshold counts never exceeds the leases held that
+// no release gave up on: 50 counted (a heal's transfers counted clients the
+// release had measured already) against 49 held, 85 renewals: above the
+// threshold of 49 clients (83), not engaged.
+func TestExpectationNeverAboveHeld(t *testing.T) {
+	sp := &selfPreservation{enabled: true, percent: 0.85, expectedInterval: prodRenew, window: prodWindow,
+		releaseAfter: prodRecount, expected: 50, held: 49}
+	now := testEpoch
+	closes(sp, &now, 8, 85)
+	assert.True(t, sp.expirationEnabled(), sp.reason())
+	assert.Equal(t, 49, sp.status().Expected)
+}
