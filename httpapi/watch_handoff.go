@@ -22,6 +22,7 @@ package httpapi
 // (the API does not read it).
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -92,7 +93,7 @@ func (h *handoff) closeFresh() {
 	clear(h.fresh)
 	h.mu.Unlock()
 	for _, hc := range conns {
-		_ = hc.Close()
+		_ = hc.Conn.Close()
 	}
 }
 
@@ -134,6 +135,12 @@ type handedConn struct {
 	fresh atomic.Bool // in h.fresh
 }
 
+// isTLS reports whether c is a TLS connection.
+func (c *handedConn) isTLS() bool {
+	_, ok := c.Conn.(*tls.Conn)
+	return ok
+}
+
 // Read reads what was read ahead first.
 func (c *handedConn) Read(p []byte) (int, error) {
 	var n int
@@ -151,6 +158,17 @@ func (c *handedConn) Read(p []byte) (int, error) {
 		c.h.mu.Unlock()
 	}
 	return n, err
+}
+
+// Close closes the connection and forgets it as waiting.
+func (c *handedConn) Close() error {
+	if c.fresh.Load() {
+		c.fresh.Store(false)
+		c.h.mu.Lock()
+		delete(c.h.fresh, c)
+		c.h.mu.Unlock()
+	}
+	return c.Conn.Close()
 }
 
 // takePre returns and forgets what is left of pre (the connection is

@@ -48,6 +48,7 @@ package httpapi
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -103,6 +104,7 @@ type parkedRead struct {
 	conn     net.Conn
 	ho       *handoff
 	shutdown <-chan struct{}
+	tls      bool // a write that times out breaks a TLS connection: no fast write
 
 	mu        sync.Mutex
 	state     int
@@ -143,11 +145,13 @@ func (pk *parker) park(s *Server, w http.ResponseWriter, r *http.Request, res re
 		b, _ := brw.Reader.Peek(n)
 		pre = slices.Clone(b)
 	}
+	_, isTLS := conn.(*tls.Conn)
 	if hc, ok := conn.(*handedConn); ok {
 		pre = append(pre, hc.takePre()...)
+		isTLS = hc.isTLS()
 	}
 	pr := &parkedRead{pk: pk, key: parkKey{res: res, f: f, gz: gz, inm: inm}, conn: conn,
-		shutdown: pk.p.shutdowns.of(r), pre: pre}
+		shutdown: pk.p.shutdowns.of(r), pre: pre, tls: isTLS}
 	pk.p.metrics.blockingWaiting.Inc()
 
 	pk.mu.Lock()
@@ -457,8 +461,14 @@ func (pr *parkedRead) send() {
 
 // write writes pr's answer for streamFastWrite and reports whether it is
 // all written; the rest is written by a goroutine of its own, which hands
-// the connection back itself, and a failed write closes it.
+// the connection back itself, and a failed write closes it. Over TLS the
+// whole answer is written so (a write that times out leaves a TLS
+// connection unusable).
 func (pr *parkedRead) write() bool {
+	if pr.tls {
+		go pr.slowSend(pr.out)
+		return false
+	}
 	_ = pr.conn.SetWriteDeadline(time.Now().Add(streamFastWrite))
 	n, err := pr.conn.Write(pr.out)
 	switch {

@@ -79,6 +79,12 @@ type Config struct {
 	// blocking reads wait in their handlers, as before they were parked
 	// (to compare on the same machine). -blocking-handler (false).
 	BlockingHandler bool
+	// RawBlocking makes each blocking watcher one plain HTTP/1.1
+	// connection, its requests written by hand and its responses read
+	// with http.ReadResponse, instead of a request of the shared
+	// http.Client: the client's CPU then competes less with the node's.
+	// -raw-blocking (false).
+	RawBlocking bool
 	// Settle is how long the watchers sit idle before the node's memory
 	// is taken. -settle (3s).
 	Settle time.Duration
@@ -203,6 +209,7 @@ func parseFlags(args []string) (Config, serveConfig, bool, error) {
 	fs.IntVar(&c.Changes, "changes", c.Changes, "changes timed per step")
 	fs.DurationVar(&c.Coalesce, "coalesce", c.Coalesce, "the node's StreamCoalesce (0 to 1s)")
 	fs.BoolVar(&c.BlockingHandler, "blocking-handler", c.BlockingHandler, "blocking reads wait in their handlers (PushConfig.BlockingHijack off), to compare")
+	fs.BoolVar(&c.RawBlocking, "raw-blocking", c.RawBlocking, "blocking watchers on plain HTTP/1.1 connections instead of an http.Client")
 	fs.DurationVar(&c.Settle, "settle", c.Settle, "idle time before the node's memory is taken")
 	fs.DurationVar(&c.ChurnFor, "churn-for", c.ChurnFor, "churn after the last step (0: none)")
 	fs.DurationVar(&c.ChurnEvery, "churn-every", c.ChurnEvery, "churn period")

@@ -50,8 +50,8 @@ func mib(b int64) float64         { return float64(b) / (1 << 20) }
 func runWatchers(c Config, mode string) error {
 	maxN := c.Watchers[len(c.Watchers)-1]
 	streams := max(maxN+100, 10000)
-	fmt.Printf("\n## %s: %d instances, watchers of %s, %d changes per step, StreamCoalesce %v, BlockingHijack %t\n\n",
-		mode, c.Instances, c.App, c.Changes, c.Coalesce, !c.BlockingHandler)
+	fmt.Printf("\n## %s: %d instances, watchers of %s, %d changes per step, StreamCoalesce %v, BlockingHijack %t, raw blocking clients %t\n\n",
+		mode, c.Instances, c.App, c.Changes, c.Coalesce, !c.BlockingHandler, c.RawBlocking)
 	ch, err := startChild(c.Instances, c.Coalesce, streams, c.BlockingHandler)
 	if err != nil {
 		return err
@@ -60,6 +60,7 @@ func runWatchers(c Config, mode string) error {
 	ctl := newClient(4)
 	defer ctl.CloseIdleConnections()
 	w := newWatchers(mode, ch.base, c.App, maxN)
+	w.raw = c.RawBlocking
 	defer w.stop()
 	wr := &writer{c: ctl, base: ch.base, app: c.App}
 

@@ -43,6 +43,7 @@ func newRound(n int) *round {
 // watchers are the goroutines of one mode, all watching one application.
 type watchers struct {
 	mode   string // "blocking" or "stream"
+	raw    bool   // blocking: one plain HTTP/1.1 connection each, not an http.Client
 	base   string
 	app    string
 	client *http.Client
@@ -103,9 +104,12 @@ func (w *watchers) grow(n int) {
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
-			if w.mode == "stream" {
+			switch {
+			case w.mode == "stream":
 				w.stream(i)
-			} else {
+			case w.raw:
+				w.blockingRaw(i)
+			default:
 				w.blocking(i)
 			}
 		}()
@@ -166,6 +170,71 @@ func (w *watchers) blocking(i int) {
 			}
 			etag = resp.Header.Get("ETag")
 		case resp.StatusCode == http.StatusNotModified:
+		default:
+			w.fail(fmt.Errorf("GET /eureka/apps/%s: status %d", w.app, resp.StatusCode))
+			w.pause()
+		}
+	}
+}
+
+// blockingRaw is blocking without http.Client: the same requests written
+// by hand on one keep-alive connection, and the responses read with
+// http.ReadResponse, so that the client's own CPU (a transport's read and
+// write goroutines, per request) competes less with the node's on a
+// small machine.
+func (w *watchers) blockingRaw(i int) {
+	addr := strings.TrimPrefix(w.base, "http://")
+	for w.ctx.Err() == nil {
+		c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		if err != nil {
+			w.fail(err)
+			w.pause()
+			continue
+		}
+		stop := context.AfterFunc(w.ctx, func() { _ = c.Close() })
+		w.rawLoop(i, c)
+		stop()
+		_ = c.Close()
+	}
+}
+
+// rawLoop makes blocking reads on c until it fails.
+func (w *watchers) rawLoop(i int, c net.Conn) {
+	br := bufio.NewReader(c)
+	etag := ""
+	for w.ctx.Err() == nil {
+		req := "GET /eureka/apps/" + w.app + " HTTP/1.1\r\nHost: node\r\nAccept: application/json\r\n\r\n"
+		if etag != "" {
+			req = "GET /eureka/apps/" + w.app + "?wait=60s HTTP/1.1\r\nHost: node\r\nAccept: application/json\r\nIf-None-Match: " +
+				etag + "\r\n\r\n"
+		}
+		w.inFlight.Add(1)
+		if _, err := io.WriteString(c, req); err != nil {
+			w.inFlight.Add(-1)
+			if w.ctx.Err() == nil {
+				w.fail(err)
+			}
+			return
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		w.inFlight.Add(-1)
+		if err != nil {
+			if w.ctx.Err() == nil {
+				w.fail(err)
+			}
+			return
+		}
+		switch resp.StatusCode {
+		case http.StatusOK:
+			if etag != "" {
+				w.record(i)
+			}
+			etag = resp.Header.Get("ETag")
+		case http.StatusNotModified:
 		default:
 			w.fail(fmt.Errorf("GET /eureka/apps/%s: status %d", w.app, resp.StatusCode))
 			w.pause()
