@@ -13,11 +13,12 @@ package httpapi
 // the server's like any other: its timeouts, its ConnState hooks, its
 // Shutdown (the Serve's listener is tracked and closed with the others).
 //
-// The bytes of the next request the hijacked reader had already read go
-// in front (handedConn). A handed-back connection waiting for its next
-// request is, to net/http, a new connection, which Shutdown would only
-// take for idle after five seconds; the handoff closes those itself when
-// the server shuts down. One cost: over TLS, the server no longer sees a
+// A connection goes back when the client's next request begins (its
+// first byte, read by the parked read's reader goroutine), so never idle:
+// to net/http it is a new connection, which Shutdown would take for idle
+// only after five seconds. The bytes of that request read already (that
+// byte, and what the hijacked reader had buffered) go in front
+// (handedConn). One cost: over TLS, the server no longer sees a
 // *tls.Conn, so later requests on that connection have no Request.TLS
 // (the API does not read it).
 
@@ -27,7 +28,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 )
 
 // errHandoffIdle ends a handoff's Serve when its queue is empty.
@@ -39,12 +39,11 @@ type handoff struct {
 
 	mu    sync.Mutex
 	queue []net.Conn
-	run   *handoffListener         // the listener of the running Serve; nil if none
-	fresh map[*handedConn]struct{} // handed back, no byte of a request read yet
+	run   *handoffListener // the listener of the running Serve; nil if none
 }
 
 func newHandoff(srv *http.Server) *handoff {
-	return &handoff{srv: srv, fresh: map[*handedConn]struct{}{}}
+	return &handoff{srv: srv}
 }
 
 // give hands c back to the server, with pre, bytes read from it already,
@@ -52,13 +51,11 @@ func newHandoff(srv *http.Server) *handoff {
 func (h *handoff) give(c net.Conn, pre []byte) {
 	hc, ok := c.(*handedConn)
 	if !ok {
-		hc = &handedConn{Conn: c, h: h}
+		hc = &handedConn{Conn: c}
 	}
 	hc.pre = pre
-	hc.fresh.Store(true)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.fresh[hc] = struct{}{}
 	h.queue = append(h.queue, hc)
 	if h.run == nil {
 		h.run = &handoffListener{h: h, addr: c.LocalAddr()}
@@ -79,21 +76,6 @@ func (h *handoff) serve(l *handoffListener) {
 	h.mu.Unlock()
 	for _, c := range drop {
 		_ = c.Close()
-	}
-}
-
-// closeFresh closes the handed-back connections that wait for a next
-// request (the server shuts down).
-func (h *handoff) closeFresh() {
-	h.mu.Lock()
-	conns := make([]*handedConn, 0, len(h.fresh))
-	for hc := range h.fresh {
-		conns = append(conns, hc)
-	}
-	clear(h.fresh)
-	h.mu.Unlock()
-	for _, hc := range conns {
-		_ = hc.Conn.Close()
 	}
 }
 
@@ -130,9 +112,7 @@ func (l *handoffListener) Addr() net.Addr { return l.addr }
 // handedConn is a connection handed back: pre, then the connection.
 type handedConn struct {
 	net.Conn
-	h     *handoff
-	pre   []byte      // read by net/http's reader only (one at a time)
-	fresh atomic.Bool // in h.fresh
+	pre []byte // read by net/http's reader only (one at a time)
 }
 
 // isTLS reports whether c is a TLS connection.
@@ -143,32 +123,12 @@ func (c *handedConn) isTLS() bool {
 
 // Read reads what was read ahead first.
 func (c *handedConn) Read(p []byte) (int, error) {
-	var n int
-	var err error
 	if len(c.pre) > 0 {
-		n = copy(p, c.pre)
+		n := copy(p, c.pre)
 		c.pre = c.pre[n:]
-	} else {
-		n, err = c.Conn.Read(p)
+		return n, nil
 	}
-	if n > 0 && c.fresh.Load() {
-		c.fresh.Store(false)
-		c.h.mu.Lock()
-		delete(c.h.fresh, c)
-		c.h.mu.Unlock()
-	}
-	return n, err
-}
-
-// Close closes the connection and forgets it as waiting.
-func (c *handedConn) Close() error {
-	if c.fresh.Load() {
-		c.fresh.Store(false)
-		c.h.mu.Lock()
-		delete(c.h.fresh, c)
-		c.h.mu.Unlock()
-	}
-	return c.Conn.Close()
+	return c.Conn.Read(p)
 }
 
 // takePre returns and forgets what is left of pre (the connection is

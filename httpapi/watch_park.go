@@ -177,11 +177,8 @@ func (pk *parker) park(s *Server, w http.ResponseWriter, r *http.Request, res re
 	set[pr] = struct{}{}
 	pk.mu.Unlock()
 	if hook {
-		ch, ho := pr.shutdown, pr.ho
-		pk.p.shutdowns.onShutdown(r, func() {
-			pk.closeServer(ch)
-			ho.closeFresh()
-		})
+		ch := pr.shutdown
+		pk.p.shutdowns.onShutdown(r, func() { pk.closeServer(ch) })
 	}
 
 	pr.mu.Lock()
@@ -573,7 +570,11 @@ func (pr *parkedRead) finish() {
 	if closed {
 		_ = pr.conn.Close()
 	} else {
-		_ = pr.conn.SetDeadline(time.Time{})
+		// net/http sets the read deadline of every request it reads, and
+		// its write deadline when it has a WriteTimeout.
+		if pr.ho.srv.WriteTimeout == 0 {
+			_ = pr.conn.SetWriteDeadline(time.Time{})
+		}
 		pr.ho.give(pr.conn, pr.pre)
 	}
 	pr.end()

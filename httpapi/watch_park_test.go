@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -264,4 +265,36 @@ func TestWatchParkedAnswersAsTheHandler(t *testing.T) {
 	assert.Equal(t, got[false], got[true], "not ready")
 	assert.Contains(t, got[true][0], "HTTP/1.1 403 Forbidden\r\n")
 	assert.Contains(t, got[true][0], "not ready")
+}
+
+// The server's Shutdown answers parked reads 304 with "Connection: close"
+// and closes the connections of answered ones that wait for their
+// client's next request at once, as net/http closes its idle ones.
+func TestWatchParkedShutdown(t *testing.T) {
+	n := startPush(t, pushOptions{})
+	n.register(javaInstance("down-app", 1))
+	const path = "/eureka/apps/DOWN-APP"
+	tag := n.get(path, ctJSON).header.Get("ETag")
+	idle, parked := dialRaw(t, n), dialRaw(t, n)
+	idle.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
+	n.waiting(1)
+	n.register(javaInstance("down-app", 2))
+	res, _, _ := idle.receive()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	parked.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", res.Header.Get("ETag"))
+	n.waiting(1)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	require.NoError(t, n.srv.Config.Shutdown(ctx))
+	assert.Less(t, time.Since(start), 4*time.Second, "Shutdown waited (net/http takes a new connection for idle after 5s)")
+	res, _, raw := parked.receive()
+	assert.Equal(t, http.StatusNotModified, res.StatusCode)
+	assert.Contains(t, raw, "\r\nConnection: close\r\n")
+	for name, rc := range map[string]*rawConn{"idle": idle, "parked": parked} {
+		require.NoError(t, rc.c.SetReadDeadline(time.Now().Add(10*time.Second)))
+		_, err := rc.br.ReadByte()
+		assert.ErrorIs(t, err, io.EOF, name)
+	}
 }
