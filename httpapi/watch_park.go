@@ -521,7 +521,7 @@ func (pr *parkedRead) written() {
 // idleTimeout is how long srv keeps an idle connection open (as net/http
 // reckons it); 0 for ever.
 func idleTimeout(srv *http.Server) time.Duration {
-	if srv.IdleTimeout != 0 {
+	if srv.IdleTimeout > 0 {
 		return srv.IdleTimeout
 	}
 	return srv.ReadTimeout
@@ -570,9 +570,14 @@ func (pr *parkedRead) finish() {
 	if closed {
 		_ = pr.conn.Close()
 	} else {
-		// net/http sets the read deadline of every request it reads, and
-		// its write deadline when it has a WriteTimeout.
-		if pr.ho.srv.WriteTimeout == 0 {
+		// net/http sets a new connection's read deadline when it has a
+		// header timeout, and the write deadline of each request when it
+		// has a WriteTimeout; the deadlines set here go otherwise.
+		srv := pr.ho.srv
+		if idleTimeout(srv) > 0 && srv.ReadHeaderTimeout <= 0 && srv.ReadTimeout <= 0 {
+			_ = pr.conn.SetReadDeadline(time.Time{})
+		}
+		if srv.WriteTimeout <= 0 {
 			_ = pr.conn.SetWriteDeadline(time.Time{})
 		}
 		pr.ho.give(pr.conn, pr.pre)
