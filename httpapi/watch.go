@@ -13,18 +13,30 @@ package httpapi
 // Eureka client sends If-None-Match, so none sees a 304).
 //
 // The wait is capped at PushConfig.MaxWait and shortened by a random
-// jitter (WaitJitter). A waiting read holds no goroutine but its own and
-// checks nothing on a timer: it sleeps on the shared change channel
-// (watch_changes.go), its wait timer, its context (the client went away)
-// and the server's shutdown (watch_shutdown.go), and on each change
-// compares the tag of what it would serve now with the client's. The
-// readiness gate, authentication and the rate limit run before it, like
-// for any read; a node that stops being ready while a read waits answers
-// it 403.
+// jitter (WaitJitter). The readiness gate, authentication and the rate
+// limit run before a read waits, like for any read; a node that stops
+// being ready while a read waits answers it 403.
 //
-// A read that waits clears the server's read deadline (http.Server's
-// ReadTimeout would otherwise cancel it mid-wait) and sets its write
-// deadline to the wait plus blockingWriteAllowance.
+// Over HTTP/1.1 a read that must wait is parked (watch_park.go): its
+// handler hijacks the connection and returns, and the parker holds the
+// read without a goroutine of its own but one small reader that sees its
+// client leave. On a change one goroutine compares each watched
+// document's tag once, renders each changed document once, and shared
+// writers send those bytes, byte for byte what the handler below writes,
+// to every read whose tag is stale; the end of the wait answers 304. The
+// connection then goes back to the server for the client's next request
+// (watch_handoff.go). An idle parked read costs about 6–7 KB, not 27 KB
+// (BENCHMARKS.md, "Push to applications").
+//
+// Otherwise (HTTP/2, HTTP/1.0, a request with a body or "Connection:
+// close", PushConfig.BlockingHijack off) the handler waits itself
+// (block). It holds no goroutine but its own and checks nothing on a
+// timer: it sleeps on the shared change channel (watch_changes.go), its
+// wait timer, its context (the client went away) and the server's
+// shutdown (watch_shutdown.go), and on each change compares the tag of
+// what it would serve now with the client's. It clears the server's read
+// deadline (http.Server's ReadTimeout would otherwise cancel it mid-wait)
+// and sets its write deadline to the wait plus blockingWriteAllowance.
 
 import (
 	"fmt"

@@ -27,19 +27,25 @@ package httpapi
 // Ends. Each read has its wait timer (time.AfterFunc: a runtime timer, no
 // goroutine until it fires); at the end of the wait it looks once more and
 // answers 304 with the current tag (or the new document, if it changed
-// that instant). The server's shutdown answers every parked read of that
-// server 304 with "Connection: close", as net/http does while shutting
-// down (http.Server does not track hijacked connections: watch_shutdown.go
-// calls the parker). Liveness is seen as for a stream: one small goroutine
-// per parked read sits in a one-byte read of the connection, so a client
-// that leaves is dropped at once (and uncounted). A byte that does come is
-// the next request, pipelined: it is kept, and the read stops watching.
+// that instant), from the timer's goroutine. The server's shutdown answers
+// every parked read of that server 304 with "Connection: close", as
+// net/http does while shutting down (http.Server does not track hijacked
+// connections: watch_shutdown.go calls the parker). Liveness is seen as
+// for a stream: one small goroutine per parked read sits in a one-byte
+// read of the connection, so a client that leaves is dropped at once (and
+// uncounted). A byte that comes while the read is parked is the next
+// request, pipelined: it is kept, and the read stops watching.
 //
-// Keep-alive. Once its answer is written, the connection goes back to its
-// http.Server (watch_handoff.go), with the bytes the hijacked reader had
-// buffered in front, and the client's next request on it is served as any
-// other. The reader goroutine makes the hand-off: the writer sets a read
-// deadline in the past to wake it.
+// Keep-alive. After its answer, the connection stays with that goroutine,
+// idle as net/http keeps a connection between requests (under the
+// server's idle timeout; closed by its shutdown), until the first byte of
+// the client's next request: then it goes back to its http.Server
+// (watch_handoff.go) with that byte in front, and the request is served as
+// any other. So handing back costs no wake-up of its own, and the server
+// takes up a client's next request only once that client has its answer.
+// The connections of one change go back only once all its answers are
+// written (fanout), so that the first clients' next requests do not
+// compete with the answers still due.
 //
 // Not parked, and served by the waiting handler of watch.go as before:
 // HTTP/2 and HTTP/1.0 requests, requests with a body or "Connection:
