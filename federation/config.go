@@ -105,6 +105,18 @@ type Config struct {
 	// Members is the local cluster as federation sees it; nil (a single
 	// node): this node follows every region over the WAN. node fills it in.
 	Members Members
+	// RelayKeys are the cluster's shared secret, with which a node signs
+	// its requests to a relay and checks the other nodes' (relayauth.go):
+	// node fills in the gossip keyring (cluster.Config.GossipKeys, or
+	// GossipKey), the first key signing, every key checking. Empty:
+	// relay requests are not signed.
+	RelayKeys [][]byte
+	// RelayNeedsAuth says that the relay route asks for credentials (HTTP
+	// basic auth is on; node's Members supply it). With RelayKeys, relay requests
+	// pass it by their signature; without, no node can pass it, so every
+	// node follows every region over the WAN, warns at start and says why
+	// in Status (ViaReason).
+	RelayNeedsAuth bool
 	// MemberURL, if set, replaces Members.MemberURL: where a member's HTTP
 	// API is ("http://host:port"). For harnesses whose gossip addresses are
 	// not network addresses (memnet).

@@ -44,7 +44,16 @@
 // reached or stay other than ok for StaleAfter follows the WAN itself
 // ("fallback") until a relay is usable again, so a region read never
 // depends on one node. Status says, per region, how the node follows it
-// (Via, Relay, Links). WAN bytes are per link, not per node.
+// (Via, Relay, Links, and ViaReason for a fallback). WAN bytes are per
+// link, not per node.
+//
+// With HTTP basic auth on, the relay route needs the read role and the
+// nodes hold no credentials: a follower signs its relay request with the
+// cluster's shared secret, the gossip keyring (relayauth.go: an HMAC over
+// method, path and time, checked against every key within
+// RelayAuthWindow), and the relay lets a signed request in by its
+// signature alone. A cluster with auth on and no gossip key has no shared
+// secret: every node follows the WAN, warns at start and says why.
 //
 // # Never re-exported, never stale forever
 //
@@ -78,8 +87,6 @@
 //
 // # Not done here (yet)
 //
-// Relays with HTTP basic auth on (the nodes hold no credentials: every
-// node then follows the WAN). Eureka's global application whitelist and versions__delta as
-// Eureka numbers region deltas are not implemented; see
-// docs/federation.md.
+// Eureka's global application whitelist and versions__delta as Eureka
+// numbers region deltas are not implemented; see docs/federation.md.
 package federation

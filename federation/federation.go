@@ -38,6 +38,8 @@ type Federation struct {
 	deltaVersion atomic.Uint64
 	// relaysClosed: CloseRelays was called (shutdown).
 	relaysClosed atomic.Bool
+	// relayAuth signs and checks relay requests (relayauth.go).
+	relayAuth *relayAuth
 
 	stopOnce sync.Once
 	cancel   context.CancelFunc
@@ -56,8 +58,15 @@ func New(cfg Config, enc [view.NumFormats]view.Encoder) (*Federation, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if rs, ok := cfg.Members.(RelaySecrets); ok {
+		if cfg.RelayKeys == nil {
+			cfg.RelayKeys = rs.RelayKeys()
+		}
+		cfg.RelayNeedsAuth = cfg.RelayNeedsAuth || rs.RelayNeedsAuth()
+	}
 	f := &Federation{cfg: cfg, log: cfg.Logger.With("component", "federation"), enc: enc,
-		regions: map[string]*atomic.Pointer[regionSnap]{}, client: cfg.HTTPClient}
+		regions: map[string]*atomic.Pointer[regionSnap]{}, client: cfg.HTTPClient,
+		relayAuth: newRelayAuth(cfg.RelayKeys, cfg.Now)}
 	if f.client == nil {
 		f.client = &http.Client{Timeout: cfg.RequestTimeout}
 	}
@@ -71,7 +80,7 @@ func New(cfg Config, enc [view.NumFormats]view.Encoder) (*Federation, error) {
 			}
 		}
 		p := &puller{f: f, remote: r, base: baseURL(r.URL), st: st, metrics: m.region(r.Name),
-			hub: newRelayHub(f), relayBad: map[string]time.Time{}}
+			hub: newRelayHub(f), relayBad: map[string]time.Time{}, relayWhy: map[string]string{}}
 		f.pullers = append(f.pullers, p)
 		ptr := &atomic.Pointer[regionSnap]{}
 		ptr.Store(st.snapshot())
@@ -97,7 +106,12 @@ func (f *Federation) Start() {
 	}
 	f.log.Info("federation started", "region", f.cfg.Region, "remotes", f.names,
 		"pullInterval", f.cfg.PullInterval, "staleAfter", f.cfg.StaleAfter, "dropAfter", f.cfg.DropAfter,
-		"transparentFallback", f.cfg.TransparentFallback)
+		"transparentFallback", f.cfg.TransparentFallback, "relaysSigned", len(f.relayAuth.keys) > 0)
+	if f.cfg.Members != nil && f.relaysBlocked() {
+		f.log.Warn("federation: relays off: HTTP basic auth is on and the cluster has no gossip key, "+
+			"so the nodes cannot authenticate to each other's relay route; every node follows every remote region "+
+			"over the WAN itself (set --gossip-key to share a secret)", "remotes", f.names)
+	}
 }
 
 // Stop stops the pullers and waits for them; it is idempotent.
@@ -179,6 +193,10 @@ type RegionStatus struct {
 	Via Via `json:"via,omitempty"`
 	// Relay is the member this node follows the region from (Via relay).
 	Relay string `json:"relay,omitempty"`
+	// ViaReason says why a node that is not a link follows the WAN
+	// (Via fallback): the relay set aside and why, or that relays cannot
+	// be authenticated (auth on, no gossip key).
+	ViaReason string `json:"viaReason,omitempty"`
 	// Links are the members chosen to hold the region's WAN link, best
 	// first, as this node sees them (none without a cluster).
 	Links []string `json:"links,omitempty"`
@@ -191,7 +209,7 @@ func (f *Federation) Status() []RegionStatus {
 	for _, p := range f.pullers {
 		s := f.regions[p.remote.Name].Load()
 		rs := RegionStatus{Name: s.name, URL: redacted(p.base), State: s.state, Loaded: s.loaded, Instances: s.total,
-			LastSuccess: s.lastOK, LastChange: s.lastChange, LastError: s.lastErr, Via: s.via, Relay: s.relay, Links: s.links}
+			LastSuccess: s.lastOK, LastChange: s.lastChange, LastError: s.lastErr, Via: s.via, Relay: s.relay, ViaReason: s.viaReason, Links: s.links}
 		if !s.lastOK.IsZero() {
 			rs.LagSeconds = now.Sub(s.lastOK).Seconds()
 		}

@@ -25,6 +25,8 @@ import (
 	"hash/fnv"
 	"slices"
 	"time"
+
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // Members is the local cluster as federation sees it; node adapts its
@@ -37,6 +39,19 @@ type Members interface {
 	// MemberURL is the base URL of a member's HTTP API
 	// ("http://host:port", no path), "" when unknown.
 	MemberURL(name string) string
+}
+
+// RelaySecrets, when a Members implements it, fills in Config.RelayKeys
+// and Config.RelayNeedsAuth where the Config leaves them unset (node's
+// membership adapter does: the gossip keyring and whether basic auth is
+// on).
+type RelaySecrets interface {
+	// RelayKeys is the cluster's shared secret (the gossip keyring, the
+	// key this node sends with first); nil without one.
+	RelayKeys() [][]byte
+	// RelayNeedsAuth reports whether the relay route asks for
+	// credentials (HTTP basic auth is on).
+	RelayNeedsAuth() bool
 }
 
 // Via says how a node follows a region.
@@ -137,8 +152,11 @@ func (p *puller) pick(now time.Time) (source, []string) {
 		alive = append(alive, self)
 	}
 	links := chooseLinks(p.remote.Name, alive, p.f.cfg.Links)
-	if slices.Contains(links, self) {
+	if slices.Contains(links, self) || sabotage.On(sabotage.EveryNodeOnWAN) {
 		return source{via: ViaWAN}, links
+	}
+	if p.f.relaysBlocked() {
+		return source{via: ViaFallback}, links // no node could pass the relay route
 	}
 	usable := func(l string) bool { return !p.relayBad[l].After(now) && p.f.memberURL(l) != "" }
 	if p.src.via == ViaRelay && slices.Contains(links, p.src.member) && usable(p.src.member) {

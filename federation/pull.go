@@ -72,8 +72,9 @@ type puller struct {
 	// numbers the stream reader's targets.
 	src source
 	gen uint64
-	// relayBad holds the relays set aside, until when.
+	// relayBad holds the relays set aside, until when, and relayWhy why.
 	relayBad map[string]time.Time
+	relayWhy map[string]string
 	// While following a relay: its last state, the last success over the
 	// WAN it reported (in this node's clock), since when its state is not
 	// ok, and whether its snapshot arrived (deltas apply after it only).
@@ -120,6 +121,7 @@ func (p *puller) run(ctx context.Context) {
 func (p *puller) route(now time.Time) {
 	want, links := p.pick(now)
 	p.st.links = links
+	p.st.viaReason = p.viaReason(now, want, links)
 	if want == p.src {
 		return
 	}
@@ -150,8 +152,30 @@ func (p *puller) route(now time.Time) {
 // the region from elsewhere.
 func (p *puller) setRelayAside(now time.Time, why string) {
 	p.relayBad[p.src.member] = now.Add(p.relayRetry())
+	p.relayWhy[p.src.member] = why
 	p.f.log.Info("relay set aside", "region", p.remote.Name, "relay", p.src.member, "why", why)
 	p.route(now)
+}
+
+// viaReason says why want is the WAN though this node is no link
+// (Status.ViaReason); "" otherwise.
+func (p *puller) viaReason(now time.Time, want source, links []string) string {
+	if want.via != ViaFallback {
+		return ""
+	}
+	if p.f.relaysBlocked() {
+		return reasonNoSharedKey
+	}
+	var why []string
+	for _, l := range links {
+		switch {
+		case p.relayBad[l].After(now):
+			why = append(why, "relay "+l+" set aside for "+p.relayBad[l].Sub(now).Round(time.Second).String()+": "+p.relayWhy[l])
+		case p.f.memberURL(l) == "":
+			why = append(why, "relay "+l+": no known HTTP address")
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // relayRetry is how long a relay that failed is set aside: StaleAfter, at
@@ -230,10 +254,12 @@ func (p *puller) onRelay(m streamMsg) {
 		p.f.log.Debug("relay connected", "region", p.remote.Name, "relay", p.src.member)
 	case "down":
 		p.streaming = false
+		why := "its stream broke"
 		if m.err != nil {
 			p.st.lastErr = "relay " + p.src.member + ": " + m.err.Error()
+			why += ": " + m.err.Error()
 		}
-		p.setRelayAside(now, "its stream broke")
+		p.setRelayAside(now, why)
 	case "state":
 		p.relayState = m.state.State
 		if m.state.Loaded {

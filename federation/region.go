@@ -87,9 +87,10 @@ type regionState struct {
 	lastChange time.Time
 	lastErr    string
 	// How this node follows the region (links.go), for Status.
-	via   Via
-	relay string
-	links []string
+	via       Via
+	relay     string
+	viaReason string
+	links     []string
 }
 
 func newRegionState(name, home string) *regionState {
@@ -317,6 +318,7 @@ type regionSnap struct {
 	lastErr    string
 	via        Via
 	relay      string
+	viaReason  string
 	links      []string
 }
 
@@ -351,7 +353,7 @@ func (r *regionState) snapshot() *regionSnap {
 		clear(r.dirty)
 	}
 	s := &regionSnap{name: r.name, state: r.state, loaded: r.loaded, lastOK: r.lastOK,
-		lastChange: r.lastChange, lastErr: r.lastErr, via: r.via, relay: r.relay, links: r.links}
+		lastChange: r.lastChange, lastErr: r.lastErr, via: r.via, relay: r.relay, viaReason: r.viaReason, links: r.links}
 	if r.state != StateDropped {
 		s.apps, s.names = r.entries, r.names
 		for _, e := range r.entries {

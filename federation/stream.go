@@ -47,6 +47,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // streamMsg is what the reader tells the puller.
@@ -196,6 +198,9 @@ func (s *streamReader) connect(parent context.Context, t *streamTarget) (establi
 	if s.lastID != "" {
 		req.Header.Set("Last-Event-ID", s.lastID)
 	}
+	if t.relay && !sabotage.On(sabotage.RelayUnsigned) {
+		s.p.f.relayAuth.sign(req) // relayauth.go: passes the relay route under basic auth
+	}
 	// The response headers must come within the request timeout; the body
 	// may then last.
 	timer := time.AfterFunc(s.p.f.cfg.RequestTimeout, cancel)
@@ -209,6 +214,11 @@ func (s *streamReader) connect(parent context.Context, t *streamTarget) (establi
 	switch {
 	case !t.relay && (res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusMethodNotAllowed):
 		return false, errStreamUnsupported
+	case res.StatusCode != http.StatusOK && t.relay:
+		// The relay says why (a refused signature, no link): keep its first line.
+		b, _ := io.ReadAll(io.LimitReader(res.Body, 300))
+		msg, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		return false, fmt.Errorf("federation: GET %s: %s: %s", req.URL.Redacted(), res.Status, msg)
 	case res.StatusCode != http.StatusOK:
 		return false, fmt.Errorf("federation: GET %s: %s", req.URL.Redacted(), res.Status)
 	case !sse && !t.relay:

@@ -436,6 +436,25 @@ func (s *Server) protect(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		if ra, ok := s.cfg.Regions.(RelayAuthenticator); ok && isRelayPath(r) {
+			// A node's relay request (regions_relay.go): its signature
+			// alone decides.
+			signed, err := ra.AuthenticateRelay(r)
+			switch {
+			case signed && err == nil:
+				next.ServeHTTP(w, r)
+				return
+			case signed:
+				s.log.Warn("relay request refused", "path", r.URL.Path, "remote", r.RemoteAddr, "reason", err.Error())
+				w.Header().Set("WWW-Authenticate", authRealm)
+				s.fail(w, r, &httpError{code: http.StatusUnauthorized, msg: "unauthorized: " + err.Error()})
+				return
+			case r.Header.Get("Authorization") == "":
+				w.Header().Set("WWW-Authenticate", authRealm)
+				s.fail(w, r, errRelayUnsigned)
+				return
+			}
+		}
 		u, name, err := a.check(r)
 		if err != nil {
 			var attrs []any

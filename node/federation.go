@@ -41,3 +41,24 @@ func (m fedMembers) MemberURL(name string) string {
 	}
 	return m.n.Scheme() + "://" + net.JoinHostPort(host, string(mb.Meta))
 }
+
+// RelayKeys implements federation.RelaySecrets: the gossip keyring, the
+// cluster's shared secret, signs and checks relay requests (federation's
+// relayauth.go), so that relays work with basic auth on and no other
+// secret to configure.
+func (m fedMembers) RelayKeys() [][]byte {
+	c := m.n.cfg.Cluster
+	switch {
+	case c == nil:
+		return nil
+	case len(c.GossipKeys) > 0:
+		return c.GossipKeys
+	case len(c.GossipKey) > 0:
+		return [][]byte{c.GossipKey}
+	}
+	return nil
+}
+
+// RelayNeedsAuth implements federation.RelaySecrets: with basic auth on,
+// the relay route asks for credentials.
+func (m fedMembers) RelayNeedsAuth() bool { return m.n.cfg.Auth.Enabled() }

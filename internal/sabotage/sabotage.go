@@ -329,6 +329,15 @@ const (
 	// marker), as before relays: the nodes that follow a relay serve none
 	// of the region (federation puller.fromRelay).
 	RelayedCopyRefused Switch = "relayed-copy-refused"
+	// RelayUnsigned sends relay requests without their signature (made
+	// with the gossip key), as before: with basic auth on every relay
+	// answers 401 and every node follows the WAN (federation
+	// streamReader.connect).
+	RelayUnsigned Switch = "relay-unsigned"
+	// EveryNodeOnWAN makes every node of a cluster hold each region's WAN
+	// link, as before links: no node follows a relay (federation
+	// puller.pick).
+	EveryNodeOnWAN Switch = "every-node-on-wan"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -415,6 +424,10 @@ var All = []Switch{
 // directly (the datacenters scenarios would too, once they judge reads of
 // every node against the region's links).
 //
+// RelayUnsigned is unit-only: the simulations run without basic auth;
+// node's auth relay test shows it directly. EveryNodeOnWAN is unit-only
+// until a datacenters scenario counts the nodes on the WAN.
+//
 // SPNoRecovery is unit-only: partition-churn at its full duration catches
 // it in two or three seeds of four (sp-after-heal, eviction-after-heal), but not
 // seed 1 at the short duration the sabotage run uses (registrations count
@@ -430,4 +443,5 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
 	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, SPNoRecovery, SilentDrainedByCancels, ProtocolRangeNotAdvertised, SPNoWarmUp, LeftReportDropped, FailedReportDropped,
-	StreamBackoffSurvivesRejoin, RelayedCopyRefused, ProtectedByExpectation, ExpectationAboveHeld}
+	StreamBackoffSurvivesRejoin, RelayedCopyRefused, ProtectedByExpectation, ExpectationAboveHeld,
+	RelayUnsigned, EveryNodeOnWAN}
