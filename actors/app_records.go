@@ -217,7 +217,8 @@ func (a *appState) applyRecord(r Record, initial bool) (Event, ApplyResult) {
 	if action == "" || action == ActionDeleted {
 		action = ActionAdded
 	}
-	return Event{Action: action, Cause: CauseRegister, Instance: inst, Version: r.Version, Replicated: true, NewLease: l == nil}, ApplyInstalled
+	return Event{Action: action, Cause: CauseRegister, Instance: inst, Version: r.Version, Replicated: true, NewLease: l == nil,
+		LeaseExpired: l == nil && now > lastRenewal+duration.Milliseconds()}, ApplyInstalled
 }
 
 // stale reports whether a live record r (its instance inst, its times

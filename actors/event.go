@@ -71,6 +71,11 @@ type Event struct {
 	// NewLease is true when the change created a lease that did not exist
 	// (self-preservation counts these).
 	NewLease bool
+	// LeaseExpired is true for a new lease copied from a peer whose client
+	// evidence (its last registration or renewal, as the sender knows it)
+	// is older than the lease: the copy of a client that is gone, or whose
+	// renewals went to other members (self-preservation's measured leases).
+	LeaseExpired bool
 }
 
 // Key returns the registry key of the instance the event is about.

@@ -193,6 +193,13 @@ type Registry struct {
 	// spEvicted counts, of spRemoved, the evictions (here or a peer's).
 	spEvicted  atomic.Int64
 	spNotified atomic.Bool
+	// spSilentAdded counts the leases copied in after a recovery release
+	// that it measured (see measuredLease): not counted in spAdded, they
+	// are silent if their copy had run out. spMeasuredBefore and
+	// spMeasuredUntil are that release's time and the end of its settling,
+	// wall-clock ms (0: none); the self-preservation actor sets them.
+	spSilentAdded                     atomic.Int64
+	spMeasuredBefore, spMeasuredUntil atomic.Int64
 
 	closeOnce sync.Once
 	closed    chan struct{}

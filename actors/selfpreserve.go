@@ -287,6 +287,14 @@ func (s *selfPreservation) onEvent(ev *Event) {
 // or, as it happened, silent ran out while they were still listed and the
 // expectation counted them again.
 func (s *selfPreservation) onCounts(added, removed, evicted int64) {
+	s.onCountsSilent(added, 0, removed, evicted)
+}
+
+// onCountsSilent is onCounts with silentAdded new leases that are silent
+// from the start (see measuredLease): they join silent, not the
+// expectation.
+func (s *selfPreservation) onCountsSilent(added, silentAdded, removed, evicted int64) {
+	s.silent += int(silentAdded)
 	s.expected += int(added)
 	if sabotage.On(sabotage.SilentDrainedByCancels) {
 		evicted = removed
@@ -668,8 +676,9 @@ func (a *selfPreservationActor) Receive(ctx actor.Context) {
 		// (a redundant message then finds nothing).
 		a.r.spNotified.Store(false)
 		added, removed, evicted := a.r.takeSPCounts()
-		if added != 0 || removed != 0 {
-			a.sp.onCounts(added, removed, evicted)
+		silentAdded := a.r.spSilentAdded.Swap(0)
+		if added != 0 || removed != 0 || silentAdded != 0 {
+			a.sp.onCountsSilent(added, silentAdded, removed, evicted)
 			a.publish()
 		}
 	case *spSetEnabled:
@@ -695,6 +704,10 @@ func (a *selfPreservationActor) Receive(ctx actor.Context) {
 		a.sp.held = a.r.expectedCount()
 		a.sp.closeWindow(a.r.cfg.Clock.Now(), local, peers, members)
 		a.sp.recountIfNone(a.sp.held)
+		if rel := a.sp.released; a.sp.recoveredFrom > 0 && rel.UnixMilli() != a.r.spMeasuredBefore.Load() {
+			a.r.spMeasuredBefore.Store(rel.UnixMilli())
+			a.r.spMeasuredUntil.Store(rel.Add(a.sp.releaseAfter).UnixMilli())
+		}
 		a.publish()
 	case *spRecountTick:
 		if m.force {
@@ -759,6 +772,28 @@ func (r *Registry) takeSPCounts() (added, removed, evicted int64) {
 	return added, removed, evicted
 }
 
+// measuredLease reports whether ev, a new lease, is a copy that the last
+// recovery release measured already: copied from a peer within a recount
+// interval of that release, of an instance registered before it. A
+// recovery adopts the renewals of the whole cluster once every member's
+// reports are back, and a heal's transfers may still be arriving then:
+// counting their leases again put the live clients of the other side
+// twice, and the dead ones, in the expectation, which then engaged again
+// after the heal (partition-churn seed 6: 54 expected, 43 clients
+// renewing). Such a copy is expected already if its client renews, and
+// silent if its copy had run out (LeaseExpired).
+func (r *Registry) measuredLease(ev *Event) bool {
+	if !ev.Replicated || sabotage.On(sabotage.MeasuredLeasesCountedTwice) {
+		return false
+	}
+	before, until := r.spMeasuredBefore.Load(), r.spMeasuredUntil.Load()
+	if before == 0 {
+		return false
+	}
+	reg := ev.Instance.LeaseInfo.RegistrationTimestamp
+	return reg > 0 && reg <= before && r.cfg.Clock.Now().UnixMilli() < until
+}
+
 // spEventsMsg is the one spEvents message spSink sends.
 var spEventsMsg = &spEvents{}
 
@@ -769,9 +804,14 @@ func (s spSink) Apply(ev *Event) {
 	if sabotage.On(sabotage.SelfPreservationPerOwner) && !s.r.owns(ev.Instance.App) {
 		return
 	}
-	if ev.NewLease {
+	switch {
+	case ev.NewLease && s.r.measuredLease(ev):
+		if ev.LeaseExpired {
+			s.r.spSilentAdded.Add(1)
+		}
+	case ev.NewLease:
 		s.r.spAdded.Add(1)
-	} else {
+	default:
 		s.r.spRemoved.Add(1)
 		if ev.Cause == CauseEvict {
 			s.r.spEvicted.Add(1)

@@ -173,6 +173,10 @@ const (
 	// ExpectationAboveHeld lets the expectation exceed the leases held that
 	// no release gave up on (actors expectation).
 	ExpectationAboveHeld Switch = "expectation-above-held"
+	// MeasuredLeasesCountedTwice counts every copied new lease in the
+	// expectation, also those a recovery release measured already (actors
+	// measuredLease).
+	MeasuredLeasesCountedTwice Switch = "measured-leases-counted-twice"
 	// StaleRenewalsForwarded forwards a held renewal however long ago it
 	// came in, as when the hold's age restarted on every failed retry
 	// (long-partition seeds 1 and 5: a renewal held through the partition
@@ -411,7 +415,8 @@ var All = []Switch{
 // seed in twenty before the fix); its cluster test shows the delay
 // directly.
 //
-// ProtectedByExpectation and ExpectationAboveHeld are unit-only:
+// ProtectedByExpectation, ExpectationAboveHeld and MeasuredLeasesCountedTwice
+// are unit-only:
 // partition-churn fails on each in about one seed of ten (sp-after-heal,
 // a second or two engaged after the heal); their actors tests show each
 // directly.
@@ -443,5 +448,5 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
 	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, SPNoRecovery, SilentDrainedByCancels, ProtocolRangeNotAdvertised, SPNoWarmUp, LeftReportDropped, FailedReportDropped,
-	StreamBackoffSurvivesRejoin, RelayedCopyRefused, ProtectedByExpectation, ExpectationAboveHeld,
+	StreamBackoffSurvivesRejoin, RelayedCopyRefused, ProtectedByExpectation, ExpectationAboveHeld, MeasuredLeasesCountedTwice,
 	RelayUnsigned, EveryNodeOnWAN}
