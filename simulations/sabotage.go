@@ -69,6 +69,13 @@ var SabotagePlan = map[sabotage.Switch][]string{
 	// region's own instances come back marked and are served over the
 	// local ones (region-no-echo).
 	sabotage.RemoteEchoOverwritesLocal: {"datacenters"},
+	// Every node holds the WAN link, as before links: three nodes of a
+	// region follow the remote over the WAN outside every fallback
+	// window (region-wan-links).
+	sabotage.EveryNodeOnWAN: {"datacenters"},
+	// A relayed copy refused as an echo: the node that follows a relay
+	// serves none of the region (region-visibility, region-convergence).
+	sabotage.RelayedCopyRefused: {"datacenters"},
 }
 
 // SabotageRun is one switch's runs (Switch "" for the control runs

@@ -68,6 +68,12 @@ type DCObservations struct {
 	Restarts []DCRestart
 	// Teardown is when the clients started to cancel at the end.
 	Teardown time.Time
+	// WAN are the nodes' requests over the WAN links (pulls and change
+	// streams; relays are local), in the order they started (dc_wan.go).
+	WAN []DCWANUse
+	// Links is how many nodes of a region hold each remote's WAN link
+	// (federation Config.Links).
+	Links int
 }
 
 // DCInstance is one client's instance: its region and what became of it.
@@ -169,6 +175,9 @@ type dcWorld struct {
 	// each through the WAN link in front of it; a restarted node follows
 	// the same.
 	remotes map[string][]federation.Remote
+	// linkRegion maps each WAN link's host:port to the region behind it
+	// (dc_wan.go).
+	linkRegion map[string]string
 
 	mu      sync.Mutex
 	obs     DCObservations
@@ -188,7 +197,8 @@ type dcClient struct {
 // region's WAN link, and waits until each region formed and every node
 // loaded every remote it follows.
 func startDatacenters(s *Sim, n, k int, ring bool) (*dcWorld, error) {
-	w := &dcWorld{s: s, seq: map[string]int{}, remotes: map[string][]federation.Remote{}}
+	w := &dcWorld{s: s, seq: map[string]int{}, remotes: map[string][]federation.Remote{}, linkRegion: map[string]string{}}
+	w.obs.Links = federation.DefaultConfig().Links
 	w.obs.Nodes = map[string][]string{}
 	w.obs.Follows = map[string][]string{}
 	w.obs.Instances = map[string]*DCInstance{}
@@ -208,6 +218,7 @@ func startDatacenters(s *Sim, n, k int, ring bool) (*dcWorld, error) {
 		}
 		w.links = append(w.links, l)
 		inbound[dc.region] = l
+		w.linkRegion[l.ln.Addr().String()] = dc.region
 	}
 	for di, dc := range w.dcs {
 		for oi, o := range w.dcs {
@@ -280,6 +291,9 @@ func (w *dcWorld) nodeConfig(di, j int, addr string, join []string, incarnation 
 		}
 		return ""
 	}
+	// What crosses the WAN is recorded (region-wan-links).
+	fc.HTTPClient = &http.Client{Timeout: fc.RequestTimeout,
+		Transport: &dcWANTracker{w: w, region: dc.region, node: name, base: http.DefaultTransport}}
 	cfg.Federation = &fc
 	pc := httpapi.DefaultPushConfig()
 	pc.StreamKeepAlive = regionKeepAlive(t)
@@ -682,6 +696,7 @@ func (r *dcRun) finish() {
 	o.Reads = slices.Clone(w.obs.Reads)
 	o.Cuts = slices.Clone(w.obs.Cuts)
 	o.Restarts = slices.Clone(w.obs.Restarts)
+	o.WAN = slices.Clone(w.obs.WAN)
 	o.Instances = map[string]*DCInstance{}
 	for id, in := range w.obs.Instances {
 		c := *in

@@ -349,6 +349,7 @@ var All = []Switch{
 	ReplicaOverrulesEviction, TombstoneReceiptAge, TombstonesDropped, CopiedLeaseFresh,
 	StaleRecordsAccepted, EvictWithoutOwnership, NoTakeoverGrace, NoAntiEntropy,
 	SelfPreservationPerOwner, TombstoneOutlivedByLease, SilentMemberHoldsForever, RemoteEchoOverwritesLocal,
+	RelayedCopyRefused, EveryNodeOnWAN,
 }
 
 // UnitOnly lists the switches that only unit tests built with the sabotage
@@ -425,13 +426,8 @@ var All = []Switch{
 // it in about one run of a few on seed 6 (a small churning fleet engaged
 // again and again after the heal); its actors test shows it directly.
 //
-// RelayedCopyRefused is unit-only: federation's relay test shows it
-// directly (the datacenters scenarios would too, once they judge reads of
-// every node against the region's links).
-//
 // RelayUnsigned is unit-only: the simulations run without basic auth;
-// node's auth relay test shows it directly. EveryNodeOnWAN is unit-only
-// until a datacenters scenario counts the nodes on the WAN.
+// node's auth relay test shows it directly.
 //
 // SPNoRecovery is unit-only: partition-churn at its full duration catches
 // it in two or three seeds of four (sp-after-heal, eviction-after-heal), but not
@@ -448,5 +444,5 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
 	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, SPNoRecovery, SilentDrainedByCancels, ProtocolRangeNotAdvertised, SPNoWarmUp, LeftReportDropped, FailedReportDropped,
-	StreamBackoffSurvivesRejoin, RelayedCopyRefused, ProtectedByExpectation, ExpectationAboveHeld, MeasuredLeasesCountedTwice,
-	RelayUnsigned, EveryNodeOnWAN}
+	StreamBackoffSurvivesRejoin, ProtectedByExpectation, ExpectationAboveHeld, MeasuredLeasesCountedTwice,
+	RelayUnsigned}
