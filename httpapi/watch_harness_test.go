@@ -41,6 +41,8 @@ type pushOptions struct {
 	// server accepts (to make a client that does not read block the
 	// server's writes soon).
 	sndBuf int
+	// tls serves HTTPS (HTTP/1.1: the test server offers no HTTP/2).
+	tls bool
 }
 
 // testPushConfig is DefaultPushConfig with timers shrunk for tests.
@@ -90,8 +92,14 @@ func startPush(t *testing.T, o pushOptions) *pushNode {
 	if o.sndBuf > 0 {
 		srv.Listener = smallBufListener{Listener: srv.Listener, size: o.sndBuf}
 	}
-	srv.Start()
 	tr := &http.Transport{DisableCompression: true}
+	if o.tls {
+		srv.StartTLS()
+		tr = srv.Client().Transport.(*http.Transport).Clone()
+		tr.DisableCompression = true
+	} else {
+		srv.Start()
+	}
 	h := &harness{t: t, base: srv.URL, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, logs: logs}
 	t.Cleanup(func() {
 		tr.CloseIdleConnections()

@@ -298,3 +298,30 @@ func TestWatchParkedShutdown(t *testing.T) {
 		assert.ErrorIs(t, err, io.EOF, name)
 	}
 }
+
+// Over TLS (HTTP/1.1) parked reads are answered and their connections go
+// back to the server as over plain TCP.
+func TestWatchParkedOverTLS(t *testing.T) {
+	n := startPush(t, pushOptions{tls: true})
+	n.register(javaInstance("tls-app", 1))
+	const path = "/eureka/apps/TLS-APP"
+	tag := n.get(path, ctJSON).header.Get("ETag")
+	require.NotEmpty(t, tag)
+	ch := n.blockingGet(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
+	n.waiting(1)
+	assert.Zero(t, n.metric("heureka_http_requests_in_flight"), "parked: no handler runs")
+	n.register(javaInstance("tls-app", 2))
+	res := await(t, ch)
+	require.Equal(t, http.StatusOK, res.code, "%s", res)
+	assert.Contains(t, string(res.body), "10.0.0.2:tls-app:8080")
+	newTag := res.header.Get("ETag")
+	require.NotEqual(t, tag, newTag)
+	res = await(t, n.blockingGet(path+"?wait=300ms", "Accept", ctJSON, "If-None-Match", newTag))
+	assert.Equal(t, http.StatusNotModified, res.code, "%s", res)
+	assert.Equal(t, newTag, res.header.Get("ETag"))
+	res = n.get(path, ctJSON)
+	assert.Equal(t, http.StatusOK, res.code)
+	assert.Equal(t, float64(1), n.metric("heureka_push_blocking_reads_total", "result", "changed"))
+	assert.Equal(t, float64(1), n.metric("heureka_push_blocking_reads_total", "result", "not_modified"))
+	n.waiting(0)
+}
