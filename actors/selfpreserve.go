@@ -207,7 +207,7 @@ type spClose struct {
 // threshold is int(expected × (window / expectedInterval) × percent),
 // computed left to right in float64 and truncated, as Eureka does.
 func (s *selfPreservation) threshold() int {
-	return int(float64(s.expectation()) * (s.window.Seconds() / s.expectedInterval.Seconds()) * s.percent)
+	return int(float64(s.expected) * (s.window.Seconds() / s.expectedInterval.Seconds()) * s.percent)
 }
 
 func (s *selfPreservation) expirationEnabled() bool {
@@ -257,7 +257,7 @@ func (s *selfPreservation) lowestRecent() int64 {
 // engaged reports whether self-preservation holds leases now: it is on,
 // renewals are expected and they are not above the threshold.
 func (s *selfPreservation) engaged() bool {
-	return s.enabled && s.expectation() > 0 && !s.expirationEnabled()
+	return s.enabled && s.expected > 0 && !s.expirationEnabled()
 }
 
 // onEvent adjusts the expected count: +1 for a new lease, −1 (not below 0)
@@ -316,7 +316,7 @@ func (s *selfPreservation) onCountsSilent(added, silentAdded, removed, evicted i
 // live clients never renewed 85% of it (asymmetric-partition-long seed 6).
 func (s *selfPreservation) engage(now time.Time) {
 	s.engagedSince = now
-	s.protected = max(0, s.expectation()-s.silent)
+	s.protected = max(0, s.expected-s.silent)
 	if high := s.highestRecent(); high > int64(s.threshold()) && !sabotage.On(sabotage.ProtectedByExpectation) {
 		// Within the last window the clients renewed above the threshold:
 		// that close measured the fleet the fault silenced, and the
@@ -329,22 +329,6 @@ func (s *selfPreservation) engage(now time.Time) {
 		s.protected = min(s.protected, int(math.Ceil(float64(high)/perClient)))
 	}
 	s.recovering = 0
-}
-
-// expectation is the number of clients whose renewals are expected, as the
-// threshold counts them: the expected count, but never more than the
-// leases held that no release gave up on (held − silent). A release that
-// adopts the measured rate while a heal's transfers are still arriving
-// counts the clients of the other side twice (their renewals in the rate,
-// then their leases as they arrive), and the expectation then exceeded
-// the leases held, engaging again after the heal (partition-churn seed
-// 4: 50 expected while 49 were held). Before the first close held is 0
-// and the count stands alone.
-func (s *selfPreservation) expectation() int {
-	if s.held <= 0 || sabotage.On(sabotage.ExpectationAboveHeld) {
-		return s.expected
-	}
-	return min(s.expected, max(0, s.held-s.silent))
 }
 
 // expectationChanged ends the engagement when a new expectation (an event,
@@ -465,7 +449,7 @@ const collapseShare = 0.1
 // at once, while the fault is still on.
 func (s *selfPreservation) collapsed(measured int64) bool {
 	perClient := s.window.Seconds() / s.expectedInterval.Seconds()
-	return float64(measured) < math.Max(1, collapseShare*float64(s.expectation()))*perClient
+	return float64(measured) < math.Max(1, collapseShare*float64(s.expected))*perClient
 }
 
 // recountIfNone adopts count (the registry's instances) as the
@@ -499,10 +483,10 @@ func (s *selfPreservation) remember(now time.Time) {
 // engaged.
 func (s *selfPreservation) hold(now time.Time, wasEngaged bool) {
 	s.holding, s.sticking = false, false
-	if !s.enabled || s.expectation() == 0 || !s.low() {
+	if !s.enabled || s.expected == 0 || !s.low() {
 		s.lowSince = time.Time{}
 		s.high++
-		if wasEngaged && s.enabled && s.expectation() > 0 && s.high < disengageCloses &&
+		if wasEngaged && s.enabled && s.expected > 0 && s.high < disengageCloses &&
 			!sabotage.On(sabotage.ReleaseWithoutHysteresis) {
 			s.sticking = true
 		}
@@ -544,7 +528,7 @@ func (s *selfPreservation) reason() string {
 	switch {
 	case !s.enabled:
 		return "self-preservation is off: expired leases are evicted"
-	case s.expectation() == 0:
+	case s.expected == 0:
 		return "no renewals expected: nothing to protect"
 	case s.warming:
 		return fmt.Sprintf("not engaged: warming up, the first %v since this node started is not over (%d renewals counted "+
@@ -553,35 +537,35 @@ func (s *selfPreservation) reason() string {
 	case s.sticking:
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), above the threshold of %d "+
 			"(%.0f%% of %d expected clients) for one close only; expired leases are kept until a second close above it",
-			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expectation())
+			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected)
 	case s.engaged() && s.collapsed(s.renewsLastWindow):
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), fewer than %.0f%% of the %d expected "+
 			"clients send: a collapse is a network fault, so expired leases are kept until renewals come back "+
 			"(the release after %v engaged does not adopt a collapsed rate)",
-			s.renewsLastWindow, s.window, max(1, s.members), collapseShare*100, s.expectation(), s.releaseAfter)
+			s.renewsLastWindow, s.window, max(1, s.members), collapseShare*100, s.expected, s.releaseAfter)
 	case s.engaged() && s.protected == 0:
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network",
-			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expectation())
+			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected)
 	case s.engaged():
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network, until "+
 			"renewals pass %d (%.0f%% of what the %d clients it protects send) or for %v at most",
-			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expectation(),
+			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected,
 			s.protectedThreshold(), s.percent*100, s.protected, s.releaseAfter)
 	case s.holding:
 		return fmt.Sprintf("holding: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients) since %v ago, but self-preservation released %v ago: it engages again only "+
 			"after a whole window this low; expired leases are evicted",
-			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expectation(),
+			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected,
 			s.recentSpan(), s.sinceRelease())
-	case !s.released.IsZero() && s.recoveredFrom > 0 && s.renewsLastWindow <= int64(t)+int64(s.expectation()):
+	case !s.released.IsZero() && s.recoveredFrom > 0 && s.renewsLastWindow <= int64(t)+int64(s.expected):
 		return fmt.Sprintf("released: renewals came back above %.0f%% of what the %d clients it protected send, so the fault "+
 			"is over and the %d clients that renew are now expected; expired leases are evicted",
-			s.percent*100, s.recoveredFrom, s.expectation())
-	case !s.released.IsZero() && s.renewsLastWindow <= int64(t)+int64(s.expectation()):
+			s.percent*100, s.recoveredFrom, s.expected)
+	case !s.released.IsZero() && s.renewsLastWindow <= int64(t)+int64(s.expected):
 		return fmt.Sprintf("released: renewals stayed low for %v, so %d renewing clients are now expected; expired leases are evicted",
-			s.releaseAfter, s.expectation())
+			s.releaseAfter, s.expected)
 	}
 	return fmt.Sprintf("not engaged: %d renewals in the last %v across %d member(s), above the threshold of %d; expired leases are evicted",
 		s.renewsLastWindow, s.window, max(1, s.members), t)
@@ -606,7 +590,7 @@ func (s *selfPreservation) sinceRelease() time.Duration {
 func (s *selfPreservation) status() *SelfPreservationStatus {
 	st := &SelfPreservationStatus{
 		Enabled:           s.enabled,
-		Expected:          s.expectation(),
+		Expected:          s.expected,
 		Threshold:         s.threshold(),
 		RenewsLastWindow:  s.renewsLastWindow,
 		LocalRenewals:     s.local,

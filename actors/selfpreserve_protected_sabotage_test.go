@@ -20,15 +20,3 @@ func TestSabotageProtectedByExpectation(t *testing.T) {
 	sp := engagedWithDeadExpected(t)
 	assert.True(t, sp.engaged(), sp.reason())
 }
-
-// With expectation-above-held on, 50 counted clients against 49 held make
-// a threshold of 85, and 85 renewals engage.
-func TestSabotageExpectationAboveHeld(t *testing.T) {
-	require.NoError(t, sabotage.Set(sabotage.ExpectationAboveHeld))
-	defer func() { require.NoError(t, sabotage.Set()) }()
-	sp := &selfPreservation{enabled: true, percent: 0.85, expectedInterval: prodRenew, window: prodWindow,
-		releaseAfter: prodRecount, expected: 50, held: 49}
-	now := testEpoch
-	closes(sp, &now, 8, 85)
-	assert.True(t, sp.engaged(), sp.reason())
-}

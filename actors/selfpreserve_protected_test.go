@@ -46,16 +46,3 @@ func TestRecoveryProtectsTheFleetThatRenewed(t *testing.T) {
 	assert.Equal(t, 42, sp.expected, "the clients that renew are expected")
 	assert.Equal(t, 10, sp.silent, "the dead leases are given up on")
 }
-
-// The expectation the threshold counts never exceeds the leases held that
-// no release gave up on: 50 counted (a heal's transfers counted clients the
-// release had measured already) against 49 held, 85 renewals: above the
-// threshold of 49 clients (83), not engaged.
-func TestExpectationNeverAboveHeld(t *testing.T) {
-	sp := &selfPreservation{enabled: true, percent: 0.85, expectedInterval: prodRenew, window: prodWindow,
-		releaseAfter: prodRecount, expected: 50, held: 49}
-	now := testEpoch
-	closes(sp, &now, 8, 85)
-	assert.True(t, sp.expirationEnabled(), sp.reason())
-	assert.Equal(t, 49, sp.status().Expected)
-}

@@ -170,9 +170,6 @@ const (
 	// leases of dead clients waiting for eviction raise the recovery
 	// threshold above what the live fleet sends (actors engage).
 	ProtectedByExpectation Switch = "protected-by-expectation"
-	// ExpectationAboveHeld lets the expectation exceed the leases held that
-	// no release gave up on (actors expectation).
-	ExpectationAboveHeld Switch = "expectation-above-held"
 	// MeasuredLeasesCountedTwice counts every copied new lease in the
 	// expectation, also those a recovery release measured already (actors
 	// measuredLease).
@@ -416,8 +413,7 @@ var All = []Switch{
 // seed in twenty before the fix); its cluster test shows the delay
 // directly.
 //
-// ProtectedByExpectation, ExpectationAboveHeld and MeasuredLeasesCountedTwice
-// are unit-only:
+// ProtectedByExpectation and MeasuredLeasesCountedTwice are unit-only:
 // partition-churn fails on each in about one seed of ten (sp-after-heal,
 // a second or two engaged after the heal); their actors tests show each
 // directly.
@@ -444,5 +440,5 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
 	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, SPNoRecovery, SilentDrainedByCancels, ProtocolRangeNotAdvertised, SPNoWarmUp, LeftReportDropped, FailedReportDropped,
-	StreamBackoffSurvivesRejoin, ProtectedByExpectation, ExpectationAboveHeld, MeasuredLeasesCountedTwice,
+	StreamBackoffSurvivesRejoin, ProtectedByExpectation, MeasuredLeasesCountedTwice,
 	RelayUnsigned}
