@@ -75,6 +75,14 @@ type RenewalPeers interface {
 	PeerRenewals(window time.Duration) (renewals int64, members int)
 }
 
+// UnheardPeers is what a RenewalPeers may also tell: how many members alive
+// in this node's view send it no renewal report now. While one does, the
+// fault that engaged self-preservation is not over, whatever the count
+// says (its clients' renewals are missing from it), and recovery waits.
+type UnheardPeers interface {
+	UnheardMembers() int
+}
+
 // selfPreservation is the plain core of the self-preservation actor:
 // Eureka's expected-renewals arithmetic (spec §4.10), on cluster-wide
 // figures, plus a release rule Eureka lacks.
@@ -171,6 +179,14 @@ type selfPreservation struct {
 	// counts the live fleet only: otherwise evicting the silent after a
 	// mass failure drove the expectation to 0 and stopped eviction.
 	held, silent int
+	// unheard is how many alive members sent no fresh report at the last
+	// close (the actor sets it, see UnheardPeers): recovery waits for
+	// them. Under churn the registrations on the members still heard can
+	// lift the count over the protected fleet's threshold while the
+	// clients of a member cut off one way (asymmetric-partition-long seed
+	// 11: 4 of 22) renew where no renewal reaches this node; recovering
+	// then let their owners evict them.
+	unheard int
 	// warming is set while a node of a cluster has not yet closed one
 	// whole window since it started (warmUntil): its own count covers part
 	// of a window and its peers' reports have not all come, so the sum says
@@ -393,7 +409,7 @@ func (s *selfPreservation) closeWindow(now time.Time, local, peers int64, member
 func (s *selfPreservation) recovered(now time.Time) bool {
 	t := s.protectedThreshold()
 	if t <= 0 || s.renewsLastWindow <= int64(t) || sabotage.On(sabotage.SPNoRecovery) ||
-		now.Sub(s.firstClose) < s.window {
+		now.Sub(s.firstClose) < s.window || (s.unheard > 0 && !sabotage.On(sabotage.RecoveryWhileMembersUnheard)) {
 		// Within the first window since counting began the count covers
 		// part of a window: a rate still climbing is no fleet to adopt.
 		s.recovering = 0
@@ -550,7 +566,7 @@ func (s *selfPreservation) reason() string {
 	case s.engaged():
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network, until "+
-			"renewals pass %d (%.0f%% of what the %d clients it protects send) or for %v at most",
+			"renewals pass %d (%.0f%% of what the %d clients it protects send) with every member heard, or for %v at most",
 			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected,
 			s.protectedThreshold(), s.percent*100, s.protected, s.releaseAfter)
 	case s.holding:
@@ -686,6 +702,10 @@ func (a *selfPreservationActor) Receive(ctx actor.Context) {
 			peers, members = a.r.cfg.Peers.PeerRenewals(a.r.cfg.RenewalWindow)
 		}
 		a.sp.held = a.r.expectedCount()
+		a.sp.unheard = 0
+		if u, ok := a.r.cfg.Peers.(UnheardPeers); ok && !sabotage.On(sabotage.SelfPreservationPerOwner) {
+			a.sp.unheard = u.UnheardMembers()
+		}
 		a.sp.closeWindow(a.r.cfg.Clock.Now(), local, peers, members)
 		a.sp.recountIfNone(a.sp.held)
 		if rel := a.sp.released; a.sp.recoveredFrom > 0 && rel.UnixMilli() != a.r.spMeasuredBefore.Load() {

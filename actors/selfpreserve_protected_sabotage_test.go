@@ -20,3 +20,12 @@ func TestSabotageProtectedByExpectation(t *testing.T) {
 	sp := engagedWithDeadExpected(t)
 	assert.True(t, sp.engaged(), sp.reason())
 }
+
+// With recovery-while-members-unheard on, it recovers while a member is
+// unheard.
+func TestSabotageRecoveryWhileMembersUnheard(t *testing.T) {
+	require.NoError(t, sabotage.Set(sabotage.RecoveryWhileMembersUnheard))
+	defer func() { require.NoError(t, sabotage.Set()) }()
+	sp, _ := faultThenUnheard(t)
+	assert.True(t, sp.expirationEnabled(), sp.reason())
+}

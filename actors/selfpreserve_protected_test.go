@@ -46,3 +46,30 @@ func TestRecoveryProtectsTheFleetThatRenewed(t *testing.T) {
 	assert.Equal(t, 42, sp.expected, "the clients that renew are expected")
 	assert.Equal(t, 10, sp.silent, "the dead leases are given up on")
 }
+
+// faultThenUnheard is engagedWithDeadExpected's core up to the fault, then
+// four closes at the level of the 42 clients that live while one member
+// stays unheard (its reports do not come).
+func faultThenUnheard(t *testing.T) (*selfPreservation, *time.Time) {
+	t.Helper()
+	sp := &selfPreservation{enabled: true, percent: 0.85, expectedInterval: prodRenew, window: prodWindow,
+		releaseAfter: prodRecount, expected: 52, held: 52}
+	now := testEpoch
+	closes(sp, &now, 8, 92)
+	closes(sp, &now, 4, 72)
+	require.True(t, sp.engaged(), sp.reason())
+	sp.unheard = 1
+	closes(sp, &now, 4, 84)
+	return sp, &now
+}
+
+// Recovery waits while an alive member is unheard: the count may climb
+// over the protected fleet's threshold on the members still heard while
+// that member's clients renew where no renewal reaches this node.
+func TestRecoveryWaitsForUnheardMembers(t *testing.T) {
+	sp, now := faultThenUnheard(t)
+	assert.True(t, sp.engaged(), "a member is unheard: %s", sp.reason())
+	sp.unheard = 0
+	closes(sp, now, 2, 84)
+	assert.True(t, sp.expirationEnabled(), "every member heard: %s", sp.reason())
+}

@@ -429,6 +429,37 @@ func (r *Replicator) PeerRenewals(window time.Duration) (int64, int) {
 	return int64(sum + 0.5), n
 }
 
+// UnheardMembers implements actors.UnheardPeers: how many members alive in
+// memberlist's view, this node aside, send it no fresh report now (cut off
+// from it one way or both, or stalled), whether or not they are past the
+// silent-member bound. A member that left is not unheard; one declared
+// dead is not alive.
+func (r *Replicator) UnheardMembers() int {
+	peers := r.getPeers()
+	if peers == nil {
+		return 0
+	}
+	self := peers.LocalName()
+	alive := peers.AliveMembers()
+	now := time.Now()
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	n := 0
+	for _, m := range alive {
+		if m == self {
+			continue
+		}
+		p, ok := r.loads[m]
+		if ok && !p.left.IsZero() {
+			continue
+		}
+		if !ok || !p.fresh(now, r.cfg.LoadInterval) {
+			n++
+		}
+	}
+	return n
+}
+
 // MemberLoad is a member's latest renewal report, for operators.
 type MemberLoad struct {
 	// Renewals is what clients renewed on the member in its last window.

@@ -174,6 +174,9 @@ const (
 	// expectation, also those a recovery release measured already (actors
 	// measuredLease).
 	MeasuredLeasesCountedTwice Switch = "measured-leases-counted-twice"
+	// RecoveryWhileMembersUnheard lets self-preservation recover while
+	// alive members' reports do not reach this node (actors recovered).
+	RecoveryWhileMembersUnheard Switch = "recovery-while-members-unheard"
 	// StaleRenewalsForwarded forwards a held renewal however long ago it
 	// came in, as when the hold's age restarted on every failed retry
 	// (long-partition seeds 1 and 5: a renewal held through the partition
@@ -413,7 +416,8 @@ var All = []Switch{
 // seed in twenty before the fix); its cluster test shows the delay
 // directly.
 //
-// ProtectedByExpectation and MeasuredLeasesCountedTwice are unit-only:
+// ProtectedByExpectation, MeasuredLeasesCountedTwice and
+// RecoveryWhileMembersUnheard are unit-only:
 // partition-churn fails on each in about one seed of ten (sp-after-heal,
 // a second or two engaged after the heal); their actors tests show each
 // directly.
@@ -440,5 +444,5 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	TombstonePrefixCollected, TombstoneAgedFromFuture, StaleJudgedByOperatorWrites,
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
 	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, SPNoRecovery, SilentDrainedByCancels, ProtocolRangeNotAdvertised, SPNoWarmUp, LeftReportDropped, FailedReportDropped,
-	StreamBackoffSurvivesRejoin, ProtectedByExpectation, MeasuredLeasesCountedTwice,
+	StreamBackoffSurvivesRejoin, ProtectedByExpectation, MeasuredLeasesCountedTwice, RecoveryWhileMembersUnheard,
 	RelayUnsigned}
