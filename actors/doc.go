@@ -69,11 +69,19 @@
 // of 0 would keep expiry off whatever the renewals).
 //
 // Protection also ends when the fault does: an engagement remembers the
-// clients expected when it began, and two closes above percent of their
-// renewals release it the way the release rule does (recovery). The
-// clients that register and die silently while it is engaged, which
-// nothing evicts then, would otherwise keep the live share under the
-// threshold after the fault and hold it until the recount.
+// fleet it protects (the clients expected when it began, and no more than
+// renewed in the window before it: the expectation also counts the dead
+// leases that wait for eviction), and two closes above percent of that
+// fleet's renewals, with every alive member's reports reaching this node,
+// release it the way the release rule does (recovery). The clients that
+// register and die silently while it is engaged, which nothing evicts
+// then, would otherwise keep the live share under the threshold after the
+// fault and hold it until the recount. While a member is unheard its
+// clients' renewals are missing from the count, so the fault is not over
+// whatever the count says. The copies a heal's transfers bring after a
+// recovery, of instances registered before it, are not expected again:
+// their renewals are in the rate it adopted (or, if their copy ran out,
+// they are silent).
 //
 // # Deletes
 //
