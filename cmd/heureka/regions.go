@@ -334,7 +334,34 @@ func printRegions(ctx context.Context, c *nodeClient, w io.Writer, asJSON bool) 
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.State, r.Instances, ago(r.LastSuccess, now),
 			ago(r.LastChange, now), via(r), redactURL(r.URL), orDash(r.LastError))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printFallbacks(w, rep.Remotes)
+}
+
+// printFallbacks says, below the table, why this node follows a region
+// over the WAN itself though it holds none of the region's WAN links
+// (Via fallback): the relays it set aside and why, or that relays are off
+// (auth on, no gossip key). Nothing when no region is on fallback.
+func printFallbacks(w io.Writer, remotes []federation.RegionStatus) error {
+	var lines []string
+	for _, r := range remotes {
+		if r.Via != federation.ViaFallback {
+			continue
+		}
+		why := r.ViaReason
+		if strings.TrimSpace(why) == "" {
+			why = "no relay is usable"
+		}
+		lines = append(lines, fmt.Sprintf("  %s (links %s): %s\n", r.Name, orDash(strings.Join(r.Links, ", ")), why))
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "\nOn fallback: this node holds no WAN link to these regions but follows them over the WAN itself, because\n%s",
+		strings.Join(lines, ""))
+	return err
 }
 
 // via says how the node follows a region: "wan" (it holds a WAN link),

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +141,44 @@ func TestRegionsCommand(t *testing.T) {
 	code, out, _ = runCmd(t, nil, "regions", "--addr", "http://"+dc2.Addr())
 	require.Equal(t, 0, code)
 	assert.Equal(t, "Region -; no remote region is configured (--remote-region)\n", out)
+}
+
+// The regions table says why a node on fallback follows the WAN: a relay
+// set aside, or relays off for want of a gossip key.
+func TestRegionsCommandSaysWhyFallback(t *testing.T) {
+	rep := federation.Report{Region: "dc1", Ready: true, Remotes: []federation.RegionStatus{
+		{Name: "dc2", URL: "http://e2/eureka/", State: federation.StateOK, Instances: 3, Via: federation.ViaRelay,
+			Relay: "n2", Links: []string{"n2"}},
+		{Name: "dc3", URL: "http://e3/eureka/", State: federation.StateOK, Instances: 1, Via: federation.ViaFallback,
+			Links: []string{"n3"}, ViaReason: "relay n3 set aside for 42s: its stream broke: EOF"},
+		{Name: "dc4", URL: "http://e4/eureka/", State: federation.StateStale, Via: federation.ViaFallback,
+			Links: []string{"n1", "n3"}, ViaReason: "relays off: HTTP basic auth is on and the cluster has no gossip key"},
+		{Name: "dc5", URL: "http://e5/eureka/", State: federation.StateOK, Via: federation.ViaFallback},
+	}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		require.Equal(t, "/admin/regions", r.URL.Path)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(rep)
+	}))
+	t.Cleanup(srv.Close)
+
+	code, out, errOut := runCmd(t, nil, "regions", "--addr", srv.URL)
+	require.Equal(t, 0, code, errOut)
+	parts := strings.Split(out, "\n\n")
+	require.Len(t, parts, 3, out)
+	rows := tableRows(parts[1])
+	require.Len(t, rows, 5, out)
+	assert.Equal(t, "relay n2", rows[1][5])
+	assert.Equal(t, "fallback (wan)", rows[2][5])
+	assert.Equal(t, "On fallback: this node holds no WAN link to these regions but follows them over the WAN itself, because\n"+
+		"  dc3 (links n3): relay n3 set aside for 42s: its stream broke: EOF\n"+
+		"  dc4 (links n1, n3): relays off: HTTP basic auth is on and the cluster has no gossip key\n"+
+		"  dc5 (links -): no relay is usable\n", parts[2])
+
+	rep.Remotes = rep.Remotes[:1]
+	code, out, _ = runCmd(t, nil, "regions", "--addr", srv.URL)
+	require.Equal(t, 0, code)
+	assert.NotContains(t, out, "On fallback", "no region on fallback: no explanation")
 }
 
 // A remote region's password never reaches the effective-configuration
