@@ -260,6 +260,17 @@ func liveNames(nd *node.Node) []string {
 	return out
 }
 
+// liveSince is the latest change of state of a member nd counts live.
+func liveSince(nd *node.Node) time.Time {
+	var at time.Time
+	for _, m := range nd.Members().LiveMembers() {
+		if m.Since.After(at) {
+			at = m.Since
+		}
+	}
+	return at
+}
+
 // Fingerprint is a node's registry as the convergence invariant compares
 // it: the apps hashcode and every instance with its version.
 func Fingerprint(nd *node.Node) string {

@@ -65,6 +65,20 @@ func TestCheckAfterHeal(t *testing.T) {
 	require.False(t, v.Pass, "%s", v.Measured)
 	assert.Contains(t, v.Details[0], "engaged from +12.")
 
+	// A false death refuted between two probes leaves every probe
+	// complete but moves when the member last changed state: the clock
+	// starts then (the same 6 s after the heal is 5 s after it).
+	flap := build(6, heal+2)
+	refuted := flap.Start.Add(time.Duration((heal + 1) * float64(time.Second)))
+	for i := range flap.Probes {
+		if p := &flap.Probes[i]; !p.At.Before(refuted) {
+			p.LiveSince = map[string]time.Time{"n1": refuted}
+		}
+	}
+	assert.Equal(t, refuted, flap.wholeAfterHeal())
+	v = CheckEvictionAfterHeal(flap, th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
+
 	none := build(3.4, heal+2)
 	none.Timeline = nil
 	assert.Contains(t, CheckSPAfterHeal(none, th).Measured, "no heal")

@@ -72,6 +72,9 @@ func (o *Observations) lastHeal() time.Time {
 // again, and to refute the false deaths a one-way block spreads as it
 // ends, does not scale with the Eureka timers (a second or two here,
 // against a 3 s lease; the same against 90 s in production).
+// A false death refuted between two probes leaves no incomplete probe, so
+// the moment also moves to the latest change of state of a member that a
+// complete probe's nodes count live (Probe.LiveSince).
 func (o *Observations) wholeAfterHeal() time.Time {
 	heal := o.lastHeal()
 	if heal.IsZero() {
@@ -89,6 +92,16 @@ func (o *Observations) wholeAfterHeal() time.Time {
 			whole, complete = p.At, true
 		case !c:
 			complete = false
+		}
+		if complete {
+			// A flap between two probes (a false death refuted within
+			// one probe interval) shows only in when the member last
+			// changed state.
+			for _, at := range p.LiveSince {
+				if at.After(whole) && !at.After(p.At) {
+					whole = at
+				}
+			}
 		}
 	}
 	return whole

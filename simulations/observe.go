@@ -109,6 +109,11 @@ type Probe struct {
 	Fingerprint map[string]string
 	Live        map[string][]string
 	SP          map[string]actors.SelfPreservationStatus
+	// LiveSince is, per running node, the latest change of state of a
+	// member it counts live (a join, a refuted death, a suspicion
+	// cleared): a flap shorter than the probe interval leaves no trace
+	// in Live but moves it (see wholeAfterHeal).
+	LiveSince map[string]time.Time
 	// Tombstones is, per running node, what its registry would send a peer
 	// in tombstones (see TombstoneCensus); nil in the probes that took no
 	// census (one a second).
@@ -308,6 +313,7 @@ func (s *Sim) probe() Probe {
 		Fingerprint: map[string]string{},
 		Live:        map[string][]string{},
 		SP:          map[string]actors.SelfPreservationStatus{},
+		LiveSince:   map[string]time.Time{},
 	}
 	for _, name := range s.c.Up() {
 		nd := s.c.Node(name)
@@ -322,6 +328,7 @@ func (s *Sim) probe() Probe {
 			p.Fingerprint[name] = Fingerprint(nd)
 		}
 		p.Live[name] = liveNames(nd)
+		p.LiveSince[name] = liveSince(nd)
 		if sp := nd.Registry().SelfPreservation(); sp != nil {
 			p.SP[name] = *sp
 		}
