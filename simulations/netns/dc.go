@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,11 +28,18 @@ import (
 // datacenters' nodes send), while the client namespace keeps reaching
 // every node, as a client in each datacenter would reach its own.
 //
-// Node i of a datacenter follows node i of each datacenter it follows
-// (a remote region has one URL; in production a load balancer).
+// Node i of a datacenter is configured to follow node i of each
+// datacenter it follows (a remote region has one URL; in production a load
+// balancer), but only DCScenario.Links nodes of the datacenter, chosen by
+// the cluster, follow it over the WAN; the others follow one of them over
+// the local network (relays, dc_links.go), unless no relay answers.
 //
 // A run (RunDatacenters) measures:
 //
+//   - the WAN links: before the changes and after the heal, which nodes
+//     hold a connection to the remote datacenter, and what each node's
+//     /admin/regions says (dc_links.go); the WAN bytes of the propagation
+//     phase, per change;
 //   - propagation: registrations (then their cancels), one at a time, each
 //     on a node of one datacenter, and the time until every node of each
 //     datacenter following it serves it (has dropped it) on a
@@ -66,7 +74,12 @@ type DCScenario struct {
 	// cut: their followers' streams, if they outlive the cut, deliver only
 	// keep-alives after the heal.
 	QuietInCut []string
+	// Links is --region-wan-links: how many nodes of a datacenter follow
+	// each remote over the WAN (0: 1, so that the others use relays).
+	Links int
 }
+
+func (sc DCScenario) links() int { return max(sc.Links, 1) }
 
 // DCScenarios are the topologies `make chaos-netns-datacenters` runs.
 var DCScenarios = []DCScenario{
@@ -76,6 +89,9 @@ var DCScenarios = []DCScenario{
 		"during the WAN cut nothing changes in dc3",
 		Follows:    map[string][]string{"dc1": {"dc2"}, "dc2": {"dc3"}, "dc3": {"dc1"}},
 		QuietInCut: []string{"dc3"}},
+	{Name: "dc2-every", PerDC: 3, Links: 3, Summary: "2 datacenters of 3 nodes, each following the other from every node " +
+		"(--region-wan-links 3): the baseline for the WAN bytes per change",
+		Follows: map[string][]string{"dc1": {"dc2"}, "dc2": {"dc1"}}},
 }
 
 // DCTimers are the federation timers of the datacenter runs, scaled with
@@ -176,9 +192,13 @@ type DCResult struct {
 	Cancelled     int // instances cancelled during the cut
 	Resurrected   int // reads after the heal serving one of them
 	ResurrectedAt []string
-	Checks        []DCCheck
-	Leftovers     []string
-	Pass          bool
+	// Links: who held the WAN links, before the changes and after the heal;
+	// WAN: the bytes they carried during the propagation phase.
+	Links     []LinkCheck
+	WAN       WANBytes
+	Checks    []DCCheck
+	Leftovers []string
+	Pass      bool
 }
 
 // DCCheck is one judged figure.
@@ -336,7 +356,7 @@ func RunDatacenters(ctx context.Context, sc DCScenario, run, bin, logDir string,
 				join = append(join, fmt.Sprintf("%s:%d", d.lab.IP(m), GossipPort))
 			}
 		}
-		flags := []string{"--region", dc, "--join", strings.Join(join, ",")}
+		flags := []string{"--region", dc, "--join", strings.Join(join, ","), "--region-wan-links", strconv.Itoa(sc.links())}
 		for _, r := range sc.Follows[dc] {
 			flags = append(flags, "--remote-region", fmt.Sprintf("%s=http://%s:%d/eureka/", r, d.lab.IP(d.nodes[r][i]), HTTPPort))
 		}
@@ -359,10 +379,27 @@ func RunDatacenters(ctx context.Context, sc DCScenario, run, bin, logDir string,
 	go func() { defer close(echoDone); d.echoes(echoCtx) }()
 	defer func() { stopEcho(); <-echoDone }()
 
+	if err := d.links("before the changes", 20*time.Second); err != nil {
+		return res, err
+	}
+	before, err := d.wanSample()
+	if err != nil {
+		return res, err
+	}
 	if err := d.propagation(50); err != nil {
 		return res, err
 	}
+	after, err := d.wanSample()
+	if err != nil {
+		return res, err
+	}
+	res.WAN = wanBytes(before, after, 2*50, sc.links())
+	d.logf("WAN bytes: %v", res.WAN)
 	if err := d.cut(); err != nil {
+		return res, err
+	}
+	// Relays set aside in the cut are retried after the stale bound.
+	if err := d.links("after the heal", DCTimers.StaleAfter+30*time.Second); err != nil {
 		return res, err
 	}
 	stopEcho()
@@ -899,6 +936,18 @@ func (d *dcRun) judge() {
 	add := func(name, bound, measured string, pass bool) {
 		r.Checks = append(r.Checks, DCCheck{Name: name, Bound: bound, Measured: measured, Pass: pass})
 	}
+	var linkRows []string
+	linksOK := len(r.Links) > 0
+	for _, c := range r.Links {
+		linksOK = linksOK && c.Pass
+		if !c.Pass || c.When == "after the heal" {
+			linkRows = append(linkRows, fmt.Sprintf("%s: %v (after %v)", c.When, c, ms(c.Waited)))
+		}
+	}
+	want := min(d.sc.links(), d.sc.PerDC)
+	add("WAN links", fmt.Sprintf("before the changes and after the heal: connections at each remote from exactly %d node(s) "+
+		"of each following datacenter, the one(s) /admin/regions shows via wan; every other node via relay, none on fallback", want),
+		fmt.Sprintf("%d of %d looks held; %s", countPass(r.Links), len(r.Links), strings.Join(linkRows, "; ")), linksOK)
 	add("registration readable in every following datacenter", "p99 ≤ 1s over every node, none missing",
 		r.Register.String(), r.Register.Pass())
 	add("cancel gone from every following datacenter", "p99 ≤ 1s over every node, none missing",
@@ -947,6 +996,16 @@ func (d *dcRun) judge() {
 		fmt.Sprintf("%d of %d; slowest %v after the heal", healed, n, ms(healMax)), healed == n)
 }
 
+func countPass(cs []LinkCheck) int {
+	n := 0
+	for _, c := range cs {
+		if c.Pass {
+			n++
+		}
+	}
+	return n
+}
+
 // dcFindings are what the datacenter runs found, for the report.
 const dcFindings = "**Findings.** (1) Fixed in ec5866c (`TestStreamDroppedRegionReloads`, federation): a remote region " +
 	"dropped while its stream's TCP connection outlived the cut (the cut, 31 s, is shorter than the stream's idle " +
@@ -977,7 +1036,10 @@ func WriteDCReport(w io.Writer, h ReportHeader, results []*DCResult) error {
 	b.WriteString("Each scenario starts a fresh lab (simulations/netns/dc.go): one network namespace per node " +
 		"(`hk-<run>-<scenario>-dc<d>-<i>`) on one bridge, one for the harness's clients and reads (`…-c`). Each datacenter " +
 		"is its own gossip cluster (`--region dc<d> --join` its own nodes only); node i of a datacenter follows node i of " +
-		"each datacenter it follows (`--remote-region dc<e>=http://<node>:8761/eureka/`, the change stream), with " +
+		"each datacenter it follows (`--remote-region dc<e>=http://<node>:8761/eureka/`, the change stream), but with " +
+		"`--region-wan-links 1` (the scenario's own value where it says so) only the node the cluster chooses follows each " +
+		"remote over the WAN and the others follow it through its relay (`GET /admin/regions/<region>/relay`) over " +
+		"the local network; with " +
 		"transparent fallback on everywhere (plain reads carry the remote regions too, the harder case for echoes). " +
 		"Every node runs with `" + strings.Join(DCServerFlags(), " ") + "`: the lab's timers (3 s leases renewed every " +
 		"second) with the tombstone TTL and the federation timers scaled with them. The stale bound is 20 s, not lower, " +
@@ -994,6 +1056,14 @@ func WriteDCReport(w io.Writer, h ReportHeader, results []*DCResult) error {
 		"measured from the region's `lastSuccess`); the cut lasts until every node has dropped its remote regions and " +
 		"at least the tombstone TTL + 5 s; after the heal every node is read every 100 ms until it serves exactly the " +
 		"remote live instances, then 10 s more.\n\n")
+	b.WriteString("WAN links: before the changes, and after the heal (waiting up to the stale bound + 30 s for relays set " +
+		"aside during the cut to be retried), `ss` in every node's namespace lists the established connections to its " +
+		"HTTP port from the nodes of each datacenter following it: the active ones (something sent within 10 s: a " +
+		"stream's keep-alives come every 7 s; the others are idle connections left in a client's pool) must come from exactly `--region-wan-links` " +
+		"nodes, the ones whose `/admin/regions` says `via: wan`, every other node `via: relay` from one of them, none on " +
+		"`fallback`. WAN bytes: the payload bytes (ss `bytes_sent` + `bytes_received`, per connection, after minus " +
+		"before) of those connections over the propagation phase (50 registrations and 50 cancels, each followed by one " +
+		"datacenter), per change; keep-alives included.\n\n")
 	b.WriteString(dcFindings)
 	b.WriteString("| scenario | result | wall time | nodes |\n|---|---|---|---|\n")
 	pass := 0
@@ -1005,6 +1075,11 @@ func WriteDCReport(w io.Writer, h ReportHeader, results []*DCResult) error {
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %v | %d |\n", r.Scenario, r.Scenario, word, r.Wall.Round(100*time.Millisecond), r.Nodes)
 	}
 	fmt.Fprintf(&b, "\n**%d of %d scenarios passed.**\n", pass, len(results))
+	b.WriteString("\n| scenario | WAN links per remote | WAN bytes per change | remote → follower | follower → remote | connections |\n|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d (%d closed meanwhile) |\n", r.Scenario, r.WAN.PerChangeLinks,
+			r.WAN.PerChange, r.WAN.Down, r.WAN.Up, r.WAN.Conns, r.WAN.Closed)
+	}
 	for _, r := range results {
 		fmt.Fprintf(&b, "\n## %s\n\n%s (namespaces `%s…`).\n\n", r.Scenario, r.Summary, r.Namespaces)
 		if r.Err != "" {
@@ -1025,6 +1100,24 @@ func WriteDCReport(w io.Writer, h ReportHeader, results []*DCResult) error {
 		}{{"registration, slowest node", r.Register}, {"registration, per node", r.RegisterPairs},
 			{"cancel, slowest node", r.Cancel}, {"cancel, per node", r.CancelPairs}} {
 			fmt.Fprintf(&b, "| %s | %d | %v | %v | %v | %d | %d |\n", row.name, row.q.N, ms(row.q.P50), ms(row.q.P99), ms(row.q.Max), row.q.Over, row.q.Missing)
+		}
+		if len(r.Links) > 0 {
+			b.WriteString("\n| WAN links | follower ← remote | active connections at the remote from | active connections | idle | via wan | relayed | on fallback | held after |\n|---|---|---|---|---|---|---|---|---|\n")
+			for _, c := range r.Links {
+				fb := nodesOrNone(c.Fallback)
+				if len(c.Reasons) > 0 {
+					fb += " (" + strings.Join(c.Reasons, "; ") + ")"
+				}
+				held := ms(c.Waited).String()
+				if !c.Pass {
+					held = "not held: " + held
+				}
+				if c.FirstLook != "" {
+					held += " (first look: " + strings.TrimPrefix(c.FirstLook, c.Follower+"←"+c.Remote+": ") + ")"
+				}
+				fmt.Fprintf(&b, "| %s | %s ← %s | %s | %d | %d | %s | %d | %s | %s |\n", c.When, c.Follower, c.Remote,
+					nodesOrNone(c.Holders), c.Conns, c.Idle, nodesOrNone(c.ViaWAN), len(c.Relayed), fb, held)
+			}
 		}
 		if len(r.Cut) > 0 {
 			fmt.Fprintf(&b, "\nThe WAN cut lasted %v. %s.\n\n", ms(r.CutFor), r.CutPing)

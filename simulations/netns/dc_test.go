@@ -7,8 +7,8 @@ package netns
 //	go test -tags netns -run TestNetnsDatacenters -v -count=1 -timeout 20m ./simulations/netns/
 //
 // as root. HK_NETNS_RUN names the run (default: random),
-// HK_NETNS_DC_SCENARIOS picks topologies (comma-separated: dc2, dc3;
-// default both, and only then is DATACENTERS.md written, or to
+// HK_NETNS_DC_SCENARIOS picks topologies (comma-separated: dc2, dc3,
+// dc2-every; default all, and only then is DATACENTERS.md written, or to
 // HK_NETNS_DC_OUT if set), HK_NETNS_BIN gives a heureka binary (default:
 // built from ./cmd/heureka).
 
