@@ -160,7 +160,7 @@ type LinkCheck struct {
 	// FirstLook is the first look when it did not hold at once.
 	Waited    time.Duration
 	FirstLook string
-	Pass   bool
+	Pass      bool
 }
 
 func (c LinkCheck) String() string {
