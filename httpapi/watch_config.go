@@ -71,6 +71,14 @@ type PushConfig struct {
 	// next request (keep-alive). Off, every blocking read waits in its
 	// handler (as HTTP/2 reads always do). Default true.
 	BlockingHijack bool
+	// BlockingDirect serves the next request on an answered parked
+	// connection on that connection when it is another blocking read
+	// (watch_direct.go): the read is parked again without going back
+	// through the HTTP server, which saves about half the node's CPU per
+	// watcher and change. Off (or for any other request), the connection
+	// is handed back to the server. Used only with BlockingHijack.
+	// Default true.
+	BlockingDirect bool
 }
 
 // DefaultPushConfig returns the defaults documented on PushConfig's fields.
@@ -87,6 +95,7 @@ func DefaultPushConfig() PushConfig {
 		MaxStreams:          10000,
 		StreamHijack:        true,
 		BlockingHijack:      true,
+		BlockingDirect:      true,
 	}
 }
 

@@ -23,6 +23,7 @@ package httpapi
 // (the API does not read it).
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"net"
@@ -36,6 +37,7 @@ var errHandoffIdle = errors.New("httpapi: no connection to hand back")
 // handoff queues the connections going back to one http.Server.
 type handoff struct {
 	srv *http.Server
+	ctx context.Context // carries srv, as net/http's requests do (watch_direct.go)
 
 	mu    sync.Mutex
 	queue []net.Conn
@@ -43,7 +45,7 @@ type handoff struct {
 }
 
 func newHandoff(srv *http.Server) *handoff {
-	return &handoff{srv: srv}
+	return &handoff{srv: srv, ctx: context.WithValue(context.Background(), http.ServerContextKey, srv)}
 }
 
 // give hands c back to the server, with pre, bytes read from it already,

@@ -20,6 +20,10 @@ type pushMetrics struct {
 	// cutBacklog counts streams whose backlog overflowed (dropped to a
 	// snapshot), cutWrite those closed on a write timeout.
 	cutBacklog, cutWrite prometheus.Counter
+	// nextDirect and nextHandedBack count the requests that came on
+	// answered parked connections: served there (watch_direct.go) or
+	// handed back to net/http (watch_handoff.go).
+	nextDirect, nextHandedBack prometheus.Counter
 }
 
 func newPushMetrics(reg *prometheus.Registry) *pushMetrics {
@@ -43,7 +47,11 @@ func newPushMetrics(reg *prometheus.Registry) *pushMetrics {
 		Name: "heureka_push_slow_watchers_cut_total",
 		Help: "Stream clients cut for not keeping up, by reason: backlog (queued events dropped, a snapshot sent instead) or write_timeout (connection closed).",
 	}, []string{"reason"})
-	reg.MustRegister(watchers, blocking, events, snapshots, cut)
+	next := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "heureka_push_parked_next_requests_total",
+		Help: "Requests that came on a connection after its parked blocking read was answered, by how they were served: direct (another blocking read, served on the connection) or handed_back (given back to the HTTP server).",
+	}, []string{"how"})
+	reg.MustRegister(watchers, blocking, events, snapshots, cut, next)
 	return &pushMetrics{
 		blockingWaiting: watchers.WithLabelValues("blocking"),
 		streamsOpen:     watchers.WithLabelValues("stream"),
@@ -53,5 +61,7 @@ func newPushMetrics(reg *prometheus.Registry) *pushMetrics {
 		snapshots:       snapshots,
 		cutBacklog:      cut.WithLabelValues("backlog"),
 		cutWrite:        cut.WithLabelValues("write_timeout"),
+		nextDirect:      next.WithLabelValues("direct"),
+		nextHandedBack:  next.WithLabelValues("handed_back"),
 	}
 }

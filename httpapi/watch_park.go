@@ -560,35 +560,81 @@ func (pr *parkedRead) watchClose() {
 	}
 }
 
-// finish hands the connection back to its server for the client's next
-// request, or closes it.
+// finish serves the client's next request on the connection
+// (watch_direct.go) or hands the connection back to its server for it,
+// or closes it.
 func (pr *parkedRead) finish() {
 	pk := pr.pk
 	pk.mu.Lock()
 	delete(pk.idle, pr)
 	pk.mu.Unlock()
-	closed := pr.eof || pr.closeConn
-	select {
-	case <-pr.shutdown:
-		closed = true
-	default:
-	}
-	if closed {
-		_ = pr.conn.Close()
-	} else {
+	for !pr.eof && !pr.closeConn && !pr.shuttingDown() {
+		switch pr.serveNext() {
+		case directParked, directClosed:
+			pr.end()
+			return
+		case directIdle:
+			if pr.idleAgain() {
+				continue
+			}
+			pr.end()
+			return
+		}
 		// net/http sets a new connection's read deadline when it has a
 		// header timeout, and the write deadline of each request when it
 		// has a WriteTimeout; the deadlines set here go otherwise.
 		srv := pr.ho.srv
-		if idleTimeout(srv) > 0 && srv.ReadHeaderTimeout <= 0 && srv.ReadTimeout <= 0 {
+		if headerTimeout(srv) <= 0 {
 			_ = pr.conn.SetReadDeadline(time.Time{})
 		}
 		if srv.WriteTimeout <= 0 {
 			_ = pr.conn.SetWriteDeadline(time.Time{})
 		}
+		pk.p.metrics.nextHandedBack.Inc()
 		pr.ho.give(pr.conn, pr.pre)
+		pr.end()
+		return
 	}
+	_ = pr.conn.Close()
 	pr.end()
+}
+
+// shuttingDown reports whether pr's server is shutting down.
+func (pr *parkedRead) shuttingDown() bool {
+	select {
+	case <-pr.shutdown:
+		return true
+	default:
+		return false
+	}
+}
+
+// idleAgain waits, as after the parked read's answer (written), for the
+// first byte of the client's next request after one served directly; false
+// when the client left, the idle timeout passed or the server shuts down
+// (the caller closes the connection).
+func (pr *parkedRead) idleAgain() bool {
+	pk := pr.pk
+	if d := idleTimeout(pr.ho.srv); d > 0 {
+		_ = pr.conn.SetReadDeadline(time.Now().Add(d))
+	}
+	pk.mu.Lock()
+	pk.idle[pr] = struct{}{}
+	pk.mu.Unlock()
+	var b [1]byte
+	n := 0
+	if !pr.shuttingDown() { // closeServer may have looked before pr was idle
+		n, _ = pr.conn.Read(b[:])
+	}
+	pk.mu.Lock()
+	delete(pk.idle, pr)
+	pk.mu.Unlock()
+	if n == 0 {
+		pr.eof = true
+		return false
+	}
+	pr.pre = append(pr.pre[:0], b[0])
+	return true
 }
 
 // drop closes the connection without an answer (a failed write, the

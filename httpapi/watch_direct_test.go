@@ -1,0 +1,281 @@
+package httpapi_test
+
+import (
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/actors"
+	"github.com/heureka/heureka/httpapi"
+)
+
+// next counts the requests that came on answered parked connections, by
+// how they were served (watch_direct.go).
+func (n *pushNode) next(how string) float64 {
+	n.t.Helper()
+	return n.metric("heureka_push_parked_next_requests_total", "how", how)
+}
+
+// parkAndAnswer sends a blocking read of path on rc, has it answered by a
+// change (change), and returns the new tag: rc's connection is then an
+// answered parked one.
+func parkAndAnswer(t *testing.T, n *pushNode, rc *rawConn, path, tag string, change func(), hdr ...string) string {
+	t.Helper()
+	rc.send(path+"?wait=60", append([]string{"Accept", ctJSON, "If-None-Match", tag}, hdr...)...)
+	n.waiting(1)
+	change()
+	res, _, _ := rc.receive()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	n.waiting(0)
+	return res.Header.Get("ETag")
+}
+
+// The next blocking reads on an answered parked connection are served on
+// it without net/http: parked again and answered 200 by a change, then
+// 304 at the end of a short wait; none is handed back.
+func TestWatchDirectNextReads(t *testing.T) {
+	n := startPush(t, pushOptions{})
+	n.register(javaInstance("direct-app", 1))
+	const path = "/eureka/apps/DIRECT-APP"
+	tag := n.get(path, ctJSON).header.Get("ETag")
+	rc := dialRaw(t, n)
+	tag = parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("direct-app", 2)) })
+
+	rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
+	n.waiting(1)
+	assert.Equal(t, float64(1), n.next("direct"))
+	n.register(javaInstance("direct-app", 3))
+	res, body, _ := rc.receive()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, string(body), "10.0.0.3:direct-app:8080")
+	newTag := res.Header.Get("ETag")
+	require.NotEqual(t, tag, newTag)
+
+	rc.send(path+"?wait=300ms", "Accept", ctJSON, "If-None-Match", newTag)
+	res, body, _ = rc.receive()
+	assert.Equal(t, http.StatusNotModified, res.StatusCode)
+	assert.Equal(t, newTag, res.Header.Get("ETag"))
+	assert.Empty(t, body)
+	n.waiting(0)
+	assert.Equal(t, float64(2), n.next("direct"))
+	assert.Zero(t, n.next("handed_back"))
+	assert.Equal(t, float64(2), n.metric("heureka_push_blocking_reads_total", "result", "changed"))
+	assert.Equal(t, float64(1), n.metric("heureka_push_blocking_reads_total", "result", "not_modified"))
+
+	// With BlockingDirect off, the same reads are handed back.
+	cfg := testPushConfig()
+	cfg.BlockingDirect = false
+	off := startPush(t, pushOptions{push: cfg})
+	off.register(javaInstance("direct-app", 1))
+	tag = off.get(path, ctJSON).header.Get("ETag")
+	rc = dialRaw(t, off)
+	tag = parkAndAnswer(t, off, rc, path, tag, func() { off.register(javaInstance("direct-app", 2)) })
+	rc.send(path+"?wait=300ms", "Accept", ctJSON, "If-None-Match", tag)
+	res, _, _ = rc.receive()
+	assert.Equal(t, http.StatusNotModified, res.StatusCode)
+	assert.Zero(t, off.next("direct"))
+	assert.Equal(t, float64(1), off.next("handed_back"))
+}
+
+// Requests that are not blocking reads of a watchable resource go back to
+// net/http, every byte of them: a plain read, a blocking read with a body,
+// a blocking read whose head does not fit the direct reader's buffer, and
+// a request pipelined behind a directly answered one. The connection
+// serves requests after each.
+func TestWatchDirectHandsBack(t *testing.T) {
+	n := startPush(t, pushOptions{})
+	n.register(javaInstance("back-app", 1))
+	const path = "/eureka/apps/BACK-APP"
+	tag := n.get(path, ctJSON).header.Get("ETag")
+	rc := dialRaw(t, n)
+	tag = parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("back-app", 2)) })
+
+	// A plain read.
+	rc.send(path, "Accept", ctJSON)
+	res, body, _ := rc.receive()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, string(body), "10.0.0.2:back-app:8080")
+	assert.Equal(t, tag, res.Header.Get("ETag"))
+	assert.Equal(t, float64(1), n.next("handed_back"))
+
+	// A blocking read with a body: net/http's handler waits it out.
+	tag = parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("back-app", 3)) })
+	assert.Zero(t, n.next("direct"), "parked by net/http after the plain read")
+	_, err := io.WriteString(rc.c, "GET "+path+"?wait=200ms HTTP/1.1\r\nHost: x\r\nAccept: "+ctJSON+
+		"\r\nIf-None-Match: "+tag+"\r\nContent-Length: 5\r\n\r\nhello")
+	require.NoError(t, err)
+	res, _, _ = rc.receive()
+	assert.Equal(t, http.StatusNotModified, res.StatusCode)
+	assert.Equal(t, float64(2), n.next("handed_back"))
+	assert.Zero(t, n.next("direct"))
+
+	// A head larger than the direct reader's 4 KiB, within net/http's
+	// limit: handed back, parked by net/http's handler, answered.
+	tag = parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("back-app", 4)) })
+	rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag, "X-Big", strings.Repeat("b", 8<<10))
+	n.waiting(1)
+	assert.Equal(t, float64(3), n.next("handed_back"))
+	n.register(javaInstance("back-app", 5))
+	res, _, _ = rc.receive()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	tag = res.Header.Get("ETag")
+
+	// Pipelined behind a read answered at once (a stale tag): the first
+	// is served directly, the second handed back.
+	_, err = io.WriteString(rc.c, "GET "+path+"?wait=60 HTTP/1.1\r\nHost: x\r\nAccept: "+ctJSON+
+		"\r\nIf-None-Match: \"stale\"\r\n\r\nGET "+path+" HTTP/1.1\r\nHost: x\r\nAccept: "+ctJSON+"\r\n\r\n")
+	require.NoError(t, err)
+	res, _, _ = rc.receive()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, tag, res.Header.Get("ETag"))
+	res, _, _ = rc.receive()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, tag, res.Header.Get("ETag"))
+	assert.Equal(t, float64(1), n.next("direct"))
+	assert.Equal(t, float64(4), n.next("handed_back"))
+
+	// And the connection still parks blocking reads.
+	parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("back-app", 6)) })
+}
+
+// A request head over net/http's MaxHeaderBytes after a parked read is
+// handed back and refused by net/http (431, or the connection closed
+// while the client still writes); the direct reader holds at most its 4
+// KiB of it, and the node serves on.
+func TestWatchDirectOversizedHead(t *testing.T) {
+	n := startPush(t, pushOptions{})
+	n.register(javaInstance("big-app", 1))
+	const path = "/eureka/apps/BIG-APP"
+	tag := n.get(path, ctJSON).header.Get("ETag")
+	rc := dialRaw(t, n)
+	tag = parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("big-app", 2)) })
+	go func() {
+		req := "GET " + path + "?wait=60 HTTP/1.1\r\nHost: x\r\nIf-None-Match: " + tag + "\r\nX-Big: " +
+			strings.Repeat("b", http.DefaultMaxHeaderBytes+8<<10) + "\r\n\r\n"
+		_, _ = io.WriteString(rc.c, req) // the server may close before it is all written
+	}()
+	require.NoError(t, rc.c.SetReadDeadline(time.Now().Add(20*time.Second)))
+	res, err := http.ReadResponse(rc.br, nil)
+	if err == nil {
+		assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, res.StatusCode)
+	}
+	require.Eventually(t, func() bool { return n.next("handed_back") == 1 }, 10*time.Second, 5*time.Millisecond)
+	assert.Zero(t, n.next("direct"))
+	assert.Equal(t, http.StatusOK, n.get(path, ctJSON).code)
+}
+
+// With authentication on, a blocking read served directly is checked as
+// any other: without credentials, 401 (the same bytes net/http's handler
+// writes); with them, parked.
+func TestWatchDirectAuth(t *testing.T) {
+	auth := testAuth(t)
+	n := startPush(t, pushOptions{mutate: func(c *httpapi.Config) { c.Auth = auth }})
+	reader := []string{"Authorization", basic("reader", readerPass)}
+	register := func(i int) {
+		res := n.do(http.MethodPost, "/eureka/apps/AUTH-DIRECT-APP", javaInstance("auth-direct-app", i).json(),
+			"Content-Type", ctJSON, "Authorization", basic("writer", writerPass))
+		require.Equal(t, http.StatusNoContent, res.code, "%s", res)
+	}
+	register(1)
+	const path = "/eureka/apps/AUTH-DIRECT-APP"
+	res := n.do(http.MethodGet, path, nil, append([]string{"Accept", ctJSON}, reader...)...)
+	require.Equal(t, http.StatusOK, res.code)
+	tag := res.header.Get("ETag")
+	rc := dialRaw(t, n)
+	tag = parkAndAnswer(t, n, rc, path, tag, func() { register(2) }, reader...)
+
+	date := regexp.MustCompile(`(?m)^Date: [^\r]*\r$`)
+	rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
+	got, _, raw := rc.receive()
+	assert.Equal(t, http.StatusUnauthorized, got.StatusCode)
+	assert.Equal(t, float64(1), n.next("direct"))
+	fresh := dialRaw(t, n)
+	fresh.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
+	_, _, want := fresh.receive()
+	assert.Equal(t, date.ReplaceAllString(want, "Date: -\r"), date.ReplaceAllString(raw, "Date: -\r"))
+
+	rc.send(path+"?wait=60", append([]string{"Accept", ctJSON, "If-None-Match", tag}, reader...)...)
+	n.waiting(1)
+	assert.Equal(t, float64(2), n.next("direct"))
+	register(3)
+	got, _, _ = rc.receive()
+	assert.Equal(t, http.StatusOK, got.StatusCode)
+}
+
+// The answers a blocking read served directly gets at once are, byte for
+// byte but the Date, those net/http's handler writes: a new document
+// (JSON, gzip, XML), 304 for wait=0, 404 for an unknown application, 400
+// for a bad wait, 403 when the node is not ready; and a read parked
+// directly is answered as one parked by net/http's handler.
+func TestWatchDirectAnswersAsTheHandler(t *testing.T) {
+	clock := actors.NewManualClock(time.UnixMilli(1754500000000))
+	var ready atomic.Bool
+	ready.Store(true)
+	nodes := map[bool]*pushNode{}
+	for _, direct := range []bool{true, false} {
+		cfg := testPushConfig()
+		cfg.BlockingHijack = direct // off: every answer from net/http's handler
+		nodes[direct] = startPush(t, pushOptions{name: "same-node", clock: clock, push: cfg,
+			mutate: func(c *httpapi.Config) { c.Ready = ready.Load }})
+	}
+	const path = "/eureka/apps/DBYTE-APP"
+	conns := map[bool]*rawConn{}
+	var tag string
+	for direct, n := range nodes {
+		n.register(javaInstance("dbyte-app", 1))
+		tag = n.get(path, ctJSON).header.Get("ETag")
+		conns[direct] = dialRaw(t, n)
+		tag = parkAndAnswer(t, n, conns[direct], path, tag, func() { n.register(javaInstance("dbyte-app", 2)) })
+	}
+	tagXML := nodes[true].get(path, "").header.Get("ETag")
+	date := regexp.MustCompile(`(?m)^Date: [^\r]*\r$`)
+	ask := func(direct bool, hdr []string) string {
+		rc := conns[direct]
+		rc.send(hdr[0], hdr[1:]...)
+		_, _, raw := rc.receive()
+		return date.ReplaceAllString(raw, "Date: -\r")
+	}
+	reads := [][]string{
+		{path + "?wait=60", "Accept", ctJSON, "If-None-Match", `"stale"`},
+		{path + "?wait=60", "Accept", ctJSON, "Accept-Encoding", "gzip", "If-None-Match", `"stale"`},
+		{path + "/?wait=60", "If-None-Match", `"stale"`},
+		{path + "?wait=0", "If-None-Match", tagXML},
+		{"/eureka/apps/NO-SUCH-APP?wait=60", "Accept", ctJSON, "If-None-Match", tag},
+		{path + "?wait=soon", "Accept", ctJSON, "If-None-Match", tag},
+		{"/eureka/v2/apps/delta?wait=60", "Accept", ctJSON, "If-None-Match", `"stale"`},
+		{"/eureka/vips/dbyte-app?wait=60", "Accept", ctJSON, "If-None-Match", `"stale"`},
+	}
+	for i, hdr := range reads {
+		assert.Equal(t, ask(false, hdr), ask(true, hdr), "read %d: %s", i, hdr[0])
+	}
+	ready.Store(false)
+	notReady := []string{path + "?wait=60", "Accept", ctJSON, "If-None-Match", tag}
+	got := ask(true, notReady)
+	assert.Equal(t, ask(false, notReady), got, "not ready")
+	assert.Contains(t, got, "HTTP/1.1 403 Forbidden\r\n")
+	ready.Store(true)
+	assert.Equal(t, float64(len(reads)+1), nodes[true].next("direct"))
+	assert.Zero(t, nodes[true].next("handed_back"))
+
+	// Parked directly, answered by a change.
+	out := map[bool]string{}
+	for direct, n := range nodes {
+		conns[direct].send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
+		n.waiting(1)
+	}
+	for direct, n := range nodes {
+		n.register(javaInstance("dbyte-app", 3))
+		_, _, raw := conns[direct].receive()
+		out[direct] = date.ReplaceAllString(raw, "Date: -\r")
+	}
+	assert.Equal(t, out[false], out[true], "a change")
+	assert.Contains(t, out[true], "HTTP/1.1 200 OK\r\n")
+	assert.Equal(t, float64(len(reads)+2), nodes[true].next("direct"))
+}
