@@ -79,6 +79,17 @@ type Config struct {
 	// blocking reads wait in their handlers, as before they were parked
 	// (to compare on the same machine). -blocking-handler (false).
 	BlockingHandler bool
+	// BlockingHandback turns the node's PushConfig.BlockingDirect off:
+	// the next request on an answered parked connection goes back to
+	// net/http, as before it was served on the connection (to compare).
+	// -blocking-handback (false).
+	BlockingHandback bool
+	// NodeCPUs and WatcherCPUs pin the node's process and this one (the
+	// watchers) to CPU lists (taskset -c syntax, e.g. "0" and "1"), so
+	// that the watchers' CPU does not take the node's; each process's
+	// GOMAXPROCS is then its list's CPU count. "": not pinned.
+	// -node-cpus, -watcher-cpus ("").
+	NodeCPUs, WatcherCPUs string
 	// RawBlocking makes each blocking watcher one plain HTTP/1.1
 	// connection, its requests written by hand and its responses read
 	// with http.ReadResponse, instead of a request of the shared
@@ -209,6 +220,9 @@ func parseFlags(args []string) (Config, serveConfig, bool, error) {
 	fs.IntVar(&c.Changes, "changes", c.Changes, "changes timed per step")
 	fs.DurationVar(&c.Coalesce, "coalesce", c.Coalesce, "the node's StreamCoalesce (0 to 1s)")
 	fs.BoolVar(&c.BlockingHandler, "blocking-handler", c.BlockingHandler, "blocking reads wait in their handlers (PushConfig.BlockingHijack off), to compare")
+	fs.BoolVar(&c.BlockingHandback, "blocking-handback", c.BlockingHandback, "the next blocking read on an answered parked connection goes back to net/http (PushConfig.BlockingDirect off), to compare")
+	fs.StringVar(&c.NodeCPUs, "node-cpus", c.NodeCPUs, "pin the node's process to these CPUs (taskset -c list, e.g. 0)")
+	fs.StringVar(&c.WatcherCPUs, "watcher-cpus", c.WatcherCPUs, "pin this process (the watchers) to these CPUs (taskset -c list, e.g. 1)")
 	fs.BoolVar(&c.RawBlocking, "raw-blocking", c.RawBlocking, "blocking watchers on plain HTTP/1.1 connections instead of an http.Client")
 	fs.DurationVar(&c.Settle, "settle", c.Settle, "idle time before the node's memory is taken")
 	fs.DurationVar(&c.ChurnFor, "churn-for", c.ChurnFor, "churn after the last step (0: none)")
@@ -223,6 +237,7 @@ func parseFlags(args []string) (Config, serveConfig, bool, error) {
 	fs.DurationVar(&s.coalesce, "serve-coalesce", 0, "internal: the child's StreamCoalesce")
 	fs.IntVar(&s.maxStreams, "serve-max-streams", 0, "internal: the child's MaxStreams")
 	fs.BoolVar(&s.handler, "serve-blocking-handler", false, "internal: the child's blocking reads wait in their handlers")
+	fs.BoolVar(&s.handback, "serve-blocking-handback", false, "internal: the child's parked connections go back to net/http for every next request")
 	if err := fs.Parse(args); err != nil {
 		return c, s, false, err
 	}

@@ -19,12 +19,37 @@ import (
 	"github.com/heureka/heureka/node"
 )
 
+// pinSelf pins every thread of this process to cpus (taskset -c list)
+// and sets GOMAXPROCS to their count.
+func pinSelf(cpus string) error {
+	out, err := exec.Command("taskset", "-a", "-p", "-c", cpus, strconv.Itoa(os.Getpid())).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("taskset %s: %v: %s", cpus, err, out)
+	}
+	n := 0
+	for _, r := range strings.Split(cpus, ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || b < a {
+			return fmt.Errorf("CPU list %q: give numbers and ranges, e.g. 0 or 0-1,3", cpus)
+		}
+		n += b - a + 1
+	}
+	runtime.GOMAXPROCS(n)
+	return nil
+}
+
 // serveConfig is the child's: what -serve-* say.
 type serveConfig struct {
 	instances  int
 	coalesce   time.Duration
 	maxStreams int
 	handler    bool // blocking reads wait in their handlers (PushConfig.BlockingHijack off)
+	handback   bool // next requests on parked connections go back to net/http (PushConfig.BlockingDirect off)
 }
 
 // serve runs the measured node: it loads the registry, prints "ready
@@ -38,6 +63,7 @@ func serve(s serveConfig) error {
 		push.MaxStreams = s.maxStreams
 	}
 	push.BlockingHijack = !s.handler
+	push.BlockingDirect = !s.handback
 	f, err := bench.NewFixtureWith(s.instances, func(c *node.Config) {
 		c.Push = &push
 		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -75,14 +101,19 @@ type child struct {
 
 // startChild runs this program with -serve and waits for it to be ready
 // (loading 100k instances takes seconds; 10 minutes at most).
-func startChild(instances int, coalesce time.Duration, maxStreams int, handler bool) (*child, error) {
+func startChild(cfg Config, instances, maxStreams int) (*child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "-serve", "-serve-instances", strconv.Itoa(instances),
-		"-serve-coalesce", coalesce.String(), "-serve-max-streams", strconv.Itoa(maxStreams),
-		"-serve-blocking-handler="+strconv.FormatBool(handler))
+	args := []string{exe, "-serve", "-serve-instances", strconv.Itoa(instances),
+		"-serve-coalesce", cfg.Coalesce.String(), "-serve-max-streams", strconv.Itoa(maxStreams),
+		"-serve-blocking-handler=" + strconv.FormatBool(cfg.BlockingHandler),
+		"-serve-blocking-handback=" + strconv.FormatBool(cfg.BlockingHandback)}
+	if cfg.NodeCPUs != "" {
+		args = append([]string{"taskset", "-c", cfg.NodeCPUs}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

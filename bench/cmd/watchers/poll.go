@@ -383,7 +383,7 @@ func pollSize(c Config, size int) (pollResult, error) {
 	// of the changes alone), so that the clients read a delta of steady
 	// state.
 	res.prefill = max(0, int(c.PollChurn*(180-15-c.PollFor.Seconds())))
-	ch, err := startChild(size, c.Coalesce, 10000, c.BlockingHandler)
+	ch, err := startChild(c, size, 10000)
 	if err != nil {
 		return res, err
 	}

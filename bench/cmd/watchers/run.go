@@ -20,6 +20,12 @@ func run(c Config) error {
 	if err != nil {
 		return fmt.Errorf("open-file limit: %w", err)
 	}
+	if c.WatcherCPUs != "" {
+		if err := pinSelf(c.WatcherCPUs); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("pinned: node on CPUs %q, watchers on CPUs %q (\"\": not pinned)\n", c.NodeCPUs, c.WatcherCPUs)
 	fmt.Printf("watchers: %s, GOMAXPROCS=%d, %d CPUs, open-file limit %d, started %s\n",
 		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), limit, time.Now().UTC().Format("2006-01-02 15:04:05 UTC"))
 	fmt.Printf("load average %s at start\n", bench.LoadAvg())
@@ -50,9 +56,9 @@ func mib(b int64) float64         { return float64(b) / (1 << 20) }
 func runWatchers(c Config, mode string) error {
 	maxN := c.Watchers[len(c.Watchers)-1]
 	streams := max(maxN+100, 10000)
-	fmt.Printf("\n## %s: %d instances, watchers of %s, %d changes per step, StreamCoalesce %v, BlockingHijack %t, raw blocking clients %t\n\n",
-		mode, c.Instances, c.App, c.Changes, c.Coalesce, !c.BlockingHandler, c.RawBlocking)
-	ch, err := startChild(c.Instances, c.Coalesce, streams, c.BlockingHandler)
+	fmt.Printf("\n## %s: %d instances, watchers of %s, %d changes per step, StreamCoalesce %v, BlockingHijack %t, BlockingDirect %t, raw blocking clients %t\n\n",
+		mode, c.Instances, c.App, c.Changes, c.Coalesce, !c.BlockingHandler, !c.BlockingHandback, c.RawBlocking)
+	ch, err := startChild(c, c.Instances, streams)
 	if err != nil {
 		return err
 	}
