@@ -495,10 +495,11 @@ func (pr *parkedRead) slowSend(rest []byte) {
 	pr.written()
 }
 
-// written is called once the answer is out. The connection goes back to
-// the server when the client sends its next request: the reader goroutine
-// sees its first byte and hands it over (or it has returned already, on a
-// pipelined request, and this does). Until then the connection is idle, as
+// written is called once the answer is out. The client's next request is
+// taken up when it comes: the reader goroutine sees its first byte and
+// serves it (watch_direct.go) or hands the connection back to the server
+// (or it has returned already, on a byte that came before the answer was
+// out, and a goroutine of this does). Until then the connection is idle, as
 // net/http keeps it: under the server's idle timeout, and closed by its
 // shutdown.
 func (pr *parkedRead) written() {
@@ -520,7 +521,10 @@ func (pr *parkedRead) written() {
 	pr.mu.Unlock()
 	pk.mu.Unlock()
 	if out {
-		pr.finish()
+		// Its own goroutine: the next request may be served here
+		// (watch_direct.go), and its head may be still on its way; the
+		// caller may be a writer with other answers due.
+		go pr.finish()
 	}
 }
 
