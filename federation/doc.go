@@ -42,7 +42,9 @@
 // relay sends a snapshot only while its copy is ok, and relays only what it
 // follows over the WAN itself. A node whose relays break, cannot be
 // reached or stay other than ok for StaleAfter follows the WAN itself
-// ("fallback") until a relay is usable again, so a region read never
+// ("fallback") until a relay is usable again (a relay that answers 503,
+// no link in its own view yet or not loaded yet, is asked again after a
+// pull interval; a broken one after StaleAfter), so a region read never
 // depends on one node. Status says, per region, how the node follows it
 // (Via, Relay, Links, and ViaReason for a fallback). WAN bytes are per
 // link, not per node.

@@ -71,7 +71,7 @@ func TestRelayDelta(t *testing.T) {
 	now := f.cfg.Now()
 	r.replace(nil, now)
 	h.update(r.snapshot(), true)
-	sub := h.subscribe()
+	sub, _ := h.subscribe()
 	require.NotNil(t, sub)
 
 	follower := newRegionState("dc2", "dc1")

@@ -22,6 +22,7 @@ package federation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -148,10 +149,15 @@ func (p *puller) route(now time.Time) {
 	}
 }
 
-// setRelayAside stops using the current relay for relayRetry and follows
+// setRelayAside stops using the current relay for relayRetry (for a
+// pull interval when it only does not relay the region yet) and follows
 // the region from elsewhere.
-func (p *puller) setRelayAside(now time.Time, why string) {
-	p.relayBad[p.src.member] = now.Add(p.relayRetry())
+func (p *puller) setRelayAside(now time.Time, why string, notYet bool) {
+	retry := p.relayRetry()
+	if notYet {
+		retry = p.f.cfg.PullInterval
+	}
+	p.relayBad[p.src.member] = now.Add(retry)
 	p.relayWhy[p.src.member] = why
 	p.f.log.Info("relay set aside", "region", p.remote.Name, "relay", p.src.member, "why", why)
 	p.route(now)
@@ -238,7 +244,7 @@ func (p *puller) tickRelay(now time.Time) {
 			p.f.log.Debug("relay idle: reconnecting", "region", p.remote.Name, "relay", p.src.member, "idle", now.Sub(act))
 			p.stream.kick(false)
 		case !p.relayNotOKSince.IsZero() && now.Sub(p.relayNotOKSince) > p.f.cfg.StaleAfter:
-			p.setRelayAside(now, "its copy stayed "+string(p.relayState))
+			p.setRelayAside(now, "its copy stayed "+string(p.relayState), false)
 		}
 	}
 	p.judge(now, false)
@@ -259,7 +265,7 @@ func (p *puller) onRelay(m streamMsg) {
 			p.st.lastErr = "relay " + p.src.member + ": " + m.err.Error()
 			why += ": " + m.err.Error()
 		}
-		p.setRelayAside(now, why)
+		p.setRelayAside(now, why, errors.Is(m.err, errRelayNotYet))
 	case "state":
 		p.relayState = m.state.State
 		if m.state.Loaded {

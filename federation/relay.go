@@ -121,13 +121,16 @@ func (h *relayHub) sendLocked(s *relaySub, frames ...[]byte) {
 	}
 }
 
-// subscribe adds a follower and queues its first frames; nil when this
-// node does not relay the region.
-func (h *relayHub) subscribe() *relaySub {
+// subscribe adds a follower and queues its first frames; nil, and why,
+// when this node does not relay the region (yet).
+func (h *relayHub) subscribe() (*relaySub, string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.open || h.snap == nil {
-		return nil
+	switch {
+	case !h.open:
+		return nil, "this node does not hold the region's WAN link"
+	case h.snap == nil:
+		return nil, "this node holds the region's WAN link but has not loaded it yet"
 	}
 	s := &relaySub{ch: make(chan []byte, relayBuffer)}
 	h.subs[s] = true
@@ -137,7 +140,7 @@ func (h *relayHub) subscribe() *relaySub {
 		h.sendLocked(s, h.snapshotFrame(h.snap))
 		s.synced = true
 	}
-	return s
+	return s, ""
 }
 
 // unsubscribe removes a follower whose stream ended.
@@ -323,9 +326,9 @@ func (f *Federation) ServeRelay(w http.ResponseWriter, r *http.Request, region s
 		http.Error(w, "federation: no such remote region", http.StatusNotFound)
 		return
 	}
-	sub := p.hub.subscribe()
+	sub, why := p.hub.subscribe()
 	if sub == nil {
-		http.Error(w, "federation: this node does not hold the region's WAN link", http.StatusServiceUnavailable)
+		http.Error(w, "federation: "+why, http.StatusServiceUnavailable)
 		return
 	}
 	defer p.hub.unsubscribe(sub)

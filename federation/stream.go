@@ -97,6 +97,13 @@ type streamReader struct {
 // errStreamUnsupported: the remote has no stream.
 var errStreamUnsupported = errors.New("federation: the remote serves no change stream")
 
+// errRelayNotYet: the member asked for a relay answered 503, it relays no
+// copy of the region yet (in its own view it holds no link, or it has not
+// loaded the region): views that disagree while a member joins or a link
+// moves, or a link still loading. The follower tries it again after a
+// pull interval, not after the set-aside of a broken relay.
+var errRelayNotYet = errors.New("not relaying the region yet")
+
 func newStreamReader(p *puller) *streamReader {
 	tr := p.f.client.Transport
 	s := &streamReader{p: p, client: &http.Client{Transport: tr}, msgs: make(chan streamMsg, 16), wake: make(chan struct{}, 1)}
@@ -218,6 +225,9 @@ func (s *streamReader) connect(parent context.Context, t *streamTarget) (establi
 		// The relay says why (a refused signature, no link): keep its first line.
 		b, _ := io.ReadAll(io.LimitReader(res.Body, 300))
 		msg, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		if res.StatusCode == http.StatusServiceUnavailable {
+			return false, fmt.Errorf("federation: GET %s: %s: %s (%w)", req.URL.Redacted(), res.Status, msg, errRelayNotYet)
+		}
 		return false, fmt.Errorf("federation: GET %s: %s: %s", req.URL.Redacted(), res.Status, msg)
 	case res.StatusCode != http.StatusOK:
 		return false, fmt.Errorf("federation: GET %s: %s", req.URL.Redacted(), res.Status)
