@@ -89,18 +89,26 @@ func (pr *parkedRead) serveNext() int {
 	}
 	hc.pre = pr.pre
 	pr.pre = nil
-	if d := headerTimeout(srv); d > 0 {
-		_ = hc.SetReadDeadline(time.Now().Add(d))
-	} else {
-		_ = hc.SetReadDeadline(time.Time{})
-	}
 	br := directReaders.Get().(*bufio.Reader)
 	br.Reset(hc)
 	defer func() {
 		br.Reset(nil)
 		directReaders.Put(br)
 	}()
-	end, err := headEnd(br)
+	// The head nearly always comes whole with its first byte: its first
+	// read of the connection is under the idle deadline still set, and
+	// the header timeout is set only if more must be waited for (one
+	// deadline change less per request, each a runtime timer's); at once
+	// if the server has no idle timeout.
+	waitAt := 3
+	if idleTimeout(srv) <= 0 {
+		waitAt = 2
+	}
+	end, err := headEnd(br, waitAt, func() {
+		if d := headerTimeout(srv); d > 0 {
+			_ = hc.SetReadDeadline(time.Now().Add(d))
+		}
+	})
 	if err != nil {
 		if err == bufio.ErrBufferFull {
 			pr.pre = rest(br, hc) // net/http applies its header limit
@@ -116,9 +124,8 @@ func (pr *parkedRead) serveNext() int {
 		return directHandBack
 	}
 	_, _ = br.Discard(end)
-	_ = hc.SetReadDeadline(time.Time{}) // as net/http leaves a hijacked connection
 	delete(req.Header, "Host")
-	req.RemoteAddr = hc.RemoteAddr().String()
+	req.RemoteAddr = pr.remoteAddr()
 	if tc, ok := hc.Conn.(*tls.Conn); ok {
 		st := tc.ConnectionState()
 		req.TLS = &st
@@ -203,9 +210,10 @@ func headerTimeout(srv *http.Server) time.Duration {
 
 // headEnd reads until br holds a whole request head and returns its
 // length (to the end of the blank line); bufio.ErrBufferFull when it does
-// not fit in br, or the read's error.
-func headEnd(br *bufio.Reader) (int, error) {
-	from := 0
+// not fit in br, or the read's error. The first read of br takes what was
+// read ahead, the second the connection; wait is called before the waitAt-th read of br.
+func headEnd(br *bufio.Reader, waitAt int, wait func()) (int, error) {
+	from, reads := 0, 0
 	for {
 		n := br.Buffered()
 		if n > 0 {
@@ -217,6 +225,9 @@ func headEnd(br *bufio.Reader) (int, error) {
 		}
 		if n == br.Size() {
 			return 0, bufio.ErrBufferFull
+		}
+		if reads++; reads == waitAt {
+			wait()
 		}
 		if _, err := br.Peek(n + 1); err != nil {
 			return 0, err
@@ -310,5 +321,9 @@ func (w *directWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, http.ErrHijacked
 	}
 	w.hijacked = true
+	// No deadline for the parked read (net/http clears it on a hijack);
+	// the read the parked one starts at once must not inherit the idle
+	// or header deadline.
+	_ = w.conn.SetReadDeadline(time.Time{})
 	return w.conn, bufio.NewReadWriter(w.br, bufio.NewWriterSize(w.conn, 16)), nil
 }

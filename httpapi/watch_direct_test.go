@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -278,4 +279,35 @@ func TestWatchDirectAnswersAsTheHandler(t *testing.T) {
 	assert.Equal(t, out[false], out[true], "a change")
 	assert.Contains(t, out[true], "HTTP/1.1 200 OK\r\n")
 	assert.Equal(t, float64(len(reads)+2), nodes[true].next("direct"))
+}
+
+// A next request whose head stalls after a parked read is bounded by the
+// server's header timeout (net/http's rule): the connection is closed,
+// and nothing is served or handed back.
+func TestWatchDirectHeadTimeout(t *testing.T) {
+	for _, idle := range []time.Duration{0, 30 * time.Second} {
+		t.Run(fmt.Sprintf("idle=%v", idle), func(t *testing.T) {
+			n := startPush(t, pushOptions{server: func(s *http.Server) {
+				s.ReadHeaderTimeout = 300 * time.Millisecond
+				s.IdleTimeout = idle
+			}})
+			n.register(javaInstance("slow-app", 1))
+			const path = "/eureka/apps/SLOW-APP"
+			tag := n.get(path, ctJSON).header.Get("ETag")
+			rc := dialRaw(t, n)
+			parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("slow-app", 2)) })
+			_, err := io.WriteString(rc.c, "GET "+path+"?wa")
+			require.NoError(t, err)
+			time.Sleep(50 * time.Millisecond)
+			_, err = io.WriteString(rc.c, "it=60 HTTP/1.1\r\n")
+			require.NoError(t, err)
+			start := time.Now()
+			require.NoError(t, rc.c.SetReadDeadline(time.Now().Add(10*time.Second)))
+			_, err = rc.br.ReadByte()
+			assert.ErrorIs(t, err, io.EOF)
+			assert.Less(t, time.Since(start), 5*time.Second)
+			assert.Zero(t, n.next("direct"))
+			assert.Zero(t, n.next("handed_back"))
+		})
+	}
 }

@@ -43,6 +43,8 @@ type pushOptions struct {
 	sndBuf int
 	// tls serves HTTPS (HTTP/1.1: the test server offers no HTTP/2).
 	tls bool
+	// server, if set, changes the http.Server before it starts.
+	server func(*http.Server)
 }
 
 // testPushConfig is DefaultPushConfig with timers shrunk for tests.
@@ -89,6 +91,9 @@ func startPush(t *testing.T, o pushOptions) *pushNode {
 		o.mutate(&cfg)
 	}
 	srv := httptest.NewUnstartedServer(httpapi.New(cfg))
+	if o.server != nil {
+		o.server(srv.Config)
+	}
 	if o.sndBuf > 0 {
 		srv.Listener = smallBufListener{Listener: srv.Listener, size: o.sndBuf}
 	}

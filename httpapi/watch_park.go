@@ -122,6 +122,7 @@ type parkedRead struct {
 	eof       bool   // the client closed the connection (or it failed)
 	pre       []byte // bytes of the client's next request, read already
 	ended     bool
+	remote    string // conn.RemoteAddr().String(), once needed (watch_direct.go)
 }
 
 func newParker(p *push) *parker {
@@ -157,7 +158,7 @@ func (pk *parker) park(s *Server, w http.ResponseWriter, r *http.Request, res re
 		isTLS = hc.isTLS()
 	}
 	pr := &parkedRead{pk: pk, key: parkKey{res: res, f: f, gz: gz, inm: inm}, conn: conn,
-		shutdown: pk.p.shutdowns.of(r), pre: pre, tls: isTLS}
+		shutdown: pk.p.shutdowns.of(r), pre: pre, tls: isTLS, remote: r.RemoteAddr}
 	pk.p.metrics.blockingWaiting.Inc()
 
 	pk.mu.Lock()
@@ -601,6 +602,16 @@ func (pr *parkedRead) finish() {
 	}
 	_ = pr.conn.Close()
 	pr.end()
+}
+
+// remoteAddr is the client's address as net/http gives it (Request.
+// RemoteAddr), worked out once per connection: a directly served read
+// passes it on to the read it parks.
+func (pr *parkedRead) remoteAddr() string {
+	if pr.remote == "" {
+		pr.remote = pr.conn.RemoteAddr().String()
+	}
+	return pr.remote
 }
 
 // shuttingDown reports whether pr's server is shutting down.

@@ -90,6 +90,9 @@ type Config struct {
 	// GOMAXPROCS is then its list's CPU count. "": not pinned.
 	// -node-cpus, -watcher-cpus ("").
 	NodeCPUs, WatcherCPUs string
+	// NodeCPUProfile, if set, is where the node writes a CPU profile of
+	// its whole run (loading included). -node-cpuprofile ("").
+	NodeCPUProfile string
 	// RawBlocking makes each blocking watcher one plain HTTP/1.1
 	// connection, its requests written by hand and its responses read
 	// with http.ReadResponse, instead of a request of the shared
@@ -222,6 +225,7 @@ func parseFlags(args []string) (Config, serveConfig, bool, error) {
 	fs.BoolVar(&c.BlockingHandler, "blocking-handler", c.BlockingHandler, "blocking reads wait in their handlers (PushConfig.BlockingHijack off), to compare")
 	fs.BoolVar(&c.BlockingHandback, "blocking-handback", c.BlockingHandback, "the next blocking read on an answered parked connection goes back to net/http (PushConfig.BlockingDirect off), to compare")
 	fs.StringVar(&c.NodeCPUs, "node-cpus", c.NodeCPUs, "pin the node's process to these CPUs (taskset -c list, e.g. 0)")
+	fs.StringVar(&c.NodeCPUProfile, "node-cpuprofile", c.NodeCPUProfile, "write a CPU profile of the node's process (its whole run) to this file")
 	fs.StringVar(&c.WatcherCPUs, "watcher-cpus", c.WatcherCPUs, "pin this process (the watchers) to these CPUs (taskset -c list, e.g. 1)")
 	fs.BoolVar(&c.RawBlocking, "raw-blocking", c.RawBlocking, "blocking watchers on plain HTTP/1.1 connections instead of an http.Client")
 	fs.DurationVar(&c.Settle, "settle", c.Settle, "idle time before the node's memory is taken")
@@ -237,6 +241,7 @@ func parseFlags(args []string) (Config, serveConfig, bool, error) {
 	fs.DurationVar(&s.coalesce, "serve-coalesce", 0, "internal: the child's StreamCoalesce")
 	fs.IntVar(&s.maxStreams, "serve-max-streams", 0, "internal: the child's MaxStreams")
 	fs.BoolVar(&s.handler, "serve-blocking-handler", false, "internal: the child's blocking reads wait in their handlers")
+	fs.StringVar(&s.cpuProfile, "serve-cpuprofile", "", "internal: the child's CPU profile")
 	fs.BoolVar(&s.handback, "serve-blocking-handback", false, "internal: the child's parked connections go back to net/http for every next request")
 	if err := fs.Parse(args); err != nil {
 		return c, s, false, err

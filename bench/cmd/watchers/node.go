@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,8 +49,9 @@ type serveConfig struct {
 	instances  int
 	coalesce   time.Duration
 	maxStreams int
-	handler    bool // blocking reads wait in their handlers (PushConfig.BlockingHijack off)
-	handback   bool // next requests on parked connections go back to net/http (PushConfig.BlockingDirect off)
+	handler    bool   // blocking reads wait in their handlers (PushConfig.BlockingHijack off)
+	handback   bool   // next requests on parked connections go back to net/http (PushConfig.BlockingDirect off)
+	cpuProfile string // write a CPU profile of the whole run there
 }
 
 // serve runs the measured node: it loads the registry, prints "ready
@@ -57,6 +59,19 @@ type serveConfig struct {
 // "mem <heap in use> <stack in use> <goroutines>" after a collection. It
 // stops the node and returns when its input ends.
 func serve(s serveConfig) error {
+	if s.cpuProfile != "" {
+		f, err := os.Create(s.cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		}()
+	}
 	push := httpapi.DefaultPushConfig()
 	push.StreamCoalesce = s.coalesce
 	if s.maxStreams > 0 {
@@ -109,7 +124,7 @@ func startChild(cfg Config, instances, maxStreams int) (*child, error) {
 	args := []string{exe, "-serve", "-serve-instances", strconv.Itoa(instances),
 		"-serve-coalesce", cfg.Coalesce.String(), "-serve-max-streams", strconv.Itoa(maxStreams),
 		"-serve-blocking-handler=" + strconv.FormatBool(cfg.BlockingHandler),
-		"-serve-blocking-handback=" + strconv.FormatBool(cfg.BlockingHandback)}
+		"-serve-blocking-handback=" + strconv.FormatBool(cfg.BlockingHandback), "-serve-cpuprofile", cfg.NodeCPUProfile}
 	if cfg.NodeCPUs != "" {
 		args = append([]string{"taskset", "-c", cfg.NodeCPUs}, args...)
 	}
