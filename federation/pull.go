@@ -388,11 +388,16 @@ func (p *puller) judge(now time.Time, changed bool) {
 				p.st.replace(nil, now)
 				changed = true
 				p.needFull = true
-				if p.streaming {
+				if p.streaming && p.src.via != ViaRelay {
 					// The copy is gone: a connection that comes back to
 					// life (a WAN cut shorter than StreamIdleTimeout)
 					// would revive the region empty. Reconnect for a
-					// snapshot.
+					// snapshot. Not a relay's stream: the relay drops its
+					// copy at the same time (this node runs on its age)
+					// and sends what it loads again; cutting it made the
+					// reconnection fail and set the relay aside, so every
+					// relayed node followed the WAN for the stale bound
+					// after a cut (netns datacenter runs).
 					p.stream.kick(false)
 				}
 			}
