@@ -1019,7 +1019,16 @@ const dcFindings = "**Findings.** (1) Fixed in ec5866c (`TestStreamDroppedRegion
 	"keep-alive, a fixed 15 s with no flag, and so must `--region-drop-after`: below it a healthy region with nothing " +
 	"changing flaps between two keep-alives (on loopback with stale 3 s and drop 10 s it went ok, stale, dropped and " +
 	"served empty, reloaded, every 10 s); the command accepts such values without a warning. (3) The cut's stale and drop times are " +
-	"measured from the region's last success, which can be up to one keep-alive (15 s) before the cut itself.\n\n"
+	"measured from the region's last success, which can be up to one keep-alive (15 s) before the cut itself. " +
+	"(4) Fixed in 4a99159 (`TestRelayNotYetIsRetriedSoon`, federation): with `--region-wan-links 1`, the followers asked " +
+	"the link for its relay before it had loaded the region; its 503 set the relay aside for the stale bound, so every " +
+	"node followed the WAN for the first 20 s. A 503 is now retried after a pull interval. (5) Fixed in d1fb0a2: when the " +
+	"WAN cut reached the drop time, each relayed node (which runs on its relay's age) cut its relay stream to reconnect " +
+	"for a snapshot, as a WAN follower must; the reconnection failed, the relay was set aside, and after the heal 2 of " +
+	"the 3 nodes of each datacenter still followed the WAN on fallback for up to 20 s. A relay stream is no longer cut " +
+	"on a drop. (6) The WAN links look holds about 9 s after the start: in their first second each node, seeing itself " +
+	"alone, polls the remote over the WAN, and the pooled connections these polls leave count as active until they " +
+	"have sent nothing for 10 s.\n\n"
 
 // WriteDCReport renders the datacenter runs as Markdown.
 func WriteDCReport(w io.Writer, h ReportHeader, results []*DCResult) error {

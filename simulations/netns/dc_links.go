@@ -212,7 +212,11 @@ func (d *dcRun) links(when string, within time.Duration) error {
 		if all || time.Since(t0) > within {
 			d.res.Links = append(d.res.Links, checks...)
 			for _, c := range checks {
-				d.logf("links %s: %v in %v (first look: %s)", when, c, ms(c.Waited), c.FirstLook)
+				if c.FirstLook != "" {
+					d.logf("links %s: %v in %v (first look: %s)", when, c, ms(c.Waited), c.FirstLook)
+				} else {
+					d.logf("links %s: %v in %v", when, c, ms(c.Waited))
+				}
 			}
 			return nil
 		}
