@@ -24,7 +24,9 @@ package httpapi
 // document's tag once, renders each changed document once, and shared
 // writers send those bytes, byte for byte what the handler below writes,
 // to every read whose tag is stale; the end of the wait answers 304. The
-// connection then goes back to the server for the client's next request
+// client's next request on the connection, when it is another blocking
+// read, is read and served there, through the same handler
+// (watch_direct.go); anything else goes back to the server
 // (watch_handoff.go). An idle parked read costs about 6–7 KB, not 27 KB
 // (BENCHMARKS.md, "Push to applications").
 //

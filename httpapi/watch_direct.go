@@ -47,8 +47,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -134,8 +136,13 @@ func (pr *parkedRead) serveNext() int {
 	req = req.WithContext(ctx)
 
 	dw := &directWriter{conn: hc, br: br}
-	s.handler.ServeHTTP(dw, req)
 	pk.p.metrics.nextDirect.Inc()
+	if !s.serveDirect(dw, req) {
+		if !dw.hijacked {
+			_ = hc.Close()
+		}
+		return directClosed
+	}
 	if dw.hijacked {
 		return directParked
 	}
@@ -186,6 +193,25 @@ func parseHead(head []byte) (*http.Request, error) {
 	h.br.Reset(&h.r)
 	headReaders.Put(h)
 	return req, err
+}
+
+// serveDirect runs the handler for req; false if it panicked, which is
+// logged as net/http logs it (the caller closes the connection, as
+// net/http does; http.ErrAbortHandler is not logged).
+func (s *Server) serveDirect(w *directWriter, req *http.Request) (ok bool) {
+	defer func() {
+		if err := recover(); err != nil {
+			ok = false
+			if err != http.ErrAbortHandler {
+				buf := make([]byte, 64<<10)
+				buf = buf[:runtime.Stack(buf, false)]
+				s.log.Error("panic serving a blocking read", "remote", req.RemoteAddr, "path", req.URL.Path,
+					"panic", fmt.Sprint(err), "stack", string(buf))
+			}
+		}
+	}()
+	s.handler.ServeHTTP(w, req)
+	return true
 }
 
 // rest takes what br has buffered and what hc has left of its read-ahead

@@ -14,13 +14,15 @@ package httpapi
 // Shutdown (the Serve's listener is tracked and closed with the others).
 //
 // A connection goes back when the client's next request begins (its
-// first byte, read by the parked read's reader goroutine), so never idle:
+// first byte, read by the parked read's reader goroutine) and is not a
+// blocking read served on the connection (watch_direct.go), so never idle:
 // to net/http it is a new connection, which Shutdown would take for idle
 // only after five seconds. The bytes of that request read already (that
 // byte, and what the hijacked reader had buffered) go in front
-// (handedConn). One cost: over TLS, the server no longer sees a
-// *tls.Conn, so later requests on that connection have no Request.TLS
-// (the API does not read it).
+// (handedConn): the byte, what the hijacked reader had buffered, and
+// the head (and anything after it) that watch_direct.go read. One cost:
+// over TLS, the server no longer sees a *tls.Conn, so later requests on
+// that connection have no Request.TLS (the API does not read it).
 
 import (
 	"context"
