@@ -16,7 +16,7 @@ package httpapi
 // ResponseWriter (directWriter) that renders the answer as net/http
 // would (answerWriter.bytes) and whose Hijack gives the connection to the
 // read parked anew. A read that does not wait (200 at once, 304, 401,
-// 403, 429, 400) is written and the connection is idle again, its reader
+// 403, 503 of the rate limit, 400) is written and the connection is idle again, its reader
 // waiting for the next request.
 //
 // The request is read as net/http reads it: under the server's header

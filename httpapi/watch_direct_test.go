@@ -311,3 +311,30 @@ func TestWatchDirectHeadTimeout(t *testing.T) {
 		})
 	}
 }
+
+// The rate limit applies to a blocking read served directly as to any
+// read: once the bucket is empty, 503 with Retry-After (Eureka's answer), the same bytes
+// net/http's handler writes.
+func TestWatchDirectRateLimit(t *testing.T) {
+	n := startPush(t, pushOptions{mutate: func(c *httpapi.Config) {
+		c.RateLimit = &httpapi.RateLimitConfig{BurstSize: 3, FetchAverageRate: 0.001, FullFetchAverageRate: 0.001}
+	}})
+	n.register(javaInstance("limit-app", 1))
+	const path = "/eureka/apps/LIMIT-APP"
+	tag := n.get(path, ctJSON).header.Get("ETag") // the first token
+	rc := dialRaw(t, n)
+	tag = parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("limit-app", 2)) }) // the second
+	tag = parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("limit-app", 3)) }) // the third, direct
+	assert.Equal(t, float64(1), n.next("direct"))
+
+	date := regexp.MustCompile(`(?m)^Date: [^\r]*\r$`)
+	rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
+	res, _, raw := rc.receive()
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
+	assert.Equal(t, "1", res.Header.Get("Retry-After"))
+	assert.Equal(t, float64(2), n.next("direct"))
+	fresh := dialRaw(t, n)
+	fresh.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
+	_, _, want := fresh.receive()
+	assert.Equal(t, date.ReplaceAllString(want, "Date: -\r"), date.ReplaceAllString(raw, "Date: -\r"))
+}
