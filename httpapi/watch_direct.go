@@ -6,8 +6,9 @@ package httpapi
 // always another blocking read: the same resource, the new tag, wait=.
 // Handing the connection back to net/http for it (watch_handoff.go) cost
 // a connection goroutine, net/http's background reader, a second hijack
-// and the stop of that reader: per change and per watcher, about twice
-// the node CPU of the answer itself. So the parked read's reader
+// and the stop of that reader: 31–44% of the node's CPU per change and
+// watcher (0.059–0.093 ms with the hand-back, 0.037–0.055 without;
+// BENCHMARKS.md, "Push to applications"). So the parked read's reader
 // goroutine, which sees the first byte of the next request, reads that
 // request itself and, when it is a blocking read of a watchable resource,
 // serves it on the spot: through the Server's own handler (s.handler:
@@ -16,12 +17,14 @@ package httpapi
 // ResponseWriter (directWriter) that renders the answer as net/http
 // would (answerWriter.bytes) and whose Hijack gives the connection to the
 // read parked anew. A read that does not wait (200 at once, 304, 401,
-// 403, 503 of the rate limit, 400) is written and the connection is idle again, its reader
-// waiting for the next request.
+// 403, the rate limit's 503, 400) is written and the connection is idle
+// again, its reader waiting for the next request.
 //
 // The request is read as net/http reads it: under the server's header
-// timeout (ReadHeaderTimeout, else ReadTimeout), with http.ReadRequest,
-// from a pooled 4 KiB bufio.Reader. It is served here only when it is
+// timeout (ReadHeaderTimeout, else ReadTimeout; the first read after its
+// first byte, which nearly always brings the rest, under the idle
+// deadline still set), with http.ReadRequest, from a pooled 4 KiB
+// bufio.Reader. It is served here only when it is
 //   - a complete request head within those 4 KiB (longer: handed back, and
 //     net/http applies MaxHeaderBytes and answers 431 itself);
 //   - an HTTP/1.1 GET in origin form with one valid Host, no body
@@ -40,7 +43,9 @@ package httpapi
 // their context carries the server and the local address but no
 // cancellation (nothing served here waits: a read that must wait is
 // parked), ConnContext and BaseContext are not called, and over TLS
-// Request.TLS is set from the connection as net/http does.
+// Request.TLS is set from the connection as net/http does. A handler's
+// panic is recovered and logged, and closes the connection, as net/http
+// does.
 
 import (
 	"bufio"
