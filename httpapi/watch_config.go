@@ -74,7 +74,7 @@ type PushConfig struct {
 	// BlockingDirect serves the next request on an answered parked
 	// connection on that connection when it is another blocking read
 	// (watch_direct.go): the read is parked again without going back
-	// through the HTTP server, which saves 31–44% of the node's CPU per
+	// through the HTTP server, which saves 28–45% of the node's CPU per
 	// watcher and change (BENCHMARKS.md). Off (or for any other request),
 	// the connection is handed back to the server. Used only with
 	// BlockingHijack. Default true.

@@ -6,8 +6,8 @@ package httpapi
 // always another blocking read: the same resource, the new tag, wait=.
 // Handing the connection back to net/http for it (watch_handoff.go) cost
 // a connection goroutine, net/http's background reader, a second hijack
-// and the stop of that reader: 31–44% of the node's CPU per change and
-// watcher (0.059–0.093 ms with the hand-back, 0.037–0.055 without;
+// and the stop of that reader: 28–45% of the node's CPU per change and
+// watcher (0.059–0.094 ms with the hand-back, 0.037–0.055 without;
 // BENCHMARKS.md, "Push to applications"). So the parked read's reader
 // goroutine, which sees the first byte of the next request, reads that
 // request itself and, when it is a blocking read of a watchable resource,

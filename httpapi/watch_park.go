@@ -45,7 +45,7 @@ package httpapi
 // goes back to the http.Server (watch_handoff.go) with the bytes read of
 // it in front, and is served as any other. Serving the next read on the
 // connection saves the hand-back's new connection, net/http's reader and
-// a second hijack: about 40% of the node's CPU per watcher and change
+// a second hijack: 28–45% of the node's CPU per watcher and change
 // (BENCHMARKS.md, "Push to applications"). Either way it costs no wake-up
 // of its own, and a client's next request is taken up only once that
 // client has its answer. The next requests of one change are taken up
