@@ -77,7 +77,10 @@ type PushConfig struct {
 	// through the HTTP server, which saves 28–45% of the node's CPU per
 	// watcher and change (BENCHMARKS.md). Off (or for any other request),
 	// the connection is handed back to the server. Used only with
-	// BlockingHijack. Default true.
+	// BlockingHijack. The reads served so go to the Server's handler
+	// directly, not through middleware the http.Server's Handler wraps
+	// around it: turn it off if such a wrapper must see every request.
+	// Default true.
 	BlockingDirect bool
 }
 

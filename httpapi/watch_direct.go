@@ -45,7 +45,10 @@ package httpapi
 // parked), ConnContext and BaseContext are not called, and over TLS
 // Request.TLS is set from the connection as net/http does. A handler's
 // panic is recovered and logged, and closes the connection, as net/http
-// does.
+// does. The request goes to the Server's own handler, not to what the
+// http.Server's Handler may wrap it in (the node serves the Server
+// itself): a wrapper that must see every request needs BlockingDirect
+// off.
 
 import (
 	"bufio"
