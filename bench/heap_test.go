@@ -2,6 +2,7 @@ package bench
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -41,7 +42,16 @@ func reregistrationGrowth(t *testing.T) float64 {
 		}
 	}
 	f.ForgetDelta()
-	grown := float64(liveHeap()-loaded) / size
+	// Work still queued behind the registrations (the view's, the sinks')
+	// is no leak, and under a loaded machine it can still hold the replaced
+	// states for a moment (CI once measured +12 B an instance): take the
+	// lowest of a few readings over a second; what is kept stays in all.
+	after := liveHeap()
+	for range 5 {
+		time.Sleep(200 * time.Millisecond)
+		after = min(after, liveHeap())
+	}
+	grown := float64(after-loaded) / size
 	t.Logf("live heap after loading %d instances: %d B; after registering each twice again: %+.1f B an instance", size, loaded, grown)
 	return grown
 }
