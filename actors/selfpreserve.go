@@ -220,6 +220,17 @@ type spClose struct {
 	renews int64
 }
 
+// perClient is how many renewals one client sends in a window.
+func (s *selfPreservation) perClient() float64 {
+	return s.window.Seconds() / s.expectedInterval.Seconds()
+}
+
+// clientsSending is how many clients send renewals in a window (rounded
+// up).
+func (s *selfPreservation) clientsSending(renewals int64) int {
+	return int(math.Ceil(float64(renewals) / s.perClient()))
+}
+
 // threshold is int(expected × (window / expectedInterval) × percent),
 // computed left to right in float64 and truncated, as Eureka does.
 func (s *selfPreservation) threshold() int {
@@ -341,8 +352,7 @@ func (s *selfPreservation) engage(now time.Time) {
 		// eviction: 15% and more of it after a partition under churn, so
 		// that the live fleet never renewed 85% of it and only the
 		// recount released).
-		perClient := s.window.Seconds() / s.expectedInterval.Seconds()
-		s.protected = min(s.protected, int(math.Ceil(float64(high)/perClient)))
+		s.protected = min(s.protected, s.clientsSending(high))
 	}
 	s.recovering = 0
 }
@@ -438,9 +448,8 @@ func (s *selfPreservation) recovered(now time.Time) bool {
 // expected, engaged until the teardown). Too low a count costs at most the
 // noise off the expectation.
 func (s *selfPreservation) adopt(now time.Time, low, high int64) {
-	perClient := s.window.Seconds() / s.expectedInterval.Seconds()
-	s.expected = int(math.Ceil(float64(low) / perClient))
-	s.silent = max(0, s.held-max(s.expected, int(math.Ceil(float64(high)/perClient))))
+	s.expected = s.clientsSending(low)
+	s.silent = max(0, s.held-max(s.expected, s.clientsSending(high)))
 	s.engagedSince = time.Time{}
 	s.protected, s.recovering = 0, 0
 	s.released = now
@@ -464,8 +473,7 @@ const collapseShare = 0.1
 // off whatever the renewals that come back, or let every kept lease go
 // at once, while the fault is still on.
 func (s *selfPreservation) collapsed(measured int64) bool {
-	perClient := s.window.Seconds() / s.expectedInterval.Seconds()
-	return float64(measured) < math.Max(1, collapseShare*float64(s.expected))*perClient
+	return float64(measured) < math.Max(1, collapseShare*float64(s.expected))*s.perClient()
 }
 
 // recountIfNone adopts count (the registry's instances) as the
@@ -568,7 +576,7 @@ func (s *selfPreservation) reason() string {
 			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network, until "+
 			"renewals pass %d (%.0f%% of what the %d clients it protects send) with every member heard, or for %v at most",
 			s.renewsLastWindow, s.window, max(1, s.members), t, s.percent*100, s.expected,
-			s.protectedThreshold(), s.percent*100, s.protected, s.releaseAfter)
+			s.protectedThreshold(), s.percent*100, s.protected, s.releaseAfter) + s.unheardNote()
 	case s.holding:
 		return fmt.Sprintf("holding: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients) since %v ago, but self-preservation released %v ago: it engages again only "+
@@ -585,6 +593,15 @@ func (s *selfPreservation) reason() string {
 	}
 	return fmt.Sprintf("not engaged: %d renewals in the last %v across %d member(s), above the threshold of %d; expired leases are evicted",
 		s.renewsLastWindow, s.window, max(1, s.members), t)
+}
+
+// unheardNote says, while alive members are unheard, that recovery waits
+// for their reports ("" otherwise).
+func (s *selfPreservation) unheardNote() string {
+	if s.unheard == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d alive member(s) unheard: recovery waits for their reports", s.unheard)
 }
 
 // recentSpan is how long the closes have been low, as of the last close.

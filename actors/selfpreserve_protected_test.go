@@ -69,6 +69,7 @@ func faultThenUnheard(t *testing.T) (*selfPreservation, *time.Time) {
 func TestRecoveryWaitsForUnheardMembers(t *testing.T) {
 	sp, now := faultThenUnheard(t)
 	assert.True(t, sp.engaged(), "a member is unheard: %s", sp.reason())
+	assert.Contains(t, sp.reason(), "1 alive member(s) unheard")
 	sp.unheard = 0
 	closes(sp, now, 2, 84)
 	assert.True(t, sp.expirationEnabled(), "every member heard: %s", sp.reason())
