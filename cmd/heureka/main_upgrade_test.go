@@ -129,6 +129,7 @@ func buildHeurekaTags(t *testing.T, tags string) string {
 
 // violations collects what the checkers saw, with counters for the log.
 type violations struct {
+	t    *testing.T // logs the first violation of each kind when it is seen
 	mu   sync.Mutex
 	seen map[string]int // kind → count
 	eg   map[string]string
@@ -144,6 +145,9 @@ func (v *violations) add(kind, example string) {
 	}
 	if v.seen[kind] == 0 {
 		v.eg[kind] = example
+		if v.t != nil {
+			v.t.Logf("%s first %s: %s", time.Now().UTC().Format("15:04:05.000"), kind, example)
+		}
 	}
 	v.seen[kind]++
 }
@@ -199,13 +203,22 @@ func runUpgrade(t *testing.T, n int, oldBin string, to upgradeBinary, back bool)
 		}
 		p.join = strings.Join(seeds, ",")
 	}
+	v := &violations{t: t}
+	// Registered before stopAtCleanup, so run after it: a failed run's
+	// verdict is the last thing it prints, after the nodes' logs (CI keeps
+	// the tail of the output).
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%d nodes, verdict: violations %v; %d reads answered 200, %d refused while not ready, %d renewals",
+				n, v.list(), v.reads.Load(), v.refused.Load(), v.renewals.Load())
+		}
+	})
 	stopAtCleanup(t, &c.procs)
 	for _, p := range c.procs {
 		p.start()
 	}
 	require.Eventually(t, everyoneSees(c.procs), procClusterWithin, procPoll, "the old cluster did not form")
 
-	v := &violations{}
 	// Instances cancelled before the roll: no read may hold them again.
 	var cancelled []string
 	for i := range upgradeCancelled {
@@ -254,6 +267,7 @@ func runUpgrade(t *testing.T, n int, oldBin string, to upgradeBinary, back bool)
 
 	roll := func(to upgradeBinary) {
 		for i, p := range c.procs {
+			t.Logf("%s restarting %s on %s", time.Now().UTC().Format("15:04:05.000"), p.name, filepath.Base(to.path))
 			p.signal(syscall.SIGTERM)
 			p.wait(procExitWithin)
 			c.mu.Lock()
