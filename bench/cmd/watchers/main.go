@@ -91,8 +91,13 @@ type Config struct {
 	// -node-cpus, -watcher-cpus ("").
 	NodeCPUs, WatcherCPUs string
 	// NodeCPUProfile, if set, is where the node writes a CPU profile of
-	// its whole run (loading included). -node-cpuprofile ("").
+	// the changes of the last step of each phase (a later phase's
+	// overwrites it). -node-cpuprofile ("").
 	NodeCPUProfile string
+	// CPUProfile, if set, is where this process (the watchers and the
+	// writer) writes a CPU profile over the same changes.
+	// -cpuprofile ("").
+	CPUProfile string
 	// RawBlocking makes each blocking watcher one plain HTTP/1.1
 	// connection, its requests written by hand and its responses read
 	// with http.ReadResponse, instead of a request of the shared
@@ -225,7 +230,8 @@ func parseFlags(args []string) (Config, serveConfig, bool, error) {
 	fs.BoolVar(&c.BlockingHandler, "blocking-handler", c.BlockingHandler, "blocking reads wait in their handlers (PushConfig.BlockingHijack off), to compare")
 	fs.BoolVar(&c.BlockingHandback, "blocking-handback", c.BlockingHandback, "the next blocking read on an answered parked connection goes back to net/http (PushConfig.BlockingDirect off), to compare")
 	fs.StringVar(&c.NodeCPUs, "node-cpus", c.NodeCPUs, "pin the node's process to these CPUs (taskset -c list, e.g. 0)")
-	fs.StringVar(&c.NodeCPUProfile, "node-cpuprofile", c.NodeCPUProfile, "write a CPU profile of the node's process (its whole run) to this file")
+	fs.StringVar(&c.NodeCPUProfile, "node-cpuprofile", c.NodeCPUProfile, "write a CPU profile of the node's process over the changes of the last step to this file")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", c.CPUProfile, "write a CPU profile of this process (the watchers) over the changes of the last step to this file")
 	fs.StringVar(&c.WatcherCPUs, "watcher-cpus", c.WatcherCPUs, "pin this process (the watchers) to these CPUs (taskset -c list, e.g. 1)")
 	fs.BoolVar(&c.RawBlocking, "raw-blocking", c.RawBlocking, "blocking watchers on plain HTTP/1.1 connections instead of an http.Client")
 	fs.DurationVar(&c.Settle, "settle", c.Settle, "idle time before the node's memory is taken")

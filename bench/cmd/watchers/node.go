@@ -51,27 +51,16 @@ type serveConfig struct {
 	maxStreams int
 	handler    bool   // blocking reads wait in their handlers (PushConfig.BlockingHijack off)
 	handback   bool   // next requests on parked connections go back to net/http (PushConfig.BlockingDirect off)
-	cpuProfile string // write a CPU profile of the whole run there
+	cpuProfile string // where "profile start" … "profile stop" write a CPU profile
 }
 
 // serve runs the measured node: it loads the registry, prints "ready
 // <base>" and then answers the lines of its standard input: "mem" with
-// "mem <heap in use> <stack in use> <goroutines>" after a collection. It
-// stops the node and returns when its input ends.
+// "mem <heap in use> <stack in use> <goroutines>" after a collection;
+// "profile start" and "profile stop" (with -serve-cpuprofile) start and
+// stop a CPU profile written to that file, and answer "ok". It stops the
+// node and returns when its input ends.
 func serve(s serveConfig) error {
-	if s.cpuProfile != "" {
-		f, err := os.Create(s.cpuProfile)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			_ = f.Close()
-		}()
-	}
 	push := httpapi.DefaultPushConfig()
 	push.StreamCoalesce = s.coalesce
 	if s.maxStreams > 0 {
@@ -97,11 +86,67 @@ func serve(s serveConfig) error {
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			fmt.Printf("mem %d %d %d\n", ms.HeapInuse, ms.StackInuse, runtime.NumGoroutine())
+		case "profile start":
+			if err := startProfile(s.cpuProfile); err != nil {
+				fmt.Printf("error %v\n", err)
+				continue
+			}
+			fmt.Println("ok")
+		case "profile stop":
+			if err := stopProfile(); err != nil {
+				fmt.Printf("error %v\n", err)
+				continue
+			}
+			fmt.Println("ok")
 		default:
 			fmt.Printf("error unknown command %q\n", sc.Text())
 		}
 	}
 	return sc.Err()
+}
+
+// profileFile is the file of the CPU profile running, if any.
+var profileFile *os.File
+
+// startProfile starts a CPU profile of this process written to path;
+// stopProfile ends it.
+func startProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	profileFile = f
+	return nil
+}
+
+// stopProfile ends the profile startProfile started (nothing if none).
+func stopProfile() error {
+	if profileFile == nil {
+		return nil
+	}
+	pprof.StopCPUProfile()
+	err := profileFile.Close()
+	profileFile = nil
+	return err
+}
+
+// profile starts or stops the node's CPU profile (-node-cpuprofile).
+func (c *child) profile(cmd string) error {
+	if _, err := io.WriteString(c.in, "profile "+cmd+"\n"); err != nil {
+		return err
+	}
+	l, err := c.out.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(l) != "ok" {
+		return fmt.Errorf("node process answered %q to profile %s", l, cmd)
+	}
+	return nil
 }
 
 // child is the measured node, a child process running serve.

@@ -70,6 +70,7 @@ func runWatchers(c Config, mode string) error {
 	defer w.stop()
 	wr := &writer{c: ctl, base: ch.base, app: c.App}
 
+	last := maxN
 	measure := func(n int) (stepResult, error) {
 		// The transport may hold more connections than watchers (a
 		// request that dialled while another connection came free leaves
@@ -84,7 +85,18 @@ func runWatchers(c Config, mode string) error {
 			return stepResult{}, err
 		}
 		load := bench.LoadAvg()
+		profiling := n == last && (c.CPUProfile != "" || c.NodeCPUProfile != "")
+		if profiling {
+			if err := profileBoth(c, ch, "start"); err != nil {
+				return stepResult{}, err
+			}
+		}
 		res, err := runChanges(w, wr, ctl, n, c.Changes, ch.cpu)
+		if profiling {
+			if perr := profileBoth(c, ch, "stop"); perr != nil && err == nil {
+				err = perr
+			}
+		}
 		res.mem, res.idleCPU, res.idleWall, res.load = m, idleCPU, idleWall, load
 		return res, err
 	}
@@ -112,6 +124,23 @@ func runWatchers(c Config, mode string) error {
 		}
 	}
 	return nil
+}
+
+// profileBoth starts or stops the CPU profiles asked for: the node's
+// (-node-cpuprofile) and this process's (-cpuprofile).
+func profileBoth(c Config, ch *child, cmd string) error {
+	if c.NodeCPUProfile != "" {
+		if err := ch.profile(cmd); err != nil {
+			return err
+		}
+	}
+	if c.CPUProfile == "" {
+		return nil
+	}
+	if cmd == "start" {
+		return startProfile(c.CPUProfile)
+	}
+	return stopProfile()
 }
 
 func printSteps(mode string, base stepResult, steps []stepResult, errs int64, lastErr any) {

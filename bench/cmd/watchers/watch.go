@@ -43,7 +43,7 @@ func newRound(n int) *round {
 // watchers are the goroutines of one mode, all watching one application.
 type watchers struct {
 	mode   string // "blocking" or "stream"
-	raw    bool   // blocking: one plain HTTP/1.1 connection each, not an http.Client
+	raw    bool   // blocking: one plain HTTP/1.1 connection each, not an http.Client (raw_linux.go)
 	base   string
 	app    string
 	client *http.Client
@@ -52,6 +52,8 @@ type watchers struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	n      int
+
+	rawLoops *rawLoops // the raw watchers' event loops
 
 	cur      atomic.Pointer[round]
 	received atomic.Int64 // every 200 or delta event, in or out of rounds
@@ -62,7 +64,9 @@ type watchers struct {
 
 func newWatchers(mode, base, app string, conns int) *watchers {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &watchers{mode: mode, base: base, app: app, client: newClient(conns), ctx: ctx, cancel: cancel}
+	w := &watchers{mode: mode, base: base, app: app, client: newClient(conns), ctx: ctx, cancel: cancel}
+	w.rawLoops = &rawLoops{w: w}
+	return w
 }
 
 // newClient is one transport with up to conns keep-alive connections to
@@ -101,15 +105,16 @@ func (w *watchers) fail(err error) {
 func (w *watchers) grow(n int) {
 	for ; w.n < n; w.n++ {
 		i := w.n
+		if w.mode == "blocking" && w.raw {
+			w.addRaw(i)
+			continue
+		}
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
-			switch {
-			case w.mode == "stream":
+			if w.mode == "stream" {
 				w.stream(i)
-			case w.raw:
-				w.blockingRaw(i)
-			default:
+			} else {
 				w.blocking(i)
 			}
 		}()
@@ -170,71 +175,6 @@ func (w *watchers) blocking(i int) {
 			}
 			etag = resp.Header.Get("ETag")
 		case resp.StatusCode == http.StatusNotModified:
-		default:
-			w.fail(fmt.Errorf("GET /eureka/apps/%s: status %d", w.app, resp.StatusCode))
-			w.pause()
-		}
-	}
-}
-
-// blockingRaw is blocking without http.Client: the same requests written
-// by hand on one keep-alive connection, and the responses read with
-// http.ReadResponse, so that the client's own CPU (a transport's read and
-// write goroutines, per request) competes less with the node's on a
-// small machine.
-func (w *watchers) blockingRaw(i int) {
-	addr := strings.TrimPrefix(w.base, "http://")
-	for w.ctx.Err() == nil {
-		c, err := net.DialTimeout("tcp", addr, 10*time.Second)
-		if err != nil {
-			w.fail(err)
-			w.pause()
-			continue
-		}
-		stop := context.AfterFunc(w.ctx, func() { _ = c.Close() })
-		w.rawLoop(i, c)
-		stop()
-		_ = c.Close()
-	}
-}
-
-// rawLoop makes blocking reads on c until it fails.
-func (w *watchers) rawLoop(i int, c net.Conn) {
-	br := bufio.NewReader(c)
-	etag := ""
-	for w.ctx.Err() == nil {
-		req := "GET /eureka/apps/" + w.app + " HTTP/1.1\r\nHost: node\r\nAccept: application/json\r\n\r\n"
-		if etag != "" {
-			req = "GET /eureka/apps/" + w.app + "?wait=60s HTTP/1.1\r\nHost: node\r\nAccept: application/json\r\nIf-None-Match: " +
-				etag + "\r\n\r\n"
-		}
-		w.inFlight.Add(1)
-		if _, err := io.WriteString(c, req); err != nil {
-			w.inFlight.Add(-1)
-			if w.ctx.Err() == nil {
-				w.fail(err)
-			}
-			return
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err == nil {
-			_, err = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-		w.inFlight.Add(-1)
-		if err != nil {
-			if w.ctx.Err() == nil {
-				w.fail(err)
-			}
-			return
-		}
-		switch resp.StatusCode {
-		case http.StatusOK:
-			if etag != "" {
-				w.record(i)
-			}
-			etag = resp.Header.Get("ETag")
-		case http.StatusNotModified:
 		default:
 			w.fail(fmt.Errorf("GET /eureka/apps/%s: status %d", w.app, resp.StatusCode))
 			w.pause()
