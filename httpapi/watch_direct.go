@@ -9,8 +9,8 @@ package httpapi
 // and the stop of that reader: 28–45% of the node's CPU per change and
 // watcher (0.059–0.094 ms with the hand-back, 0.037–0.055 without;
 // BENCHMARKS.md, "Push to applications"). So the parked read's reader
-// goroutine, which sees the first byte of the next request, reads that
-// request itself and, when it is a blocking read of a watchable resource,
+// goroutine, which sees the next request begin, reads that request
+// itself and, when it is a blocking read of a watchable resource,
 // serves it on the spot: through the Server's own handler (s.handler:
 // authentication, the rate limit, the router, the endpoint's metrics, the
 // readiness gate, serveWatched's If-None-Match and wait), with a
@@ -21,10 +21,11 @@ package httpapi
 // again, its reader waiting for the next request.
 //
 // The request is read as net/http reads it: under the server's header
-// timeout (ReadHeaderTimeout, else ReadTimeout; the first read after its
-// first byte, which nearly always brings the rest, under the idle
-// deadline still set), with http.ReadRequest, from a pooled 4 KiB
-// bufio.Reader. It is served here only when it is
+// timeout (ReadHeaderTimeout, else ReadTimeout) once its first bytes came
+// (on a TCP connection the read that sees it begin nearly always brings
+// all of its head: watch_conn.go; read a byte at a time, the read after
+// the first byte is under the idle deadline still set), with
+// http.ReadRequest, from a pooled 4 KiB bufio.Reader. It is served here only when it is
 //   - a complete request head within those 4 KiB (longer: handed back, and
 //     net/http applies MaxHeaderBytes and answers 431 itself);
 //   - an HTTP/1.1 GET in origin form with one valid Host, no body
@@ -105,14 +106,15 @@ func (pr *parkedRead) serveNext() int {
 		br.Reset(nil)
 		directReaders.Put(br)
 	}()
-	// The head nearly always comes whole with its first byte: its first
-	// read of the connection is under the idle deadline still set, and
-	// the header timeout is set only if more must be waited for (one
-	// deadline change less per request, each a runtime timer's); at once
-	// if the server has no idle timeout.
-	waitAt := 3
-	if idleTimeout(srv) <= 0 {
-		waitAt = 2
+	// The head nearly always came whole with the read that saw it begin
+	// (pr.pre: readNext); the header timeout is set only if more must be
+	// waited for. Read a byte at a time (no descriptor: watch_conn.go),
+	// the head's first read of the connection is under the idle deadline
+	// still set (one deadline change less per request, each a runtime
+	// timer's), unless the server has no idle timeout.
+	waitAt := 2
+	if pr.raw == nil && idleTimeout(srv) > 0 {
+		waitAt = 3
 	}
 	end, err := headEnd(br, waitAt, func() {
 		if d := headerTimeout(srv); d > 0 {

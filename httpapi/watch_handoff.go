@@ -14,13 +14,13 @@ package httpapi
 // Shutdown (the Serve's listener is tracked and closed with the others).
 //
 // A connection goes back when the client's next request begins (its
-// first byte, read by the parked read's reader goroutine) and is not a
+// first bytes, read by the parked read's reader goroutine) and is not a
 // blocking read served on the connection (watch_direct.go), so never idle:
 // to net/http it is a new connection, which Shutdown would take for idle
-// only after five seconds. The bytes of that request read already (that
-// byte, and what the hijacked reader had buffered) go in front
-// (handedConn): the byte, what the hijacked reader had buffered, and
-// the head (and anything after it) that watch_direct.go read. One cost:
+// only after five seconds. The bytes of that request read already go in
+// front (handedConn): those first bytes, what the hijacked reader had
+// buffered, and the head (and anything after it) that watch_direct.go
+// read. One cost:
 // over TLS, the server no longer sees a *tls.Conn, so later requests on
 // that connection have no Request.TLS (the API does not read it).
 
@@ -31,6 +31,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 )
 
 // errHandoffIdle ends a handoff's Serve when its queue is empty.
@@ -116,7 +117,8 @@ func (l *handoffListener) Addr() net.Addr { return l.addr }
 // handedConn is a connection handed back: pre, then the connection.
 type handedConn struct {
 	net.Conn
-	pre []byte // read by net/http's reader only (one at a time)
+	pre []byte          // read by net/http's reader only (one at a time)
+	raw syscall.RawConn // Conn's descriptor, once a read parked on it asked (rawConnOf)
 }
 
 // isTLS reports whether c is a TLS connection.

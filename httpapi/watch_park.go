@@ -18,8 +18,9 @@ package httpapi
 // once (the same bytes net/http would write: status line, the handler's
 // headers sorted, Date, Content-Length, answerWriter) and the shared
 // writers, max(2, GOMAXPROCS) of them, write it to every read of the set.
-// Like the stream's (stream_conn.go), a writer gives a connection
-// streamFastWrite; the rest of a write the kernel does not take by then is
+// A writer writes what the kernel takes of an answer at once (one
+// write(2) on a TCP connection, watch_conn.go; elsewhere what it takes
+// within streamFastWrite, as the stream's writers do); the rest is
 // finished by a goroutine of the connection's own, under
 // blockingWriteAllowance. A node that stops being ready answers every
 // parked read 403, as a waiting handler did.
@@ -31,15 +32,16 @@ package httpapi
 // every parked read of that server 304 with "Connection: close", as
 // net/http does while shutting down (http.Server does not track hijacked
 // connections: watch_shutdown.go calls the parker). Liveness is seen as
-// for a stream: one small goroutine per parked read sits in a one-byte
-// read of the connection, so a client that leaves is dropped at once (and
-// uncounted). A byte that comes while the read is parked is the next
-// request, pipelined: it is kept, and the read stops watching.
+// for a stream: one small goroutine per parked read waits for the
+// connection to be readable (watch_conn.go: no buffer until then), so a
+// client that leaves is dropped at once (and uncounted). Bytes that come
+// while the read is parked are the next request, pipelined: they are
+// kept, and the read stops watching.
 //
 // Keep-alive. After its answer, the connection stays with that goroutine,
 // idle as net/http keeps a connection between requests (under the
-// server's idle timeout; closed by its shutdown), until the first byte of
-// the client's next request. When that request is another blocking read,
+// server's idle timeout; closed by its shutdown), until the client's next
+// request begins. When that request is another blocking read,
 // the goroutine reads and serves it itself (watch_direct.go: through the
 // Server's handler, so parked again or answered at once); anything else
 // goes back to the http.Server (watch_handoff.go) with the bytes read of
@@ -68,6 +70,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -115,17 +118,19 @@ type parkedRead struct {
 	conn     net.Conn
 	ho       *handoff
 	shutdown <-chan struct{}
-	tls      bool // a write that times out breaks a TLS connection: no fast write
+	tls      bool            // a write that times out breaks a TLS connection: no fast write
+	raw      syscall.RawConn // the TCP connection's descriptor, when it has one (watch_conn.go)
 
 	mu        sync.Mutex
 	state     int
 	timer     *time.Timer
-	out       []byte // the answer, once taken
-	closeConn bool   // close the connection after the answer
-	answered  bool   // the answer is written
-	readerOut bool   // watchClose returned
-	eof       bool   // the client closed the connection (or it failed)
-	pre       []byte // bytes of the client's next request, read already
+	out       []byte  // the answer, once taken
+	closeConn bool    // close the connection after the answer
+	answered  bool    // the answer is written
+	readerOut bool    // watchClose returned
+	eof       bool    // the client closed the connection (or it failed)
+	pre       []byte  // bytes of the client's next request, read already
+	preBuf    *[]byte // the pooled buffer pre lies in, if it does (keepNext)
 	ended     bool
 	remote    string // conn.RemoteAddr().String(), once needed (watch_direct.go)
 }
@@ -164,6 +169,9 @@ func (pk *parker) park(s *Server, w http.ResponseWriter, r *http.Request, res re
 	}
 	pr := &parkedRead{pk: pk, key: parkKey{res: res, f: f, gz: gz, inm: inm}, conn: conn,
 		shutdown: pk.p.shutdowns.of(r), pre: pre, tls: isTLS, remote: r.RemoteAddr}
+	if !isTLS {
+		pr.raw = rawConnOf(conn)
+	}
 	pk.p.metrics.blockingWaiting.Inc()
 
 	pk.mu.Lock()
@@ -468,22 +476,22 @@ func (pr *parkedRead) send() {
 	}
 }
 
-// write writes pr's answer for streamFastWrite and reports whether it is
-// all written; the rest is written by a goroutine of its own, which hands
-// the connection back itself, and a failed write closes it. Over TLS the
-// whole answer is written so (a write that times out leaves a TLS
+// write writes pr's answer and reports whether it is all written: one
+// write the kernel takes at once (writeNow), so that a writer never waits
+// for one client; the rest is written by a goroutine of its own, which
+// hands the connection back itself, and a failed write closes it. Over TLS
+// the whole answer is written so (a write that times out leaves a TLS
 // connection unusable).
 func (pr *parkedRead) write() bool {
 	if pr.tls {
 		go pr.slowSend(pr.out)
 		return false
 	}
-	_ = pr.conn.SetWriteDeadline(time.Now().Add(streamFastWrite))
-	n, err := pr.conn.Write(pr.out)
+	n, err := pr.writeNow(pr.out)
 	switch {
-	case err == nil:
+	case err == nil && n == len(pr.out):
 		return true
-	case errors.Is(err, os.ErrDeadlineExceeded):
+	case err == nil || errors.Is(err, os.ErrDeadlineExceeded):
 		go pr.slowSend(pr.out[n:])
 	default:
 		pr.drop()
@@ -502,7 +510,7 @@ func (pr *parkedRead) slowSend(rest []byte) {
 }
 
 // written is called once the answer is out. The client's next request is
-// taken up when it comes: the reader goroutine sees its first byte and
+// taken up when it comes: the reader goroutine sees it begin and
 // serves it (watch_direct.go) or hands the connection back to the server
 // (or it has returned already, on a byte that came before the answer was
 // out, and a goroutine of this does). Until then the connection is idle, as
@@ -544,17 +552,19 @@ func idleTimeout(srv *http.Server) time.Duration {
 }
 
 // watchClose watches the connection while pr is parked: an error is the
-// client gone, a byte its next request (kept); after the answer, the
-// client's next request hands the connection back, and an error (the
-// client gone, the idle timeout) closes it.
+// client gone, bytes its next request (kept); after the answer, the
+// client's next request is served or hands the connection back, and an
+// error (the client gone, the idle timeout) closes it.
 func (pr *parkedRead) watchClose() {
-	var b [1]byte
-	n, err := pr.conn.Read(b[:])
+	bp, n, err := pr.readNext()
 	pr.mu.Lock()
 	if n > 0 {
-		pr.pre = append(pr.pre, b[0])
-	} else if err != nil {
-		pr.eof = true
+		pr.keepNext(bp, n)
+	} else {
+		putNextBuf(bp)
+		if err != nil {
+			pr.eof = true
+		}
 	}
 	pr.readerOut = true
 	answered, eof := pr.answered, pr.eof
@@ -579,7 +589,9 @@ func (pr *parkedRead) finish() {
 	delete(pk.idle, pr)
 	pk.mu.Unlock()
 	for !pr.eof && !pr.closeConn && !pr.shuttingDown() {
-		switch pr.serveNext() {
+		how := pr.serveNext()
+		pr.releasePre()
+		switch how {
 		case directParked, directClosed:
 			pr.end()
 			return
@@ -630,7 +642,7 @@ func (pr *parkedRead) shuttingDown() bool {
 }
 
 // idleAgain waits, as after the parked read's answer (written), for the
-// first byte of the client's next request after one served directly; false
+// client's next request to begin after one served directly; false
 // when the client left, the idle timeout passed or the server shuts down
 // (the caller closes the connection).
 func (pr *parkedRead) idleAgain() bool {
@@ -641,20 +653,48 @@ func (pr *parkedRead) idleAgain() bool {
 	pk.mu.Lock()
 	pk.idle[pr] = struct{}{}
 	pk.mu.Unlock()
-	var b [1]byte
+	var bp *[]byte
 	n := 0
 	if !pr.shuttingDown() { // closeServer may have looked before pr was idle
-		n, _ = pr.conn.Read(b[:])
+		bp, n, _ = pr.readNext()
 	}
 	pk.mu.Lock()
 	delete(pk.idle, pr)
 	pk.mu.Unlock()
 	if n == 0 {
+		putNextBuf(bp)
 		pr.eof = true
 		return false
 	}
-	pr.pre = append(pr.pre[:0], b[0])
+	pr.pre = pr.pre[:0]
+	pr.keepNext(bp, n)
 	return true
+}
+
+// keepNext keeps (*bp)[:n], bytes of the client's next request, after
+// pr.pre: in bp itself when pr.pre is empty (no copy; releasePre gives it
+// back), else copied.
+func (pr *parkedRead) keepNext(bp *[]byte, n int) {
+	if len(pr.pre) == 0 && pr.preBuf == nil {
+		pr.pre, pr.preBuf = (*bp)[:n], bp
+		return
+	}
+	pr.pre = append(pr.pre, (*bp)[:n]...)
+	putNextBuf(bp)
+}
+
+// releasePre gives back the pooled buffer pr.pre was read into, once
+// serveNext has read it (pr.pre is then a copy, or nothing); what is
+// left of it is copied first.
+func (pr *parkedRead) releasePre() {
+	if pr.preBuf == nil {
+		return
+	}
+	if len(pr.pre) > 0 {
+		pr.pre = slices.Clone(pr.pre)
+	}
+	putNextBuf(pr.preBuf)
+	pr.preBuf = nil
 }
 
 // drop closes the connection without an answer (a failed write, the
@@ -671,6 +711,10 @@ func (pr *parkedRead) end() {
 	ended := pr.ended
 	pr.ended = true
 	pr.out = nil
+	if !ended && pr.preBuf != nil {
+		putNextBuf(pr.preBuf)
+		pr.pre, pr.preBuf = nil, nil
+	}
 	pr.mu.Unlock()
 	if ended {
 		return
