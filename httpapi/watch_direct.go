@@ -63,6 +63,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -205,6 +206,10 @@ func parseHead(head []byte) (*http.Request, error) {
 	return req, err
 }
 
+// directHook, when set (by tests only: watch_export_test.go), runs before
+// the handler of each request served directly, as part of it.
+var directHook atomic.Pointer[func(*http.Request)]
+
 // serveDirect runs the handler for req; false if it panicked, which is
 // logged as net/http logs it (the caller closes the connection, as
 // net/http does; http.ErrAbortHandler is not logged).
@@ -220,6 +225,9 @@ func (s *Server) serveDirect(w *directWriter, req *http.Request) (ok bool) {
 			}
 		}
 	}()
+	if h := directHook.Load(); h != nil {
+		(*h)(req)
+	}
 	s.handler.ServeHTTP(w, req)
 	return true
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,35 +24,20 @@ func (n *pushNode) next(how string) float64 {
 	return n.metric("heureka_push_parked_next_requests_total", "how", how)
 }
 
-// parkAndAnswer sends a blocking read of path on rc, has it answered by a
-// change (change), and returns the new tag: rc's connection is then an
-// answered parked one.
-func parkAndAnswer(t *testing.T, n *pushNode, rc *rawConn, path, tag string, change func(), hdr ...string) string {
-	t.Helper()
-	rc.send(path+"?wait=60", append([]string{"Accept", ctJSON, "If-None-Match", tag}, hdr...)...)
-	n.waiting(1)
-	change()
-	res, _, _ := rc.receive()
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	n.waiting(0)
-	return res.Header.Get("ETag")
-}
+// answerTag is the ETag of an answer of watchedApp.parkAndAnswer.
+func answerTag(res *http.Response, _ []byte) string { return res.Header.Get("ETag") }
 
 // The next blocking reads on an answered parked connection are served on
 // it without net/http: parked again and answered 200 by a change, then
 // 304 at the end of a short wait; none is handed back.
 func TestWatchDirectNextReads(t *testing.T) {
-	n := startPush(t, pushOptions{})
-	n.register(javaInstance("direct-app", 1))
-	const path = "/eureka/apps/DIRECT-APP"
-	tag := n.get(path, ctJSON).header.Get("ETag")
-	rc := dialRaw(t, n)
-	tag = parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("direct-app", 2)) })
+	a, rc, tag := answered(t, pushOptions{}, "direct-app")
+	n, path := a.n, a.path
 
 	rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
 	n.waiting(1)
 	assert.Equal(t, float64(1), n.next("direct"))
-	n.register(javaInstance("direct-app", 3))
+	a.change()
 	res, body, _ := rc.receive()
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Contains(t, string(body), "10.0.0.3:direct-app:8080")
@@ -73,11 +58,8 @@ func TestWatchDirectNextReads(t *testing.T) {
 	// With BlockingDirect off, the same reads are handed back.
 	cfg := testPushConfig()
 	cfg.BlockingDirect = false
-	off := startPush(t, pushOptions{push: cfg})
-	off.register(javaInstance("direct-app", 1))
-	tag = off.get(path, ctJSON).header.Get("ETag")
-	rc = dialRaw(t, off)
-	tag = parkAndAnswer(t, off, rc, path, tag, func() { off.register(javaInstance("direct-app", 2)) })
+	a, rc, tag = answered(t, pushOptions{push: cfg}, "direct-app")
+	off := a.n
 	rc.send(path+"?wait=300ms", "Accept", ctJSON, "If-None-Match", tag)
 	res, _, _ = rc.receive()
 	assert.Equal(t, http.StatusNotModified, res.StatusCode)
@@ -91,12 +73,8 @@ func TestWatchDirectNextReads(t *testing.T) {
 // a request pipelined behind a directly answered one. The connection
 // serves requests after each.
 func TestWatchDirectHandsBack(t *testing.T) {
-	n := startPush(t, pushOptions{})
-	n.register(javaInstance("back-app", 1))
-	const path = "/eureka/apps/BACK-APP"
-	tag := n.get(path, ctJSON).header.Get("ETag")
-	rc := dialRaw(t, n)
-	tag = parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("back-app", 2)) })
+	a, rc, tag := answered(t, pushOptions{}, "back-app")
+	n, path := a.n, a.path
 
 	// A plain read.
 	rc.send(path, "Accept", ctJSON)
@@ -107,7 +85,7 @@ func TestWatchDirectHandsBack(t *testing.T) {
 	assert.Equal(t, float64(1), n.next("handed_back"))
 
 	// A blocking read with a body: net/http's handler waits it out.
-	tag = parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("back-app", 3)) })
+	tag = answerTag(a.parkAndAnswer(rc, tag))
 	assert.Zero(t, n.next("direct"), "parked by net/http after the plain read")
 	_, err := io.WriteString(rc.c, "GET "+path+"?wait=200ms HTTP/1.1\r\nHost: x\r\nAccept: "+ctJSON+
 		"\r\nIf-None-Match: "+tag+"\r\nContent-Length: 5\r\n\r\nhello")
@@ -119,11 +97,11 @@ func TestWatchDirectHandsBack(t *testing.T) {
 
 	// A head larger than the direct reader's 4 KiB, within net/http's
 	// limit: handed back, parked by net/http's handler, answered.
-	tag = parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("back-app", 4)) })
+	tag = answerTag(a.parkAndAnswer(rc, tag))
 	rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag, "X-Big", strings.Repeat("b", 8<<10))
 	n.waiting(1)
 	assert.Equal(t, float64(3), n.next("handed_back"))
-	n.register(javaInstance("back-app", 5))
+	a.change()
 	res, _, _ = rc.receive()
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	tag = res.Header.Get("ETag")
@@ -143,7 +121,7 @@ func TestWatchDirectHandsBack(t *testing.T) {
 	assert.Equal(t, float64(4), n.next("handed_back"))
 
 	// And the connection still parks blocking reads.
-	parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("back-app", 6)) })
+	a.parkAndAnswer(rc, tag)
 }
 
 // A request head over net/http's MaxHeaderBytes after a parked read is
@@ -151,12 +129,8 @@ func TestWatchDirectHandsBack(t *testing.T) {
 // while the client still writes); the direct reader holds at most its 4
 // KiB of it, and the node serves on.
 func TestWatchDirectOversizedHead(t *testing.T) {
-	n := startPush(t, pushOptions{})
-	n.register(javaInstance("big-app", 1))
-	const path = "/eureka/apps/BIG-APP"
-	tag := n.get(path, ctJSON).header.Get("ETag")
-	rc := dialRaw(t, n)
-	tag = parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("big-app", 2)) })
+	a, rc, tag := answered(t, pushOptions{}, "big-app")
+	n, path := a.n, a.path
 	go func() {
 		req := "GET " + path + "?wait=60 HTTP/1.1\r\nHost: x\r\nIf-None-Match: " + tag + "\r\nX-Big: " +
 			strings.Repeat("b", http.DefaultMaxHeaderBytes+8<<10) + "\r\n\r\n"
@@ -179,20 +153,17 @@ func TestWatchDirectAuth(t *testing.T) {
 	auth := testAuth(t)
 	n := startPush(t, pushOptions{mutate: func(c *httpapi.Config) { c.Auth = auth }})
 	reader := []string{"Authorization", basic("reader", readerPass)}
-	register := func(i int) {
-		res := n.do(http.MethodPost, "/eureka/apps/AUTH-DIRECT-APP", javaInstance("auth-direct-app", i).json(),
+	a := &watchedApp{n: n, name: "auth-direct-app", path: "/eureka/apps/AUTH-DIRECT-APP"}
+	a.register = func(i int) {
+		res := n.do(http.MethodPost, a.path, javaInstance(a.name, i).json(),
 			"Content-Type", ctJSON, "Authorization", basic("writer", writerPass))
 		require.Equal(t, http.StatusNoContent, res.code, "%s", res)
 	}
-	register(1)
-	const path = "/eureka/apps/AUTH-DIRECT-APP"
-	res := n.do(http.MethodGet, path, nil, append([]string{"Accept", ctJSON}, reader...)...)
-	require.Equal(t, http.StatusOK, res.code)
-	tag := res.header.Get("ETag")
+	a.change()
+	path := a.path
 	rc := dialRaw(t, n)
-	tag = parkAndAnswer(t, n, rc, path, tag, func() { register(2) }, reader...)
+	tag := answerTag(a.parkAndAnswer(rc, a.tag(reader...), reader...))
 
-	date := regexp.MustCompile(`(?m)^Date: [^\r]*\r$`)
 	rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
 	got, _, raw := rc.receive()
 	assert.Equal(t, http.StatusUnauthorized, got.StatusCode)
@@ -200,12 +171,12 @@ func TestWatchDirectAuth(t *testing.T) {
 	fresh := dialRaw(t, n)
 	fresh.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
 	_, _, want := fresh.receive()
-	assert.Equal(t, date.ReplaceAllString(want, "Date: -\r"), date.ReplaceAllString(raw, "Date: -\r"))
+	assert.Equal(t, withoutDate(want), withoutDate(raw))
 
 	rc.send(path+"?wait=60", append([]string{"Accept", ctJSON, "If-None-Match", tag}, reader...)...)
 	n.waiting(1)
 	assert.Equal(t, float64(2), n.next("direct"))
-	register(3)
+	a.change()
 	got, _, _ = rc.receive()
 	assert.Equal(t, http.StatusOK, got.StatusCode)
 }
@@ -228,20 +199,19 @@ func TestWatchDirectAnswersAsTheHandler(t *testing.T) {
 	}
 	const path = "/eureka/apps/DBYTE-APP"
 	conns := map[bool]*rawConn{}
+	apps := map[bool]*watchedApp{}
 	var tag string
 	for direct, n := range nodes {
-		n.register(javaInstance("dbyte-app", 1))
-		tag = n.get(path, ctJSON).header.Get("ETag")
+		apps[direct] = watchApp(n, "dbyte-app")
 		conns[direct] = dialRaw(t, n)
-		tag = parkAndAnswer(t, n, conns[direct], path, tag, func() { n.register(javaInstance("dbyte-app", 2)) })
+		tag = answerTag(apps[direct].parkAndAnswer(conns[direct], apps[direct].tag()))
 	}
 	tagXML := nodes[true].get(path, "").header.Get("ETag")
-	date := regexp.MustCompile(`(?m)^Date: [^\r]*\r$`)
 	ask := func(direct bool, hdr []string) string {
 		rc := conns[direct]
 		rc.send(hdr[0], hdr[1:]...)
 		_, _, raw := rc.receive()
-		return date.ReplaceAllString(raw, "Date: -\r")
+		return withoutDate(raw)
 	}
 	reads := [][]string{
 		{path + "?wait=60", "Accept", ctJSON, "If-None-Match", `"stale"`},
@@ -271,10 +241,10 @@ func TestWatchDirectAnswersAsTheHandler(t *testing.T) {
 		conns[direct].send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
 		n.waiting(1)
 	}
-	for direct, n := range nodes {
-		n.register(javaInstance("dbyte-app", 3))
+	for direct := range nodes {
+		apps[direct].change()
 		_, _, raw := conns[direct].receive()
-		out[direct] = date.ReplaceAllString(raw, "Date: -\r")
+		out[direct] = withoutDate(raw)
 	}
 	assert.Equal(t, out[false], out[true], "a change")
 	assert.Contains(t, out[true], "HTTP/1.1 200 OK\r\n")
@@ -287,15 +257,11 @@ func TestWatchDirectAnswersAsTheHandler(t *testing.T) {
 func TestWatchDirectHeadTimeout(t *testing.T) {
 	for _, idle := range []time.Duration{0, 30 * time.Second} {
 		t.Run(fmt.Sprintf("idle=%v", idle), func(t *testing.T) {
-			n := startPush(t, pushOptions{server: func(s *http.Server) {
+			a, rc, _ := answered(t, pushOptions{server: func(s *http.Server) {
 				s.ReadHeaderTimeout = 300 * time.Millisecond
 				s.IdleTimeout = idle
-			}})
-			n.register(javaInstance("slow-app", 1))
-			const path = "/eureka/apps/SLOW-APP"
-			tag := n.get(path, ctJSON).header.Get("ETag")
-			rc := dialRaw(t, n)
-			parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("slow-app", 2)) })
+			}}, "slow-app")
+			n, path := a.n, a.path
 			_, err := io.WriteString(rc.c, "GET "+path+"?wa")
 			require.NoError(t, err)
 			time.Sleep(50 * time.Millisecond)
@@ -316,18 +282,15 @@ func TestWatchDirectHeadTimeout(t *testing.T) {
 // read: once the bucket is empty, 503 with Retry-After (Eureka's answer), the same bytes
 // net/http's handler writes.
 func TestWatchDirectRateLimit(t *testing.T) {
-	n := startPush(t, pushOptions{mutate: func(c *httpapi.Config) {
+	// The first token: the plain read of the tag; the second: the read
+	// answered; the third: the next one, served directly.
+	a, rc, tag := answered(t, pushOptions{mutate: func(c *httpapi.Config) {
 		c.RateLimit = &httpapi.RateLimitConfig{BurstSize: 3, FetchAverageRate: 0.001, FullFetchAverageRate: 0.001}
-	}})
-	n.register(javaInstance("limit-app", 1))
-	const path = "/eureka/apps/LIMIT-APP"
-	tag := n.get(path, ctJSON).header.Get("ETag") // the first token
-	rc := dialRaw(t, n)
-	tag = parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("limit-app", 2)) }) // the second
-	tag = parkAndAnswer(t, n, rc, path, tag, func() { n.register(javaInstance("limit-app", 3)) }) // the third, direct
+	}}, "limit-app")
+	n, path := a.n, a.path
+	tag = answerTag(a.parkAndAnswer(rc, tag))
 	assert.Equal(t, float64(1), n.next("direct"))
 
-	date := regexp.MustCompile(`(?m)^Date: [^\r]*\r$`)
 	rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
 	res, _, raw := rc.receive()
 	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
@@ -336,5 +299,60 @@ func TestWatchDirectRateLimit(t *testing.T) {
 	fresh := dialRaw(t, n)
 	fresh.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
 	_, _, want := fresh.receive()
-	assert.Equal(t, date.ReplaceAllString(want, "Date: -\r"), date.ReplaceAllString(raw, "Date: -\r"))
+	assert.Equal(t, withoutDate(want), withoutDate(raw))
+}
+
+// A panic in a request served directly is recovered as net/http recovers
+// a handler's: logged (http.ErrAbortHandler silently), its connection
+// closed without an answer and its goroutine ended; the node goes on
+// serving the other connections' next reads, parked and answered, and
+// plain reads.
+func TestWatchDirectPanic(t *testing.T) {
+	undo := httpapi.SetDirectHook(func(r *http.Request) {
+		switch r.Header.Get("X-Panic") {
+		case "boom":
+			panic("boom")
+		case "abort":
+			panic(http.ErrAbortHandler)
+		}
+	})
+	defer undo()
+	a, boom, tag := answered(t, pushOptions{}, "panic-app")
+	n, path := a.n, a.path
+	abort, other := dialRaw(t, n), dialRaw(t, n)
+	a.parkAndAnswer(abort, a.tag())
+	otherTag := answerTag(a.parkAndAnswer(other, a.tag()))
+	before := runtime.NumGoroutine() // the three connections' readers among them
+
+	closed := func(rc *rawConn, name string) {
+		t.Helper()
+		rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag, "X-Panic", name)
+		require.NoError(t, rc.c.SetReadDeadline(time.Now().Add(10*time.Second)))
+		_, err := rc.br.ReadByte()
+		assert.ErrorIs(t, err, io.EOF, "%s: closed without an answer", name)
+	}
+	closed(boom, "boom")
+	logs := n.logs.String()
+	assert.Contains(t, logs, "panic serving a blocking read")
+	assert.Contains(t, logs, "boom")
+	closed(abort, "abort")
+	assert.Equal(t, logs, n.logs.String(), "http.ErrAbortHandler is not logged")
+	assert.Equal(t, float64(2), n.next("direct"))
+	// The closed connections' goroutines end (polled here: Eventually's
+	// own goroutines would be counted).
+	for end := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > before-2 && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), before-2, "goroutines")
+
+	other.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", otherTag)
+	n.waiting(1)
+	assert.Equal(t, float64(3), n.next("direct"))
+	a.change()
+	res, body, _ := other.receive()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, string(body), fmt.Sprintf("10.0.0.%d:panic-app:8080", a.last))
+	n.waiting(0)
+	assert.Equal(t, http.StatusOK, n.get(path, ctJSON).code)
+	assert.Zero(t, n.next("handed_back"))
 }

@@ -83,6 +83,72 @@ func (n *pushNode) waiting(want float64) {
 		20*time.Second, 5*time.Millisecond, "blocking reads waiting")
 }
 
+// watchedApp is an application of a test node that blocking reads watch:
+// each instance registered is a change of its document.
+type watchedApp struct {
+	n    *pushNode
+	name string // lower case, as javaInstance takes it
+	path string // GET path of the application
+	last int    // instances registered
+	// register registers instance i (default: n.register).
+	register func(i int)
+}
+
+// watchApp registers the first instance of the application name on n.
+func watchApp(n *pushNode, name string) *watchedApp {
+	a := &watchedApp{n: n, name: name, path: "/eureka/apps/" + strings.ToUpper(name)}
+	a.register = func(i int) { n.register(javaInstance(name, i)) }
+	a.change()
+	return a
+}
+
+// change registers the application's next instance.
+func (a *watchedApp) change() {
+	a.last++
+	a.register(a.last)
+}
+
+// tag reads the application's ETag (JSON).
+func (a *watchedApp) tag(hdr ...string) string {
+	a.n.t.Helper()
+	res := a.n.do(http.MethodGet, a.path, nil, append([]string{"Accept", ctJSON}, hdr...)...)
+	require.Equal(a.n.t, http.StatusOK, res.code, "%s", res)
+	return res.header.Get("ETag")
+}
+
+// parkAndAnswer sends a blocking read of the application with tag on rc
+// (hdr: more header lines), has a change answer it once it is parked,
+// and returns the 200 and its body: rc's connection is then an answered
+// parked one, idle.
+func (a *watchedApp) parkAndAnswer(rc *rawConn, tag string, hdr ...string) (*http.Response, []byte) {
+	a.n.t.Helper()
+	rc.send(a.path+"?wait=60", append([]string{"Accept", ctJSON, "If-None-Match", tag}, hdr...)...)
+	a.n.waiting(1)
+	a.change()
+	res, body, _ := rc.receive()
+	require.Equal(a.n.t, http.StatusOK, res.StatusCode)
+	require.NotEqual(a.n.t, tag, res.Header.Get("ETag"))
+	a.n.waiting(0)
+	return res, body
+}
+
+// answered starts a node with o watching the application name, and
+// returns it with a connection whose parked read a change answered, and
+// the tag that answer gave.
+func answered(t *testing.T, o pushOptions, name string) (*watchedApp, *rawConn, string) {
+	t.Helper()
+	a := watchApp(startPush(t, o), name)
+	rc := dialRaw(t, a.n)
+	res, _ := a.parkAndAnswer(rc, a.tag())
+	return a, rc, res.Header.Get("ETag")
+}
+
+// dateLine is the Date header of a response, which withoutDate blanks.
+var dateLine = regexp.MustCompile(`(?m)^Date: [^\r]*\r$`)
+
+// withoutDate is a raw response with its Date blanked, to compare bytes.
+func withoutDate(raw string) string { return dateLine.ReplaceAllString(raw, "Date: -\r") }
+
 // Over HTTP/1.1 a parked blocking read keeps one goroutine of its own (the
 // one that sees its client leave), not the handler and net/http's reader;
 // one change answers them all; a client that leaves is uncounted at once.
@@ -137,20 +203,12 @@ func TestWatchParkedHoldsOneGoroutine(t *testing.T) {
 // one that ends with 304, then a plain read) is served like any other.
 // A request pipelined behind a parked read is kept and served after it.
 func TestWatchParkedKeepAlive(t *testing.T) {
-	n := startPush(t, pushOptions{})
-	n.register(javaInstance("alive-app", 1))
-	const path = "/eureka/apps/ALIVE-APP"
-	tag := n.get(path, ctJSON).header.Get("ETag")
+	a := watchApp(startPush(t, pushOptions{}), "alive-app")
+	n, path := a.n, a.path
 	rc := dialRaw(t, n)
-
-	rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
-	n.waiting(1)
-	n.register(javaInstance("alive-app", 2))
-	res, body, _ := rc.receive()
-	require.Equal(t, http.StatusOK, res.StatusCode)
+	res, body := a.parkAndAnswer(rc, a.tag())
 	assert.Contains(t, string(body), "10.0.0.2:alive-app:8080")
 	newTag := res.Header.Get("ETag")
-	require.NotEqual(t, tag, newTag)
 
 	rc.send(path+"?wait=300ms", "Accept", ctJSON, "If-None-Match", newTag)
 	res, body, _ = rc.receive()
@@ -167,7 +225,7 @@ func TestWatchParkedKeepAlive(t *testing.T) {
 	rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", newTag)
 	n.waiting(1)
 	rc.send(path, "Accept", ctJSON)
-	n.register(javaInstance("alive-app", 3))
+	a.change()
 	res, body, _ = rc.receive()
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Contains(t, string(body), "10.0.0.3:alive-app:8080")
@@ -195,7 +253,6 @@ func TestWatchParkedAnswersAsTheHandler(t *testing.T) {
 		nodes[hijack] = startPush(t, pushOptions{name: "same-node", clock: clock, push: cfg,
 			mutate: func(c *httpapi.Config) { c.Ready = ready.Load }})
 	}
-	date := regexp.MustCompile(`(?m)^Date: [^\r]*\r$`)
 	// answers makes the same blocking reads on both nodes, then changes
 	// both, and returns each node's answers.
 	answers := func(reads [][]string, change func(n *pushNode)) map[bool][]string {
@@ -217,7 +274,7 @@ func TestWatchParkedAnswersAsTheHandler(t *testing.T) {
 		for hijack, n := range nodes {
 			for _, rc := range conns[hijack] {
 				_, _, raw := rc.receive()
-				out[hijack] = append(out[hijack], date.ReplaceAllString(raw, "Date: -\r"))
+				out[hijack] = append(out[hijack], withoutDate(raw))
 			}
 			n.waiting(0)
 		}
