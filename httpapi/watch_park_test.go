@@ -382,3 +382,42 @@ func TestWatchParkedOverTLS(t *testing.T) {
 	assert.Equal(t, float64(1), n.metric("heureka_push_blocking_reads_total", "result", "not_modified"))
 	n.waiting(0)
 }
+
+// An answer the kernel does not take at once (a client that does not
+// read, a large document) is finished by its connection's goroutine: the
+// writers answer the other parked reads meanwhile, and the slow client,
+// once it reads, gets the whole answer, and its connection serves its
+// next read.
+func TestWatchParkedSlowClientGetsTheWholeAnswer(t *testing.T) {
+	n := startPush(t, pushOptions{sndBuf: 4096})
+	const path = "/eureka/apps/HEAVY-APP"
+	big := strings.Repeat("x", 32<<10)
+	for i := 1; i <= 40; i++ { // a document of about 1.3 MB
+		n.register(javaInstance("heavy-app", i).with("metadata", map[string]any{"blob": big}))
+	}
+	tag := n.get(path, ctJSON).header.Get("ETag")
+	slow, fast := dialRaw(t, n), dialRaw(t, n)
+	for _, rc := range []*rawConn{slow, fast} {
+		rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
+	}
+	n.waiting(2)
+	n.register(javaInstance("heavy-app", 41))
+	res, body, _ := fast.receive()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	newTag := res.Header.Get("ETag")
+	require.Greater(t, len(body), 1<<20)
+
+	time.Sleep(100 * time.Millisecond) // the slow client reads only now
+	got, gotBody, _ := slow.receive()
+	require.Equal(t, http.StatusOK, got.StatusCode)
+	assert.Equal(t, newTag, got.Header.Get("ETag"))
+	assert.Equal(t, body, gotBody, "the same bytes")
+	n.waiting(0)
+
+	slow.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", newTag)
+	n.waiting(1)
+	n.register(javaInstance("heavy-app", 42))
+	got, gotBody, _ = slow.receive()
+	require.Equal(t, http.StatusOK, got.StatusCode)
+	assert.Contains(t, string(gotBody), "10.0.0.42:heavy-app:8080")
+}
