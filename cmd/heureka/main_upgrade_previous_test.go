@@ -123,5 +123,14 @@ func buildPrevious(dir string) (string, error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build at %s: %w: %s", c, err, out)
 	}
+	previousRelease.early404 = !hasSwitch(src, "renew-not-found-before-ready")
 	return bin, nil
+}
+
+// hasSwitch reports whether the sources in src declare the sabotage switch
+// name: each switch puts back a bug its release fixed, so a release without
+// it still has that bug.
+func hasSwitch(src, name string) bool {
+	b, err := os.ReadFile(filepath.Join(src, "internal", "sabotage", "sabotage.go"))
+	return err == nil && bytes.Contains(b, []byte(`"`+name+`"`))
 }

@@ -40,7 +40,24 @@ const (
 	upgradeLease     = 5                      // the clients' lease, seconds
 	upgradeSettle    = 3 * time.Second        // under load between two restarts
 	upgradeReadEvery = 100 * time.Millisecond // the reader's pass over every node
+
+	upgradeReadyTimeout = 5 * time.Second // procShortTimers' --ready-timeout
 )
+
+// upgradeTimers scale the rest of Eureka's timers with the clients'
+// renewal interval (500 ms for Eureka's 30 s: a sixtieth), on top of
+// procShortTimers: self-preservation expects what the clients send, and a
+// tombstone lives a sixtieth of its 10 minutes, so that it runs out during
+// the roll and a stale copy a restarted node holds or fetches would bring
+// a cancelled instance back where the reader sees it. Both releases take
+// these flags.
+var upgradeTimers = []string{
+	"--expected-client-renewal-interval", "500ms",
+	"--renewal-threshold-update-interval", "15s",
+	"--tombstone-ttl", "10s",
+	"--delta-retention", "3s",
+	"--delta-retention-interval", "500ms",
+}
 
 // upgradeEnv names a binary of the previous release to use instead of
 // building one from the history.
@@ -52,6 +69,11 @@ var previousRelease = struct {
 	dir  string
 	bin  string
 	err  error
+	// early404: the release answers a renewal that reaches it before its
+	// initial sync with 404 (it predates the renew-not-found-before-ready
+	// fix), as it always did; the client registers again. The rollback
+	// records these apart, as that release's own behaviour.
+	early404 bool
 }{}
 
 // TestMain removes the previous release's build when the tests are done.
@@ -81,6 +103,8 @@ func previousBinary(t *testing.T) string {
 		previousRelease.bin, previousRelease.err = buildPrevious(dir)
 	})
 	require.NoError(t, previousRelease.err, "build the previous release from git history")
+	t.Logf("previous release: %s (answers a renewal 404 before its initial sync, fixed since: %v)",
+		filepath.Base(previousRelease.bin), previousRelease.early404)
 	return previousRelease.bin
 }
 
@@ -133,6 +157,9 @@ type violations struct {
 	mu   sync.Mutex
 	seen map[string]int // kind → count
 	eg   map[string]string
+	// previous counts what the previous release does that this one fixed
+	// (kind → count): logged, not violations.
+	previous map[string]int
 
 	reads, refused, renewals atomic.Int64
 }
@@ -152,6 +179,33 @@ func (v *violations) add(kind, example string) {
 	v.seen[kind]++
 }
 
+// addPrevious records a behaviour of the previous release that this one
+// fixed.
+func (v *violations) addPrevious(kind, example string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.previous == nil {
+		v.previous = map[string]int{}
+	}
+	if v.previous[kind] == 0 && v.t != nil {
+		v.t.Logf("%s first %s (the previous release's own, fixed since): %s", time.Now().UTC().Format("15:04:05.000"), kind, example)
+	}
+	v.previous[kind]++
+}
+
+// previousList returns "kind ×count" for each behaviour of the previous
+// release seen.
+func (v *violations) previousList() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []string
+	for k, n := range v.previous {
+		out = append(out, fmt.Sprintf("%s ×%d", k, n))
+	}
+	sort.Strings(out)
+	return out
+}
+
 // list returns "kind ×count (first: example)" for each kind seen.
 func (v *violations) list() []string {
 	v.mu.Lock()
@@ -168,17 +222,21 @@ func (v *violations) list() []string {
 type upgradeCluster struct {
 	t     *testing.T
 	procs []*heurekaProc
-	mu    sync.Mutex // guards procs[i].cmd while a node restarts
+	old   string      // the previous release's binary
+	mu    sync.Mutex  // guards procs[i].cmd, .bin and started while a node restarts
+	start []time.Time // when each node's current process started
 }
 
-// node returns the base URL of node i, "" while it is being restarted.
-func (c *upgradeCluster) node(i int) string {
+// node returns the base URL of node i ("" while it is being restarted) and
+// whether it runs the previous release and started less than the ready
+// timeout ago (so may not have finished its initial sync).
+func (c *upgradeCluster) node(i int) (base string, previousSyncing bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.procs[i].running() {
-		return ""
+		return "", false
 	}
-	return c.procs[i].base()
+	return c.procs[i].base(), c.procs[i].bin == c.old && time.Since(c.start[i]) < upgradeReadyTimeout
 }
 
 // runUpgrade starts n nodes of oldBin (each joining all the others, as a
@@ -187,11 +245,12 @@ func (c *upgradeCluster) node(i int) string {
 // set, each again on oldBin, while the clients renew and a reader checks
 // every node's /eureka/apps.
 func runUpgrade(t *testing.T, n int, oldBin string, to upgradeBinary, back bool) *violations {
-	c := &upgradeCluster{t: t, procs: make([]*heurekaProc, n)}
+	c := &upgradeCluster{t: t, procs: make([]*heurekaProc, n), old: oldBin, start: make([]time.Time, n)}
 	for i := range c.procs {
 		c.procs[i] = &heurekaProc{t: t, bin: oldBin, name: fmt.Sprintf("n%d", i+1),
 			httpAddr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t, false))),
 			gossipAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t, true))),
+			extra:      upgradeTimers,
 		}
 	}
 	for i, p := range c.procs {
@@ -214,8 +273,9 @@ func runUpgrade(t *testing.T, n int, oldBin string, to upgradeBinary, back bool)
 		}
 	})
 	stopAtCleanup(t, &c.procs)
-	for _, p := range c.procs {
+	for i, p := range c.procs {
 		p.start()
+		c.start[i] = time.Now()
 	}
 	require.Eventually(t, everyoneSees(c.procs), procClusterWithin, procPoll, "the old cluster did not form")
 
@@ -273,6 +333,7 @@ func runUpgrade(t *testing.T, n int, oldBin string, to upgradeBinary, back bool)
 			c.mu.Lock()
 			p.bin, p.env = to.path, to.env
 			p.start()
+			c.start[i] = time.Now()
 			c.mu.Unlock()
 			ready := within(procReadyWithin, func() bool {
 				code, _ := procDo("GET", p.base()+"/readyz", "")
@@ -296,8 +357,9 @@ func runUpgrade(t *testing.T, n int, oldBin string, to upgradeBinary, back bool)
 	}
 	close(stop)
 	wg.Wait()
-	t.Logf("%d nodes, %v: %d reads answered 200, %d refused while not ready, %d renewals; violations: %v",
-		n, time.Since(start).Round(time.Second), v.reads.Load(), v.refused.Load(), v.renewals.Load(), v.list())
+	t.Logf("%d nodes, %v: %d reads answered 200, %d refused while not ready, %d renewals; violations: %v; "+
+		"the previous release's own (fixed since): %v",
+		n, time.Since(start).Round(time.Second), v.reads.Load(), v.refused.Load(), v.renewals.Load(), v.list(), v.previousList())
 	if !t.Failed() && back {
 		require.Positive(t, v.reads.Load(), "no read was answered: the checker judged nothing")
 	}
@@ -333,7 +395,7 @@ func renewLoop(c *upgradeCluster, v *violations, app, id string, home int, stop 
 		case <-tick.C:
 		}
 		for try := 0; try < n; try++ {
-			base := c.node(home)
+			base, previousSyncing := c.node(home)
 			if base == "" {
 				home = (home + 1) % n
 				continue
@@ -344,7 +406,11 @@ func renewLoop(c *upgradeCluster, v *violations, app, id string, home int, stop 
 				break
 			}
 			if code == http.StatusNotFound {
-				v.add("renewal answered 404", fmt.Sprintf("%s/%s on %s", app, id, base))
+				if previousSyncing && previousRelease.early404 {
+					v.addPrevious("renewal answered 404", fmt.Sprintf("%s/%s on %s", app, id, base))
+				} else {
+					v.add("renewal answered 404", fmt.Sprintf("%s/%s on %s", app, id, base))
+				}
 				// As the Java client does: register again.
 				procDo("POST", base+"/eureka/apps/"+app, upgradeRegisterBody(app, id, upgradeLease))
 				break
@@ -368,7 +434,7 @@ func readLoop(c *upgradeCluster, v *violations, clients, cancelled []string, sto
 		case <-tick.C:
 		}
 		for i := range c.procs {
-			base := c.node(i)
+			base, _ := c.node(i)
 			if base == "" {
 				continue
 			}
