@@ -567,6 +567,12 @@ func (s *selfPreservation) reason() string {
 			"clients send: a collapse is a network fault, so expired leases are kept until renewals come back "+
 			"(the release after %v engaged does not adopt a collapsed rate)",
 			s.renewsLastWindow, s.window, max(1, s.members), collapseShare*100, s.expected, s.releaseAfter)
+	case s.engaged() && t == 0:
+		return fmt.Sprintf("engaged: the threshold is 0 (%.0f%% of %d expected clients, each sending one renewal every %v, "+
+			"over a window of %v rounds down to 0), so no count of renewals lets expired leases go, as in Eureka; "+
+			"%d renewals in the last %v across %d member(s). The window is too short for the expected renewal interval "+
+			"(--renewal-window, --expected-client-renewal-interval)",
+			s.percent*100, s.expected, s.expectedInterval, s.window, s.renewsLastWindow, s.window, max(1, s.members))
 	case s.engaged() && s.protected == 0:
 		return fmt.Sprintf("engaged: %d renewals in the last %v across %d member(s), at or below the threshold of %d "+
 			"(%.0f%% of %d expected clients); expired leases are kept in case the fault is on the network",

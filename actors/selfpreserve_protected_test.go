@@ -74,3 +74,19 @@ func TestRecoveryWaitsForUnheardMembers(t *testing.T) {
 	closes(sp, now, 2, 84)
 	assert.True(t, sp.expirationEnabled(), "every member heard: %s", sp.reason())
 }
+
+// A window too short for the expected renewal interval rounds the threshold
+// down to 0, which keeps every expired lease whatever the count (Eureka's
+// rule): the reason says so and names the two settings, instead of calling
+// 31 renewals "at or below the threshold of 0".
+func TestZeroThresholdReasonNamesTheSettings(t *testing.T) {
+	sp := &selfPreservation{enabled: true, percent: 0.85, expectedInterval: prodRenew, window: 500 * time.Millisecond,
+		releaseAfter: prodRecount, expected: 36, held: 36}
+	now := testEpoch
+	closes(sp, &now, 8, 31)
+	require.Zero(t, sp.threshold())
+	assert.True(t, sp.engaged(), sp.reason())
+	assert.Contains(t, sp.reason(), "the threshold is 0")
+	assert.Contains(t, sp.reason(), "--renewal-window")
+	assert.NotContains(t, sp.reason(), "at or below the threshold of 0")
+}
