@@ -297,6 +297,11 @@ func (p *puller) onRelay(m streamMsg) {
 			p.stream.kick(false) // reconnect for a snapshot
 		} else {
 			p.metrics.pull("relay-delta", "ok")
+			// This copy is the relay's again (after a drop, its deltas
+			// rebuilt it): the relay's keep-alives freshen it from now
+			// on, as after a snapshot. Kept waiting for a snapshot that
+			// never comes, a quiet region went stale and dropped again.
+			p.needFull = p.needFull && sabotage.On(sabotage.RelayHealNotRevived)
 		}
 		p.relaySucceeded()
 	}
@@ -311,7 +316,11 @@ func (p *puller) relaySucceeded() {
 	if p.relayOK.After(p.st.lastOK) {
 		p.st.lastOK = p.relayOK
 	}
-	p.st.state = StateOK // judge ages it by lastOK
+	if p.st.state != StateDropped || p.f.cfg.Now().Sub(p.st.lastOK) <= p.f.cfg.DropAfter {
+		// judge ages it by lastOK; a copy dropped with its relay's
+		// (the relay's delta that deletes every instance) stays dropped.
+		p.st.state = StateOK
+	}
 }
 
 // fromRelay accepts relayed instances as the region's: the marker that
@@ -382,26 +391,27 @@ func (p *puller) judge(now time.Time, changed bool) {
 	if p.st.loaded {
 		age := now.Sub(p.st.lastOK)
 		switch {
-		case age > p.f.cfg.DropAfter:
+		case age > p.f.cfg.DropAfter && !p.relayHoldsCopy():
 			if p.st.state != StateDropped {
 				p.st.state = StateDropped
 				p.st.replace(nil, now)
 				changed = true
 				p.needFull = true
-				if p.streaming && p.src.via != ViaRelay {
+				if p.streaming && (p.src.via != ViaRelay || sabotage.On(sabotage.RelayStreamCutOnDrop)) {
 					// The copy is gone: a connection that comes back to
 					// life (a WAN cut shorter than StreamIdleTimeout)
 					// would revive the region empty. Reconnect for a
-					// snapshot. Not a relay's stream: the relay drops its
-					// copy at the same time (this node runs on its age)
-					// and sends what it loads again; cutting it made the
-					// reconnection fail and set the relay aside, so every
-					// relayed node followed the WAN for the stale bound
-					// after a cut (netns datacenter runs).
+					// snapshot. Not a relay's stream: the relay has
+					// dropped its copy too (relayHoldsCopy), its deltas
+					// keep this copy equal to its own, and it sends what
+					// it loads again; cutting it made the reconnection
+					// fail and set the relay aside, so every relayed node
+					// followed the WAN for the stale bound after a cut
+					// (netns datacenter runs).
 					p.stream.kick(false)
 				}
 			}
-		case age > p.f.cfg.StaleAfter:
+		case age > p.f.cfg.StaleAfter && p.st.state != StateDropped:
 			p.st.state = StateStale
 		}
 	}
@@ -415,6 +425,22 @@ func (p *puller) judge(now time.Time, changed bool) {
 	snap := p.st.snapshot()
 	p.f.publish(p.remote.Name, snap, changed)
 	p.hub.update(snap, changed)
+}
+
+// relayHoldsCopy reports whether this node follows a relay that still
+// holds its copy of the region: connected, synced, and the relay's last
+// state not dropped. The node then drops its own copy when the relay says
+// it dropped (its state event, then the delta that deletes every
+// instance), not on its own tick a moment before: a heal in between would
+// bring the relay back to ok with the copy it kept, which it does not
+// send again, and leave this node empty until the next remote change.
+// Meanwhile the region shows stale; a relay that stays other than ok for
+// StaleAfter is set aside (tickRelay), and the WAN judges on its own.
+func (p *puller) relayHoldsCopy() bool {
+	if sabotage.On(sabotage.RelayFollowerDropsAhead) {
+		return false
+	}
+	return p.src.via == ViaRelay && p.streaming && p.relaySynced && p.relayState != StateDropped
 }
 
 // pull fetches the delta or the full registry and applies it; it reports

@@ -342,6 +342,27 @@ const (
 	// link, as before links: no node follows a relay (federation
 	// puller.pick).
 	EveryNodeOnWAN Switch = "every-node-on-wan"
+	// RelayStreamCutOnDrop makes a relayed node whose region drops cut
+	// its relay's stream to reconnect for a snapshot, as a node on the
+	// WAN must, as before: in the datacenter runs the reconnection failed
+	// and set the relay aside (federation puller.judge).
+	RelayStreamCutOnDrop Switch = "relay-stream-cut-on-drop"
+	// RelayHealNotRevived keeps a relayed node whose copy was dropped
+	// waiting for a snapshot after its relay's deltas rebuilt it, as
+	// before: the relay's keep-alives never freshen it again, and a quiet
+	// region goes stale and drops again after the heal (federation
+	// puller.onRelay).
+	RelayHealNotRevived Switch = "relay-heal-not-revived"
+	// RelayFollowerDropsAhead lets a relayed node drop its copy on its own
+	// tick once its relay's age passes the drop bound, before the relay
+	// says it dropped, as before: a heal in between brings the relay back
+	// to ok with the copy it kept and leaves the node empty until the next
+	// remote change (federation puller.relayHoldsCopy).
+	RelayFollowerDropsAhead Switch = "relay-follower-drops-ahead"
+	// StreamUncompressed makes the federation's stream reader ask for the
+	// plain change stream and relay, as the previous release did: every
+	// WAN byte as JSON (federation streamReader.connect).
+	StreamUncompressed Switch = "stream-uncompressed"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -429,6 +450,14 @@ var All = []Switch{
 // RelayUnsigned is unit-only: the simulations run without basic auth;
 // node's auth relay test shows it directly.
 //
+// RelayStreamCutOnDrop, RelayHealNotRevived and RelayFollowerDropsAhead
+// are unit-only until a datacenters run is seen to catch them: the last
+// two need a heal within a pull interval of the drop, or a remote region
+// that stays quiet for the stale bound after the heal; federation's relay
+// drop tests show each directly. StreamUncompressed likewise: no
+// simulation counts the bytes on the WAN; federation's compression test
+// does.
+//
 // SPNoRecovery is unit-only: partition-churn at its full duration catches
 // it in two or three seeds of four (sp-after-heal, eviction-after-heal), but not
 // seed 1 at the short duration the sabotage run uses (registrations count
@@ -445,4 +474,4 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
 	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, SPNoRecovery, SilentDrainedByCancels, ProtocolRangeNotAdvertised, SPNoWarmUp, LeftReportDropped, FailedReportDropped,
 	StreamBackoffSurvivesRejoin, ProtectedByExpectation, MeasuredLeasesCountedTwice, RecoveryWhileMembersUnheard,
-	RelayUnsigned}
+	RelayUnsigned, RelayStreamCutOnDrop, RelayHealNotRevived, RelayFollowerDropsAhead, StreamUncompressed}
