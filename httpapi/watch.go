@@ -41,10 +41,13 @@ package httpapi
 // and sets its write deadline to the wait plus blockingWriteAllowance.
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -190,11 +193,11 @@ func (p *push) waitParam(r *http.Request) (time.Duration, error) {
 	if r.URL.RawQuery == "" {
 		return 0, nil
 	}
-	v, ok := r.URL.Query()["wait"]
+	v, ok := queryValue(r.URL.RawQuery, "wait")
 	if !ok {
 		return 0, nil
 	}
-	d, err := parseWait(v[0], p.cfg.MaxWait)
+	d, err := parseWait(v, p.cfg.MaxWait)
 	if err != nil {
 		return 0, err
 	}
@@ -204,11 +207,60 @@ func (p *push) waitParam(r *http.Request) (time.Duration, error) {
 	return d, nil
 }
 
+// queryValue is url.Values' Get of what URL.Query parses from raw, for
+// one key, whether it is there: pairs split at "&", one with a ";"
+// dropped, keys and values unescaped (a pair that does not unescape
+// dropped). It builds no map: a blocking read asks for one key on every
+// request.
+func queryValue(raw, key string) (string, bool) {
+	if strings.Count(raw, "&") >= 1000 { // URL.Query's own limits apply
+		v, ok := (url.Values)(queryOf(raw))[key]
+		if !ok {
+			return "", false
+		}
+		return v[0], true
+	}
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" || strings.IndexByte(pair, ';') >= 0 {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		if strings.ContainsAny(k, "%+") {
+			var err error
+			if k, err = url.QueryUnescape(k); err != nil {
+				continue
+			}
+		}
+		if strings.ContainsAny(v, "%+") {
+			var err error
+			if v, err = url.QueryUnescape(v); err != nil {
+				continue
+			}
+		}
+		if k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// queryOf is URL.Query of a raw query.
+func queryOf(raw string) url.Values {
+	u := url.URL{RawQuery: raw}
+	return u.Query()
+}
+
 // parseWait parses a wait value, whole seconds ("30") or a Go duration
 // ("30s", "1m", "1500ms"), and caps it at maxWait.
 func parseWait(s string, maxWait time.Duration) (time.Duration, error) {
 	var d time.Duration
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+	n, err := int64(0), errNotInteger
+	if isInteger(s) { // else ParseInt's error would be an allocation per read
+		n, err = strconv.ParseInt(s, 10, 64)
+	}
+	if err == nil {
 		if n > int64(maxWait/time.Second)+1 {
 			n = int64(maxWait/time.Second) + 1 // capped below; no overflow
 		}
@@ -221,4 +273,24 @@ func parseWait(s string, maxWait time.Duration) (time.Duration, error) {
 		return 0, badRequest(fmt.Sprintf("wait %s must not be negative", strconv.Quote(s)))
 	}
 	return min(d, maxWait), nil
+}
+
+// errNotInteger stands for ParseInt's error on what isInteger refuses.
+var errNotInteger = errors.New("not an integer")
+
+// isInteger reports whether s has the form strconv.ParseInt takes in base
+// 10: an optional sign, then digits.
+func isInteger(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -369,5 +369,7 @@ func (w *directWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	// the read the parked one starts at once must not inherit the idle
 	// or header deadline.
 	_ = w.conn.SetReadDeadline(time.Time{})
-	return w.conn, bufio.NewReadWriter(w.br, bufio.NewWriterSize(w.conn, 16)), nil
+	// No writer: park, the only caller, takes the reader's buffered bytes
+	// alone (one allocation less per read parked).
+	return w.conn, bufio.NewReadWriter(w.br, nil), nil
 }

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,4 +108,20 @@ func TestListsAddress(t *testing.T) {
 	assert.False(t, listsAddress("ab", "b"))
 	assert.False(t, listsAddress("", "b"))
 	assert.False(t, listsAddress("B", "b"), "VIPs match case-sensitively")
+}
+
+// queryValue finds what URL.Query finds for a key, first value first.
+func TestQueryValueIsURLQuery(t *testing.T) {
+	for _, raw := range []string{
+		"", "wait=60", "wait=60s", "a=1&wait=2", "wait", "wait=", "w%61it=5", "wait=%3", "wait=%33",
+		"wait=1;x=2", "x;y&wait=3", "wait=1+2", "wait=%2B5", "&&wait=4&wait=5", "=&wait=6", "wait=7=8",
+		"wa+it=9", "%zz=1&wait=10", "wait=%zz&wait=11", "WAIT=12", "a=b&c", strings.Repeat("a=1&", 1200) + "wait=13",
+	} {
+		want, wantOK := (&url.URL{RawQuery: raw}).Query()["wait"]
+		got, ok := queryValue(raw, "wait")
+		assert.Equal(t, wantOK, ok, raw)
+		if wantOK {
+			assert.Equal(t, want[0], got, raw)
+		}
+	}
 }
