@@ -1,6 +1,8 @@
 package federation
 
 import (
+	"io"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -8,13 +10,22 @@ import (
 type metrics struct {
 	f     *Federation
 	pulls *prometheus.CounterVec
+	bytes *prometheus.CounterVec
 }
 
 // regionMetrics are one region's counters.
 type regionMetrics struct {
-	m    *metrics
-	name string
+	m        *metrics
+	name     string
+	received [2]prometheus.Counter // by from: fromWAN, fromRelay
 }
+
+// Where a region's bytes come from (the from label of
+// heureka_region_received_bytes_total).
+const (
+	fromWAN   = 0 // the remote, over the WAN: a link, or a node on fallback
+	fromRelay = 1 // a member's relay, over the local network
+)
 
 var (
 	instancesDesc = prometheus.NewDesc("heureka_region_instances",
@@ -32,14 +43,41 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{pulls: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "heureka_region_pulls_total",
 		Help: "Pulls of a remote region by kind (full, delta) and result (ok, error, mismatch: a delta whose apps__hashcode disagreed, followed by a full pull).",
-	}, []string{"region", "kind", "result"})}
+	}, []string{"region", "kind", "result"}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "heureka_region_received_bytes_total",
+			Help: "Bytes of the response bodies read from a remote region (from=wan: its stream and polls) or from a member's relay of it (from=relay), as they came on the connection: compressed when the body was.",
+		}, []string{"region", "from"})}
 	if reg != nil {
-		reg.MustRegister(m.pulls, m)
+		reg.MustRegister(m.pulls, m.bytes, m)
 	}
 	return m
 }
 
-func (m *metrics) region(name string) *regionMetrics { return &regionMetrics{m: m, name: name} }
+func (m *metrics) region(name string) *regionMetrics {
+	return &regionMetrics{m: m, name: name, received: [2]prometheus.Counter{
+		m.bytes.WithLabelValues(name, "wan"), m.bytes.WithLabelValues(name, "relay")}}
+}
+
+// counted returns body, counting what is read of it as received from
+// from (fromWAN, fromRelay).
+func (r *regionMetrics) counted(from int, body io.ReadCloser) io.ReadCloser {
+	return &countingBody{ReadCloser: body, c: r.received[from]}
+}
+
+// countingBody counts the bytes read of a response body.
+type countingBody struct {
+	io.ReadCloser
+	c prometheus.Counter
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.c.Add(float64(n))
+	}
+	return n, err
+}
 
 func (r *regionMetrics) pull(kind, result string) {
 	r.m.pulls.WithLabelValues(r.name, kind, result).Inc()

@@ -21,6 +21,7 @@ package federation
 // by more than RequestTimeout.
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -482,17 +483,28 @@ func (p *puller) get(ctx context.Context, path string) (*document, error) {
 		return nil, fmt.Errorf("federation: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
+	// Asked for here, not by Go's transport, so that the body is read as
+	// it came (heureka_region_received_bytes_total) and inflated below.
+	req.Header.Set("Accept-Encoding", "gzip")
 	if !echo { // the sabotaged pull looks like any client's read: the remote re-exports
 		req.Header.Set("User-Agent", UserAgent)
 		req.Header.Set("DiscoveryIdentity-Name", "DefaultServer")
 		req.Header.Set("DiscoveryIdentity-Version", "1.0")
 	}
-	res, err := p.f.client.Do(req) // Go's transport asks for and inflates gzip
+	res, err := p.f.client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("federation: GET %s: %w", req.URL.Redacted(), err)
 	}
 	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
+	var src io.Reader = p.metrics.counted(fromWAN, res.Body)
+	if strings.EqualFold(res.Header.Get("Content-Encoding"), "gzip") {
+		zr, err := gzip.NewReader(src)
+		if err != nil {
+			return nil, fmt.Errorf("federation: GET %s: %w", req.URL.Redacted(), err)
+		}
+		src = zr
+	}
+	body, err := io.ReadAll(src)
 	if err != nil {
 		return nil, fmt.Errorf("federation: GET %s: reading: %w", req.URL.Redacted(), err)
 	}

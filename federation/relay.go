@@ -42,6 +42,7 @@ package federation
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -50,6 +51,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/internal/streamzip"
 )
 
 // relayState is a relay's state of a region, as its state events carry it.
@@ -339,10 +341,27 @@ func (f *Federation) ServeRelay(w http.ResponseWriter, r *http.Request, region s
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
+	var out io.Writer = w
+	flush := rc.Flush
+	var zip *streamzip.Writer
+	if streamzip.Asked(r) { // a follower of this release
+		zip = streamzip.NewWriter() // nil beyond streamzip.MaxStreams: plain
+	}
+	if zip != nil { // each batch compressed, then flushed
+		defer zip.Close()
+		streamzip.SetResponse(w.Header())
+		out = zip
+		flush = func() error {
+			if err := zip.FlushTo(w); err != nil {
+				return err
+			}
+			return rc.Flush()
+		}
+	}
 	w.WriteHeader(http.StatusOK)
 	write := func(b []byte) bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(f.cfg.StreamIdleTimeout))
-		if _, err := w.Write(b); err != nil {
+		if _, err := out.Write(b); err != nil {
 			return false
 		}
 		return true
@@ -376,7 +395,7 @@ func (f *Federation) ServeRelay(w http.ResponseWriter, r *http.Request, region s
 				return
 			}
 		}
-		if rc.Flush() != nil {
+		if flush() != nil {
 			return
 		}
 	}

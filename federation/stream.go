@@ -49,6 +49,7 @@ import (
 	"time"
 
 	"github.com/heureka/heureka/internal/sabotage"
+	"github.com/heureka/heureka/internal/streamzip"
 )
 
 // streamMsg is what the reader tells the puller.
@@ -195,6 +196,9 @@ func (s *streamReader) connect(parent context.Context, t *streamTarget) (establi
 	if err != nil {
 		return false, fmt.Errorf("federation: %w", err)
 	}
+	if !sabotage.On(sabotage.StreamUncompressed) {
+		streamzip.SetRequest(req) // a remote or relay of the previous release ignores it: plain
+	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("User-Agent", UserAgent)
 	req.Header.Set("DiscoveryIdentity-Name", "DefaultServer")
@@ -238,7 +242,12 @@ func (s *streamReader) connect(parent context.Context, t *streamTarget) (establi
 	}
 	s.touch()
 	s.send(ctx, streamMsg{gen: t.gen, kind: "up"})
-	return true, s.read(ctx, t, res.Body)
+	from := fromWAN
+	if t.relay {
+		from = fromRelay
+	}
+	res.Body = s.p.metrics.counted(from, res.Body) // the bytes as they came, compressed or not
+	return true, s.read(ctx, t, streamzip.Body(res))
 }
 
 func (s *streamReader) touch() { s.lastActivity.Store(s.p.f.cfg.Now().UnixNano()) }

@@ -29,6 +29,13 @@ package httpapi
 // region's follower asks for a third of its stale bound, so that a quiet
 // healthy region never looks stale.
 //
+// A watcher that asks for it (encoding=gzip, and an Accept-Encoding that
+// takes gzip; package streamzip says why Accept-Encoding alone does not
+// do) gets the stream gzip-compressed for its connection alone
+// (Content-Encoding: gzip), each write ended by a sync flush, so that no
+// event waits for the next; every other watcher gets the plain frames the
+// hub encodes once and shares. A federated region's follower asks.
+//
 // Over HTTP/1.x the handler hijacks the connection and returns; shared
 // writers serve the stream from then on (stream_conn.go). Otherwise (HTTP/2,
 // or PushConfig.StreamHijack off) the handler is the watcher's only
@@ -47,6 +54,7 @@ package httpapi
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -54,6 +62,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heureka/heureka/internal/streamzip"
 )
 
 // maxFilterValues bounds the app and vip values of one stream.
@@ -92,6 +102,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h["Content-Type"] = eventStreamValue
 		h["Cache-Control"] = noCacheValue
+		if streamzip.Asked(r) {
+			streamzip.SetResponse(h)
+		}
 		w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -105,9 +118,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	h["Content-Type"] = eventStreamValue
 	h["Cache-Control"] = noCacheValue
 	h["X-Accel-Buffering"] = noBufferingValue // nginx: pass events on at once
-	if p.cfg.StreamHijack && p.streamer.hijack(w, r, wt, keepAlive) {
+	// Compressed for its own connection when the reader asks for it
+	// (encoding=gzip, and Accept-Encoding): see package streamzip for why
+	// Accept-Encoding alone does not do.
+	var zip *streamzip.Writer
+	if streamzip.Asked(r) {
+		zip = streamzip.NewWriter() // nil beyond streamzip.MaxStreams: plain
+	}
+	if zip != nil {
+		streamzip.SetResponse(h)
+	}
+	if p.cfg.StreamHijack && p.streamer.hijack(w, r, wt, keepAlive, zip) {
 		return // the streamer serves it (stream_conn.go)
 	}
+	defer zip.Close()
 	defer p.hub.leave(wt)
 	p.metrics.streamsOpen.Inc()
 	defer p.metrics.streamsOpen.Dec()
@@ -120,6 +144,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	}) {
 		return
 	}
+	var out io.Writer = w
+	if zip != nil {
+		out = zip // each batch then ends with flushZip
+	}
 	ka := time.NewTicker(keepAlive)
 	defer ka.Stop()
 	shutdown := p.shutdowns.of(r)
@@ -131,14 +159,21 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-ka.C:
 			if !s.streamWrite(rc, func() error {
-				_, err := w.Write(keepAliveComment)
-				return err
+				if _, err := out.Write(keepAliveComment); err != nil {
+					return err
+				}
+				return flushZip(zip, w)
 			}) {
 				return
 			}
 		case <-wt.notify:
 			snap, evs := p.hub.take(wt)
-			if !s.streamWrite(rc, func() error { return s.writeEvents(w, wt.filter, snap, evs) }) {
+			if !s.streamWrite(rc, func() error {
+				if err := s.writeEvents(out, wt.filter, snap, evs); err != nil {
+					return err
+				}
+				return flushZip(zip, w)
+			}) {
 				return
 			}
 			ka.Reset(keepAlive)
@@ -147,7 +182,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 }
 
 // writeEvents writes a snapshot (if any) and the events after it.
-func (s *Server) writeEvents(w http.ResponseWriter, f *filter, snap *snapshotFrames, evs []*event) error {
+func (s *Server) writeEvents(w io.Writer, f *filter, snap *snapshotFrames, evs []*event) error {
 	p := s.push
 	if snap != nil {
 		if _, err := w.Write(snap.frame(f, p.hub.enc)); err != nil {
@@ -166,6 +201,15 @@ func (s *Server) writeEvents(w http.ResponseWriter, f *filter, snap *snapshotFra
 		p.metrics.events.Inc()
 	}
 	return nil
+}
+
+// flushZip ends a compressed stream's batch and writes it to w (zip nil:
+// a plain stream, written already).
+func flushZip(zip *streamzip.Writer, w io.Writer) error {
+	if zip == nil {
+		return nil
+	}
+	return zip.FlushTo(w)
 }
 
 // streamWrite runs write under a write deadline and flushes; false means

@@ -41,11 +41,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/heureka/heureka/internal/streamzip"
 )
 
 // streamFastWrite is how long a shared writer waits for one connection's
 // write before it hands the rest to a goroutine of the connection's own.
 const streamFastWrite = 20 * time.Millisecond
+
+// streamZipInline is the largest batch a shared writer compresses for a
+// compressed stream (streamzip) itself: a few hundred microseconds.
+const streamZipInline = 64 << 10
 
 // streamer runs the hijacked streams of one Server's push side.
 type streamer struct {
@@ -64,8 +70,9 @@ type streamConn struct {
 	conn      net.Conn
 	wt        *watcher
 	keepAlive time.Duration
-	shutdown  <-chan struct{}  // closed when its server shuts down
-	ready     chan *streamConn // the queue of the writers it joined
+	shutdown  <-chan struct{}   // closed when its server shuts down
+	ready     chan *streamConn  // the queue of the writers it joined
+	zip       *streamzip.Writer // a gzip stream's (nil: plain); used by the writer that owns busy
 
 	due    atomic.Int64 // when a keep-alive is due (unix nanoseconds)
 	queued atomic.Bool  // in ready
@@ -83,7 +90,7 @@ func newStreamer(p *push) *streamer {
 // It reports false when the connection cannot be hijacked (HTTP/2): the
 // handler then serves the stream itself. On true the streamer owns wt (it
 // leaves the hub when the connection closes).
-func (st *streamer) hijack(w http.ResponseWriter, r *http.Request, wt *watcher, keepAlive time.Duration) bool {
+func (st *streamer) hijack(w http.ResponseWriter, r *http.Request, wt *watcher, keepAlive time.Duration, zip *streamzip.Writer) bool {
 	if r.ProtoMajor != 1 {
 		return false
 	}
@@ -104,9 +111,10 @@ func (st *streamer) hijack(w http.ResponseWriter, r *http.Request, wt *watcher, 
 	if _, err := conn.Write(head.Bytes()); err != nil {
 		_ = conn.Close()
 		st.p.hub.leave(wt)
+		zip.Close()
 		return true
 	}
-	c := &streamConn{st: st, conn: conn, wt: wt, keepAlive: keepAlive, shutdown: st.p.shutdowns.of(r)}
+	c := &streamConn{st: st, conn: conn, wt: wt, keepAlive: keepAlive, shutdown: st.p.shutdowns.of(r), zip: zip}
 	c.due.Store(time.Now().Add(keepAlive).UnixNano())
 	st.mu.Lock()
 	watch := c.shutdown != nil && !st.watched[c.shutdown]
@@ -135,6 +143,7 @@ func (st *streamer) add(c *streamConn) bool {
 	case <-c.shutdown:
 		_ = c.conn.Close()
 		st.p.hub.leave(c.wt)
+		c.zip.Close()
 		return false
 	default:
 	}
@@ -257,6 +266,22 @@ func (c *streamConn) serve() {
 		c.done()
 		return
 	}
+	if c.zip != nil {
+		// Compressed for this connection alone, the batch ends with a
+		// sync flush; its bytes stay valid until the next serve, which
+		// busy holds back until this write is done. A big batch (a
+		// snapshot) is compressed by the connection's own goroutine, not
+		// a shared writer.
+		size := 0
+		for _, b := range bufs {
+			size += len(b)
+		}
+		if size > streamZipInline {
+			go func() { c.slowFlush(net.Buffers{c.zip.Compress(bufs)}) }()
+			return
+		}
+		bufs = net.Buffers{c.zip.Compress(bufs)}
+	}
 	_ = c.conn.SetWriteDeadline(time.Now().Add(streamFastWrite))
 	_, err := bufs.WriteTo(c.conn)
 	switch {
@@ -320,6 +345,7 @@ func (c *streamConn) close() {
 	c.once.Do(func() {
 		c.closed.Store(true)
 		_ = c.conn.Close()
+		c.zip.Close() // its place; a writer still flushing only fails on the closed connection
 		st := c.st
 		st.p.hub.leave(c.wt)
 		st.p.metrics.streamsOpen.Dec()
