@@ -4,6 +4,7 @@
 // registry.
 //
 //	go run ./bench/cmd/wanbytes [-sizes 10000,100000] [-changes 100] [-modes stream,poll] [-bin heureka]
+//		[-remote-bin heureka] [-follower-bin heureka]
 //
 // For each size and mode it starts two heureka processes on loopback: the
 // remote, region dc2, loaded with that many instances through the HTTP API
@@ -20,8 +21,13 @@
 // with --region-stream=false and --region-pull-interval 1s, pulling
 // deltas; the remote keeps its changes in its deltas for 10 s
 // (--delta-retention; 3 minutes by default), so a poll carries each change
-// about ten times. Every process it starts is stopped (SIGTERM, then SIGKILL) before
-// it exits. The Markdown table goes to stdout, progress to stderr.
+// about ten times. -remote-bin and -follower-bin run another binary (a
+// previous release's) as the remote or the follower: a follower of a
+// release before the compressed stream reads it plain, as does a follower
+// of this one from such a remote, which measures the stream without
+// compression and shows the two releases following each other. Every
+// process it starts is stopped (SIGTERM, then SIGKILL) before it exits.
+// The Markdown table goes to stdout, progress to stderr.
 package main
 
 import (
@@ -54,6 +60,8 @@ func main() {
 	changes := flag.Int("changes", 100, "registrations (and as many cancels) measured per size")
 	modes := flag.String("modes", "stream,poll", "follower modes: stream (--region-stream) and/or poll")
 	bin := flag.String("bin", "", "heureka binary (default: go build ./cmd/heureka)")
+	remoteBin := flag.String("remote-bin", "", "heureka binary of the remote region (default: -bin)")
+	followerBin := flag.String("follower-bin", "", "heureka binary of the follower (default: -bin)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -71,13 +79,25 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	if *remoteBin == "" {
+		*remoteBin = *bin
+	}
+	if *followerBin == "" {
+		*followerBin = *bin
+	}
+	binName := func(b string) string {
+		if b == *bin && !flagSet("bin") {
+			return "this build"
+		}
+		return filepath.Base(b)
+	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	rev, _ := exec.Command("git", "describe", "--always", "--dirty").Output()
 	fmt.Printf("`go run ./bench/cmd/wanbytes %s` on %s at revision %s; load average at the start: %s; %d CPUs, %s.\n\n",
 		strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02 15:04 MST"), strings.TrimSpace(string(rev)),
 		strings.Join(strings.Fields(string(load))[:3], " "), runtime.NumCPU(), runtime.Version())
-	fmt.Println("| mode | remote instances | initial load (bytes received) | idle (bytes/s received) | per registration (bytes received) | per cancel (bytes received) | per change (bytes sent by the follower) |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| mode | remote / follower | remote instances | initial load (bytes received) | idle (bytes/s received) | per registration (bytes received) | per cancel (bytes received) | per change (bytes sent by the follower) |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|")
 	failed := false
 	for _, mode := range strings.Split(*modes, ",") {
 		for _, s := range strings.Split(*sizes, ",") {
@@ -86,13 +106,14 @@ func main() {
 				logf("wanbytes: -sizes: %v", err)
 				os.Exit(2)
 			}
-			r, err := measure(ctx, *bin, mode, n, *changes)
+			r, err := measure(ctx, *remoteBin, *followerBin, mode, n, *changes)
 			if err != nil {
 				logf("wanbytes: %s %d: %v", mode, n, err)
 				failed = true
 				continue
 			}
-			fmt.Printf("| %s | %d | %d | %.0f | %.0f | %.0f | %.0f |\n", mode, n, r.initial, r.idlePerSec, r.perReg, r.perCancel, r.sentPerChange)
+			fmt.Printf("| %s | %s / %s | %d | %d | %.0f | %.0f | %.0f | %.0f |\n", mode, binName(*remoteBin), binName(*followerBin),
+				n, r.initial, r.idlePerSec, r.perReg, r.perCancel, r.sentPerChange)
 		}
 	}
 	load, _ = os.ReadFile("/proc/loadavg")
@@ -100,6 +121,13 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// flagSet reports whether the flag name was given.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 type result struct {
@@ -323,7 +351,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // shortened so that the steady state comes soon after the loading).
 const deltaRetention = 10 * time.Second
 
-func measure(ctx context.Context, bin, mode string, n, changes int) (res result, err error) {
+func measure(ctx context.Context, remoteBin, followerBin, mode string, n, changes int) (res result, err error) {
 	if mode != "stream" && mode != "poll" {
 		return res, fmt.Errorf("unknown mode %q", mode)
 	}
@@ -334,7 +362,7 @@ func measure(ctx context.Context, bin, mode string, n, changes int) (res result,
 		}
 	}
 	remoteAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	remote, err := start(bin, "dc2", "--node-name", "dc2-a", "--region", "dc2",
+	remote, err := start(remoteBin, "dc2", "--node-name", "dc2-a", "--region", "dc2",
 		"--http-addr", remoteAddr, "--gossip-addr", fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		"--delta-retention", deltaRetention.String(), "--delta-retention-interval", "1s")
 	if err != nil {
@@ -403,7 +431,7 @@ func measure(ctx context.Context, bin, mode string, n, changes int) (res result,
 	if mode == "poll" {
 		args = append(args, "--region-stream=false")
 	}
-	follower, err := start(bin, "dc1", args...)
+	follower, err := start(followerBin, "dc1", args...)
 	if err != nil {
 		return res, err
 	}
