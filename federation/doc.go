@@ -10,7 +10,8 @@
 // "Who holds the WAN link" below) fetch it over the WAN: from a Heureka
 // remote by following its change stream (GET
 // {url}stream: a snapshot, then deltas checked by apps__hashcode, resumed
-// by Last-Event-ID; stream.go), from a Java Eureka remote (or while the
+// by Last-Event-ID, gzip-compressed: see "Bytes on the WAN"; stream.go),
+// from a Java Eureka remote (or while the
 // stream is down) by polling GET {url}apps/ in full once, then GET
 // {url}apps/delta every PullInterval, checked against the delta's
 // apps__hashcode (a mismatch fetches in full at once; pull.go). Remote
@@ -49,6 +50,14 @@
 // (Via, Relay, Links, and ViaReason for a fallback). WAN bytes are per
 // link, not per node.
 //
+// A relayed node takes its relay's state as its own: its copy goes stale
+// when the relay's does, and drops when the relay says it dropped (its
+// state event, then the delta that deletes every instance), not on its
+// own tick a moment before; the relay's stream is not cut on a drop, and
+// the relay's deltas rebuild the copy after the heal, which its
+// keep-alives then keep fresh (pull.go's relayHoldsCopy and onRelay;
+// relay_drop_test.go).
+//
 // With HTTP basic auth on, the relay route needs the read role and the
 // nodes hold no credentials: a follower signs its relay request with the
 // cluster's shared secret, the gossip keyring (relayauth.go: an HMAC over
@@ -56,6 +65,40 @@
 // RelayAuthWindow), and the relay lets a signed request in by its
 // signature alone. A cluster with auth on and no gossip key has no shared
 // secret: every node follows the WAN, warns at start and says why.
+//
+// # Bytes on the WAN
+//
+// A follower asks a Heureka remote for its change stream gzip-compressed
+// (encoding=gzip and Accept-Encoding: gzip; internal/streamzip), and a
+// relay for its relay stream likewise. The remote compresses each write
+// for that connection alone and ends it with a sync flush, so an event is
+// decoded as soon as its bytes arrive, and the DEFLATE window runs across
+// events, so a delta compresses against the ones before it. A remote or
+// relay of the previous release ignores the parameter and answers plain,
+// which the follower reads as before (no Content-Encoding); a follower of
+// the previous release does not ask and gets the plain stream. Only a
+// reader that asks pays for a compressor (see streamzip for why
+// Accept-Encoding alone is not enough); at most streamzip.MaxStreams
+// compressed streams per process, beyond which they are served plain.
+//
+// Batching is the remote's: its stream hub (httpapi's stream_hub.go) sends
+// a change after a quiet spell of PushConfig.StreamCoalesce (25 ms) at
+// once and gathers the changes that follow an event closer than that into
+// one delta event StreamCoalesce after it; a writer sends everything due
+// for a connection at once (a snapshot, the events queued, a keep-alive)
+// as one compressed batch with one flush. So a burst costs one event per
+// 25 ms, and a lone change is not held back. A relay writes what its
+// follower's queue holds, then flushes once.
+//
+// WAN bytes grow with what changes, not with the registry: a change costs
+// its delta event, about 80 bytes compressed against about 915 plain, at
+// 10,000 instances as at 100,000 (bench/cmd/wanbytes; BENCHMARKS.md,
+// "Several datacenters"). A snapshot (the initial load, or a reconnection the remote
+// cannot resume) is the whole registry, compressed. Polling costs more:
+// each delta repeats a change for the remote's whole delta retention.
+// heureka_region_received_bytes_total{region,from} counts the body bytes
+// as they came on the connection, compressed, from the WAN (streams and
+// polls) and from relays.
 //
 // # Never re-exported, never stale forever
 //
@@ -90,5 +133,8 @@
 // # Not done here (yet)
 //
 // Eureka's global application whitelist and versions__delta as Eureka
-// numbers region deltas are not implemented; see docs/federation.md.
+// numbers region deltas are not implemented; nor is an anti-entropy digest
+// exchange for repair: a break longer than the remote's replay window, or
+// a hashcode mismatch, costs a whole (compressed) snapshot. See
+// docs/federation.md.
 package federation
