@@ -14,12 +14,15 @@ type document struct {
 	versionDelta string
 	hashcode     string
 	instances    []*actors.Instance // in document order, normalized
+	// removed names the applications a repair event removes (stream.go).
+	removed []string
 }
 
 // wireApps is the JSON shape of an applications document; instances are
 // kept raw and decoded by package eureka, the server's own decoder, so that
 // a remote instance keeps every field a local one has.
 type wireApps struct {
+	Removed      []string `json:"removed"` // a repair event's (stream.go)
 	Applications struct {
 		VersionsDelta json.RawMessage `json:"versions__delta"`
 		AppsHashcode  string          `json:"apps__hashcode"`
@@ -56,7 +59,7 @@ func decodeApps(body []byte) (*document, error) {
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, fmt.Errorf("federation: decoding applications: %w", err)
 	}
-	d := &document{hashcode: w.Applications.AppsHashcode}
+	d := &document{hashcode: w.Applications.AppsHashcode, removed: w.Removed}
 	var vd string
 	if err := json.Unmarshal(w.Applications.VersionsDelta, &vd); err != nil {
 		d.versionDelta = string(w.Applications.VersionsDelta) // a number

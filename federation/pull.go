@@ -84,6 +84,25 @@ type puller struct {
 	relayOK         time.Time
 	relayNotOKSince time.Time
 	relaySynced     bool
+
+	// ctx is run's, for a poll started by a stream message.
+	ctx context.Context
+	// connecting: the WAN stream is being connected since connectSince and
+	// has not answered yet; the puller does not poll meanwhile (the
+	// stream's snapshot loads the region), unless that takes longer than
+	// RequestTimeout.
+	connecting   bool
+	connectSince time.Time
+	// streamSeen: the remote's stream was up once; unreachable: its last
+	// attempt failed on the connection (no answer). Then the puller does
+	// not poll: a poll would fail the same way, and once the WAN is back
+	// the stream's repair costs what changed, where a poll after a failed
+	// one fetches the whole registry.
+	streamSeen  bool
+	unreachable bool
+	// repairFailed: the last repair left the copy's apps__hashcode other
+	// than the remote's; the next connection takes a snapshot (no loop).
+	repairFailed bool
 }
 
 // run pulls until ctx ends.
@@ -93,6 +112,7 @@ func (p *puller) run(ctx context.Context) {
 		p.stream = newStreamReader(p)
 		msgs = p.stream.msgs
 	}
+	p.ctx = ctx
 	p.route(p.f.cfg.Now()) // before the reader starts: a follower never dials the WAN for nothing
 	if p.stream != nil {
 		p.f.wg.Add(1)
@@ -101,7 +121,7 @@ func (p *puller) run(ctx context.Context) {
 			p.stream.run(ctx)
 		}()
 	}
-	p.tick(ctx) // the first pull at once: reads wait for it (403)
+	p.tick(ctx) // the first pull at once, unless the stream loads the region: reads wait for it (403)
 	t := time.NewTimer(rand.N(p.f.cfg.PullInterval))
 	defer t.Stop()
 	for {
@@ -139,8 +159,9 @@ func (p *puller) route(now time.Time) {
 		t.url = strings.TrimSuffix(p.f.memberURL(want.member), "/") + "/admin/regions/" + url.PathEscape(p.remote.Name) + "/relay"
 		p.hub.setOpen(false)
 	} else {
-		p.needFull = from.via != "" // what a relay built, a full pull or a snapshot replaces
+		p.needFull = from.via != "" // what a relay built, a full pull or a snapshot (or repair) replaces
 		p.hub.setOpen(true)
+		p.connecting, p.connectSince = p.wanStreams(), now
 	}
 	if p.stream != nil {
 		p.stream.retarget(t)
@@ -213,10 +234,23 @@ func (p *puller) tick(ctx context.Context) {
 		p.judge(now, false)
 		return
 	}
-	if p.stream != nil {
-		p.stream.resume.Store(false) // what a poll builds, a snapshot replaces
-	}
 	now := p.f.cfg.Now()
+	if p.wanStreams() {
+		switch {
+		case p.connecting && now.Sub(p.connectSince) < p.f.cfg.RequestTimeout:
+			// The stream's snapshot loads the region: no full poll beside it.
+			p.judge(now, false)
+			return
+		case p.streamSeen && p.unreachable && p.st.loaded && !sabotage.On(sabotage.RepairBySnapshot):
+			// The remote does not answer: the stream's reconnection
+			// repairs the copy once it does.
+			p.judge(now, false)
+			return
+		}
+	}
+	if p.stream != nil {
+		p.stream.resume.Store(false) // what a poll builds, a snapshot (or repair) replaces
+	}
 	changed, err := p.pull(ctx, now)
 	if err != nil {
 		p.st.lastErr = err.Error()
@@ -226,6 +260,24 @@ func (p *puller) tick(ctx context.Context) {
 		p.succeeded(p.f.cfg.Now())
 	}
 	p.judge(p.f.cfg.Now(), changed)
+}
+
+// wanStreams reports whether the region is to be followed by the
+// remote's stream over the WAN: Config.Stream, a remote that has one, and
+// not through a relay.
+func (p *puller) wanStreams() bool {
+	return p.stream != nil && p.f.cfg.Stream && p.src.via != ViaRelay && !p.stream.noStream.Load()
+}
+
+// digestBody is the digest of the copy a reconnection sends for a repair
+// (appdigest's wire form); nil for a snapshot instead: nothing loaded or
+// kept (dropped, empty), or the last repair failed.
+func (p *puller) digestBody() []byte {
+	if sabotage.On(sabotage.RepairBySnapshot) || p.src.via == ViaRelay || !p.st.loaded ||
+		p.st.state == StateDropped || len(p.st.raw) == 0 || p.repairFailed {
+		return nil
+	}
+	return p.st.digest().Encode()
 }
 
 // succeeded records a successful pull or stream event at now.
@@ -346,6 +398,14 @@ func (p *puller) fromRelay(insts []*actors.Instance) []*actors.Instance {
 
 // onStream applies what the stream reader learnt.
 func (p *puller) onStream(m streamMsg) {
+	if m.kind == "digest" {
+		var b []byte
+		if m.gen == p.gen {
+			b = p.digestBody()
+		}
+		m.reply <- b // buffered
+		return
+	}
 	if m.gen != p.gen {
 		return // from a former target
 	}
@@ -357,20 +417,40 @@ func (p *puller) onStream(m streamMsg) {
 	changed := false
 	switch m.kind {
 	case "up":
-		p.streaming = true
+		p.streaming, p.connecting, p.streamSeen, p.unreachable = true, false, true, false
 		p.f.log.Debug("stream connected", "region", p.remote.Name)
 	case "down", "unsupported":
-		p.streaming = false
+		p.streaming, p.connecting = false, false
+		p.unreachable = m.unreachable
 		if m.kind == "unsupported" {
 			p.f.log.Info("remote has no change stream: polling", "region", p.remote.Name)
 		} else {
 			p.f.log.Debug("stream broke", "region", p.remote.Name, "err", m.err)
 		}
+		if !p.st.loaded {
+			p.tick(p.ctx) // the first load by a poll, at once
+		}
 		return
 	case "snapshot":
 		changed = p.st.replace(m.doc.instances, now)
-		p.needFull = false
+		p.needFull, p.repairFailed = false, false
 		p.metrics.pull("stream-snapshot", "ok")
+		p.succeeded(now)
+	case "repair":
+		// Only the applications that differed, and those removed
+		// (docs/push.md): the copy is then the remote's, checked by its
+		// apps__hashcode; a mismatch takes a snapshot, not another repair.
+		changed = p.st.repair(m.doc.instances, m.doc.removed, now)
+		if p.st.hashcode() != m.doc.hashcode {
+			p.metrics.pull("stream-repair", "mismatch")
+			p.f.log.Info("repair left the region unlike the remote: snapshot", "region", p.remote.Name,
+				"hashcode", p.st.hashcode(), "remote", m.doc.hashcode)
+			p.repairFailed = true
+			p.stream.kick(false)
+		} else {
+			p.metrics.pull("stream-repair", "ok")
+			p.needFull, p.repairFailed = false, false
+		}
 		p.succeeded(now)
 	case "delta":
 		changed = p.st.apply(m.doc.instances, now)

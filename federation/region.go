@@ -27,6 +27,7 @@ import (
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/internal/appdigest"
 	"github.com/heureka/heureka/internal/sabotage"
 )
 
@@ -201,6 +202,61 @@ func (r *regionState) apply(insts []*actors.Instance, now time.Time) bool {
 		r.lastChange = now
 	}
 	return changed
+}
+
+// repair applies a repair event (stream.go): each application it carries
+// replaces this copy's application of that name, instance for instance
+// (what the copy holds and the repair does not is deleted, as a full
+// fetch deletes it), and the applications it names as removed are
+// deleted; every other application stays as it is. It reports whether
+// anything changed.
+func (r *regionState) repair(insts []*actors.Instance, removed []string, now time.Time) bool {
+	next := make(map[actors.Key]*actors.Instance, len(insts))
+	replaced := make(map[string]bool, len(removed))
+	for _, in := range insts {
+		next[in.Key()] = in
+		replaced[in.App] = true
+	}
+	if !sabotage.On(sabotage.RepairIgnoresRemovedApps) {
+		for _, n := range removed {
+			replaced[n] = true
+		}
+	}
+	changed := false
+	for k, old := range r.raw {
+		if _, ok := next[k]; !ok && replaced[k.App] {
+			r.record(cancelled(old, now), actors.ActionDeleted, now)
+			r.del(k)
+			changed = true
+		}
+	}
+	for k, in := range next {
+		old, ok := r.raw[k]
+		switch {
+		case !ok:
+			r.set(k, in)
+			r.record(in, actors.ActionAdded, now)
+			changed = true
+		case differs(old, in):
+			r.set(k, in)
+			r.record(in, actors.ActionModified, now)
+			changed = true
+		}
+	}
+	if changed {
+		r.lastChange = now
+	}
+	return changed
+}
+
+// digest is the digest of the copy as the remote sent it (package
+// appdigest), for a repair.
+func (r *regionState) digest() appdigest.Digest {
+	d := appdigest.Digest{}
+	for _, in := range r.raw {
+		d.Add(in)
+	}
+	return d
 }
 
 // cancelled is in as a DELETED delta entry carries it: with its lease's

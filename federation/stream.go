@@ -37,6 +37,8 @@ package federation
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,10 +59,17 @@ type streamMsg struct {
 	// gen is the generation of the target the message came from: the
 	// puller ignores what a former target still delivers.
 	gen   uint64
-	kind  string // "up", "down", "unsupported", "snapshot", "delta", "state"
+	kind  string // "up", "down", "unsupported", "snapshot", "delta", "repair", "state", "digest"
 	doc   *document
 	state *relayState // "state" (a relay's)
 	err   error
+	// unreachable ("down"): the last attempt failed on the connection, not
+	// with an answer, so a poll would fail the same way.
+	unreachable bool
+	// reply ("digest") takes the digest of the copy to send, nil for none
+	// (then a snapshot): asked in line with the events, so that it covers
+	// every event decoded before.
+	reply chan []byte
 }
 
 // streamTarget is what the reader follows: the remote's stream over the
@@ -162,7 +171,7 @@ func (s *streamReader) run(ctx context.Context) {
 			s.send(ctx, streamMsg{gen: t.gen, kind: "unsupported", err: err})
 			continue
 		}
-		s.send(ctx, streamMsg{gen: t.gen, kind: "down", err: err})
+		s.send(ctx, streamMsg{gen: t.gen, kind: "down", err: err, unreachable: errors.Is(err, errUnreachable)})
 		select {
 		case <-ctx.Done():
 			return
@@ -192,36 +201,27 @@ func (s *streamReader) connect(parent context.Context, t *streamTarget) (establi
 	// healthy region never looks stale (a remote of the previous release
 	// ignores the parameter and sends one every 15 s: see StaleAfter).
 	ka := max(s.p.f.cfg.StaleAfter/3, time.Millisecond)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url+"?keepalive="+ka.String(), nil)
-	if err != nil {
-		return false, fmt.Errorf("federation: %w", err)
-	}
-	if !sabotage.On(sabotage.StreamUncompressed) {
-		streamzip.SetRequest(req) // a remote or relay of the previous release ignores it: plain
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("User-Agent", UserAgent)
-	req.Header.Set("DiscoveryIdentity-Name", "DefaultServer")
-	req.Header.Set("DiscoveryIdentity-Version", "1.0")
 	if !s.resume.Swap(true) {
 		s.lastID = ""
 	}
-	if s.lastID != "" {
-		req.Header.Set("Last-Event-ID", s.lastID)
+	var digest []byte
+	if !t.relay { // a relay is on the local network: its snapshots stay
+		digest = s.digest(ctx, t)
 	}
-	if t.relay && !sabotage.On(sabotage.RelayUnsigned) {
-		s.p.f.relayAuth.sign(req) // relayauth.go: passes the relay route under basic auth
+	res, err := s.open(ctx, cancel, t, ka, digest)
+	if err == nil && digest != nil && (res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream")) {
+		// A remote of the previous release (405, or 403 under basic
+		// auth: a POST is a write there): a snapshot, as before.
+		res.Body.Close()
+		s.p.f.log.Debug("remote refused a repair: snapshot", "region", s.p.remote.Name, "status", res.Status)
+		res, err = s.open(ctx, cancel, t, ka, nil)
 	}
-	// The response headers must come within the request timeout; the body
-	// may then last.
-	timer := time.AfterFunc(s.p.f.cfg.RequestTimeout, cancel)
-	res, err := s.client.Do(req)
-	timer.Stop()
 	if err != nil {
-		return false, fmt.Errorf("federation: GET %s: %w", req.URL.Redacted(), err)
+		return false, err
 	}
 	defer res.Body.Close()
 	sse := strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream")
+	req := res.Request
 	switch {
 	case !t.relay && (res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusMethodNotAllowed):
 		return false, errStreamUnsupported
@@ -250,6 +250,71 @@ func (s *streamReader) connect(parent context.Context, t *streamTarget) (establi
 	return true, s.read(ctx, t, streamzip.Body(res))
 }
 
+// digest asks the puller for the digest of its copy, gzip-compressed; nil
+// when it has none to send (not loaded, dropped, or a repair that just
+// failed: then a snapshot).
+func (s *streamReader) digest(ctx context.Context, t *streamTarget) []byte {
+	reply := make(chan []byte, 1)
+	s.send(ctx, streamMsg{gen: t.gen, kind: "digest", reply: reply})
+	var plain []byte
+	select {
+	case plain = <-reply:
+	case <-ctx.Done():
+		return nil
+	}
+	if plain == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	_, _ = zw.Write(plain)
+	_ = zw.Close()
+	return b.Bytes()
+}
+
+// errUnreachable marks a connection that failed before any answer.
+var errUnreachable = errors.New("no answer")
+
+// open sends the stream's request: GET, or POST with digest (a
+// gzip-compressed appdigest body) for a repair (docs/push.md).
+func (s *streamReader) open(ctx context.Context, cancel context.CancelFunc, t *streamTarget, ka time.Duration, digest []byte) (*http.Response, error) {
+	method := http.MethodGet
+	var body io.Reader
+	if digest != nil {
+		method, body = http.MethodPost, bytes.NewReader(digest)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, t.url+"?keepalive="+ka.String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("federation: %w", err)
+	}
+	if digest != nil {
+		req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+		req.Header.Set("Content-Encoding", "gzip")
+	}
+	if !sabotage.On(sabotage.StreamUncompressed) {
+		streamzip.SetRequest(req) // a remote or relay of the previous release ignores it: plain
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set("DiscoveryIdentity-Name", "DefaultServer")
+	req.Header.Set("DiscoveryIdentity-Version", "1.0")
+	if s.lastID != "" {
+		req.Header.Set("Last-Event-ID", s.lastID)
+	}
+	if t.relay && !sabotage.On(sabotage.RelayUnsigned) {
+		s.p.f.relayAuth.sign(req) // relayauth.go: passes the relay route under basic auth
+	}
+	// The response headers must come within the request timeout; the body
+	// may then last.
+	timer := time.AfterFunc(s.p.f.cfg.RequestTimeout, cancel)
+	res, err := s.client.Do(req)
+	timer.Stop()
+	if err != nil {
+		return nil, fmt.Errorf("federation: %s %s: %w (%w)", method, req.URL.Redacted(), err, errUnreachable)
+	}
+	return res, nil
+}
+
 func (s *streamReader) touch() { s.lastActivity.Store(s.p.f.cfg.Now().UnixNano()) }
 
 // read parses Server-Sent Events until the body ends.
@@ -263,14 +328,14 @@ func (s *streamReader) read(ctx context.Context, t *streamTarget, body io.Reader
 			if ctx.Err() != nil {
 				return fmt.Errorf("federation: stream cut: %w", context.Cause(ctx))
 			}
-			return fmt.Errorf("federation: stream: %w", err)
+			return fmt.Errorf("federation: stream: %w (%w)", err, errUnreachable)
 		}
 		s.touch()
 		line = strings.TrimRight(line, "\r\n")
 		switch {
 		case line == "":
 			switch {
-			case data.Len() > 0 && (event == "snapshot" || event == "delta"):
+			case data.Len() > 0 && (event == "snapshot" || event == "delta" || (event == "repair" && !t.relay)):
 				doc, err := decodeApps([]byte(data.String()))
 				if err != nil {
 					return err

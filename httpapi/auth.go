@@ -310,7 +310,8 @@ func newAuthenticator(c *AuthConfig) (*authenticator, error) {
 }
 
 // requiredRoles is what r needs: nothing for the probes (and /metrics when
-// public), read for GET, HEAD and OPTIONS, write for everything else.
+// public), read for GET, HEAD and OPTIONS and for the change stream's
+// POST form, write for everything else.
 func (a *authenticator) requiredRoles(r *http.Request) Roles {
 	switch r.URL.Path {
 	case "/healthz", "/readyz":
@@ -323,6 +324,10 @@ func (a *authenticator) requiredRoles(r *http.Request) Roles {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return RoleRead
+	case http.MethodPost:
+		if isStreamPath(r.URL.Path) {
+			return RoleRead // a stream with a repair digest: a read (stream_repair.go)
+		}
 	}
 	return RoleWrite
 }

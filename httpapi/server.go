@@ -193,6 +193,7 @@ func (s *Server) routes() {
 		s.mux.Handle("GET "+base+"/vips/{vip}", s.endpoint("vip", s.gate(plain(s.getVIP))))
 		s.mux.Handle("GET "+base+"/svips/{svip}", s.endpoint("vip", s.gate(plain(s.getSVIP))))
 		s.mux.Handle("GET "+base+"/stream", s.endpoint("stream", s.gate(plain(s.stream))))
+		s.mux.Handle("POST "+base+"/stream", s.endpoint("stream", s.gate(plain(s.stream)))) // a repair (stream_repair.go)
 		s.handle("POST "+base+"/peerreplication/batch", "batch", s.batch)
 		s.handle("POST "+base+"/peerreplication/batch/{$}", "batch", s.batch)
 		s.handle("PUT "+base+"/asg/{asg}/status", "asg", s.asgStatus)

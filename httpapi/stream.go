@@ -47,6 +47,10 @@ package httpapi
 // the server's read deadline is cleared (http.Server's ReadTimeout would
 // otherwise cancel the request after a minute).
 //
+// POST …/stream with a digest of the watcher's copy as its body is the
+// same stream, whose first event repairs that copy instead of replacing
+// it (stream_repair.go).
+//
 // Authentication and the readiness gate run before the handler, as for
 // every read; a connection takes a full fetch's tokens from the rate
 // limiter (Config.RateLimit). A HEAD gets the headers and no stream.
@@ -63,6 +67,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heureka/heureka/internal/appdigest"
 	"github.com/heureka/heureka/internal/streamzip"
 )
 
@@ -108,11 +113,26 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
+	var digest appdigest.Digest
+	if r.Method == http.MethodPost {
+		if digest, err = readDigest(r); err != nil { // stream_repair.go
+			s.fail(w, r, err)
+			return
+		}
+	}
 	p := s.push
-	wt, err := p.hub.join(f, headerValue(r.Header, "Last-Event-Id"))
+	wt, err := p.hub.join(f, headerValue(r.Header, "Last-Event-Id"), digest)
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	if wt.repairBase != nil {
+		// Nothing takes from wt before its handler hands it over (to the
+		// streamer, or to the loop below): the repair goes first.
+		frame := repairFrame(wt.repairBase, wt.filter, p.hub.enc, wt.digest)
+		p.hub.mu.Lock()
+		wt.repair = frame
+		p.hub.mu.Unlock()
 	}
 	h := w.Header()
 	h["Content-Type"] = eventStreamValue
@@ -167,8 +187,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-wt.notify:
-			snap, evs := p.hub.take(wt)
+			snap, repair, evs := p.hub.take(wt)
 			if !s.streamWrite(rc, func() error {
+				if repair != nil {
+					if _, err := out.Write(repair); err != nil {
+						return err
+					}
+				}
 				if err := s.writeEvents(out, wt.filter, snap, evs); err != nil {
 					return err
 				}

@@ -297,11 +297,14 @@ func (c *streamConn) serve() {
 // frames is what c should write now; empty when nothing is due.
 func (c *streamConn) frames() net.Buffers {
 	p := c.st.p
-	snap, evs := p.hub.take(c.wt)
+	snap, repair, evs := p.hub.take(c.wt)
 	var bufs net.Buffers
 	if snap != nil {
 		bufs = append(bufs, snap.frame(c.wt.filter, p.hub.enc))
 		p.metrics.snapshots.Inc()
+	}
+	if repair != nil {
+		bufs = append(bufs, repair)
 	}
 	for _, e := range evs {
 		if b := e.frame(c.wt.filter, p.hub.enc); b != nil {

@@ -54,6 +54,7 @@ import (
 
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/eureka"
+	"github.com/heureka/heureka/internal/appdigest"
 	"github.com/heureka/heureka/internal/sabotage"
 )
 
@@ -99,6 +100,12 @@ type watcher struct {
 	// Guarded by hub.mu.
 	queue  []*event
 	resync bool // send a snapshot (and drop queue) before anything else
+	// repairBase is the snapshot a repair is built against and digest the
+	// watcher's copy (set by join, cleared by take); repair is the repair
+	// frame, sent before queue (set by the handler before anything takes).
+	repairBase *snapshotFrames
+	digest     appdigest.Digest
+	repair     []byte
 }
 
 // errTooManyStreams answers a stream over PushConfig.MaxStreams.
@@ -106,8 +113,10 @@ var errTooManyStreams = &httpError{code: http.StatusServiceUnavailable,
 	msg: "too many streams open on this server; retry later or connect to another server"}
 
 // join adds a watcher with filter f that resumes after lastID ("" for a
-// new client).
-func (h *hub) join(f *filter, lastID string) (*watcher, error) {
+// new client); one that cannot resume gets a snapshot, or, when it sent a
+// digest of its copy, a repair against the published snapshot
+// (stream_repair.go), which its handler builds before anything is taken.
+func (h *hub) join(f *filter, lastID string, digest appdigest.Digest) (*watcher, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.watchers) >= h.p.cfg.MaxStreams {
@@ -118,6 +127,12 @@ func (h *hub) join(f *filter, lastID string) (*watcher, error) {
 	}
 	w := &watcher{filter: f, notify: make(chan struct{}, 1)}
 	w.resync = !h.resume(w, lastID)
+	if w.resync && digest != nil {
+		// The events after the published snapshot are queued as they
+		// come, behind the repair built against it.
+		w.resync = false
+		w.repairBase, w.digest = h.snaps, digest
+	}
 	h.watchers[w] = struct{}{}
 	w.signal()
 	return w, nil
@@ -166,17 +181,21 @@ func (h *hub) leave(w *watcher) {
 	}
 }
 
-// take returns what w should write next: a snapshot (when resync) and the
-// queued events after it.
-func (h *hub) take(w *watcher) (snap *snapshotFrames, evs []*event) {
+// take returns what w should write next: a snapshot (when resync) or a
+// repair, and the queued events after it. A snapshot supersedes a repair
+// (the watcher's backlog overflowed meanwhile).
+func (h *hub) take(w *watcher) (snap *snapshotFrames, repair []byte, evs []*event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if w.resync {
 		w.resync = false
 		snap = h.snaps
+	} else {
+		repair = w.repair
 	}
+	w.repair, w.repairBase, w.digest = nil, nil, nil
 	evs, w.queue = w.queue, nil
-	return snap, evs
+	return snap, repair, evs
 }
 
 // attach makes fn what wakes w from now on, and calls it once for what

@@ -23,11 +23,11 @@ func heldHub(t *testing.T) (*hub, *view.View, *watcher, chan time.Time) {
 	p := newPush(&cfg, v, prometheus.NewRegistry())
 	gate := make(chan time.Time)
 	p.hub.after = func(time.Duration) <-chan time.Time { return gate }
-	w, err := p.hub.join(&filter{}, "")
+	w, err := p.hub.join(&filter{}, "", nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.hub.leave(w) })
 	<-w.notify // the snapshot's signal
-	snap, _ := p.hub.take(w)
+	snap, _, _ := p.hub.take(w)
 	require.NotNil(t, snap, "a new watcher starts with a snapshot")
 	return p.hub, v, w, gate
 }
@@ -48,7 +48,7 @@ func nextEvents(t *testing.T, h *hub, w *watcher) []string {
 	case <-time.After(10 * time.Second):
 		require.FailNow(t, "no event came")
 	}
-	_, evs := h.take(w)
+	_, _, evs := h.take(w)
 	var ids []string
 	for _, e := range evs {
 		for _, c := range e.changes {
@@ -72,7 +72,7 @@ func TestStreamLoneChangeGoesOutAtOnce(t *testing.T) {
 	addInstance(v, "i-3", 3)
 	select {
 	case <-w.notify:
-		_, evs := h.take(w)
+		_, _, evs := h.take(w)
 		require.Empty(t, evs, "changes right after an event wait for the gathering")
 	case <-time.After(100 * time.Millisecond):
 	}

@@ -21,7 +21,7 @@ func TestSabotageStreamCoalesceTrailing(t *testing.T) {
 	addInstance(v, "i-1", 1)
 	select {
 	case <-w.notify:
-		_, evs := h.take(w)
+		_, _, evs := h.take(w)
 		require.Empty(t, evs, "the lone change waits for the gathering")
 	case <-time.After(300 * time.Millisecond):
 	}

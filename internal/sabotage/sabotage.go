@@ -363,6 +363,15 @@ const (
 	// plain change stream and relay, as the previous release did: every
 	// WAN byte as JSON (federation streamReader.connect).
 	StreamUncompressed Switch = "stream-uncompressed"
+	// RepairIgnoresRemovedApps makes a federated region's follower keep
+	// the applications a repair names as removed (the remote has none of
+	// them any more), so their cancelled instances stay in its copy
+	// (federation regionState.repair).
+	RepairIgnoresRemovedApps Switch = "repair-ignores-removed-apps"
+	// RepairBySnapshot makes a federated region's follower repair its
+	// copy by a whole snapshot, as before the digest exchange: it sends
+	// no digest (federation puller.digestBody).
+	RepairBySnapshot Switch = "repair-by-snapshot"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -458,6 +467,10 @@ var All = []Switch{
 // simulation counts the bytes on the WAN; federation's compression test
 // does.
 //
+// RepairIgnoresRemovedApps and RepairBySnapshot are unit-only: no
+// simulation breaks a region's stream past its remote's window; node's
+// repair tests show each directly.
+//
 // SPNoRecovery is unit-only: partition-churn at its full duration catches
 // it in two or three seeds of four (sp-after-heal, eviction-after-heal), but not
 // seed 1 at the short duration the sabotage run uses (registrations count
@@ -474,4 +487,5 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	SkewedNodeWrites, EmptyRecordApplied, LeaseDurationUnbounded,
 	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, SPNoRecovery, SilentDrainedByCancels, ProtocolRangeNotAdvertised, SPNoWarmUp, LeftReportDropped, FailedReportDropped,
 	StreamBackoffSurvivesRejoin, ProtectedByExpectation, MeasuredLeasesCountedTwice, RecoveryWhileMembersUnheard,
-	RelayUnsigned, RelayStreamCutOnDrop, RelayHealNotRevived, RelayFollowerDropsAhead, StreamUncompressed}
+	RelayUnsigned, RelayStreamCutOnDrop, RelayHealNotRevived, RelayFollowerDropsAhead, StreamUncompressed,
+	RepairIgnoresRemovedApps, RepairBySnapshot}
