@@ -92,7 +92,9 @@ type Config struct {
 	NodeCPUs, WatcherCPUs string
 	// NodeCPUProfile, if set, is where the node writes a CPU profile of
 	// the changes of the last step of each phase (a later phase's
-	// overwrites it). -node-cpuprofile ("").
+	// overwrites it), and beside it, at the end of those changes, its
+	// allocation profile since it started (FILE.allocs).
+	// -node-cpuprofile ("").
 	NodeCPUProfile string
 	// CPUProfile, if set, is where this process (the watchers and the
 	// writer) writes a CPU profile over the same changes.
@@ -230,7 +232,7 @@ func parseFlags(args []string) (Config, serveConfig, bool, error) {
 	fs.BoolVar(&c.BlockingHandler, "blocking-handler", c.BlockingHandler, "blocking reads wait in their handlers (PushConfig.BlockingHijack off), to compare")
 	fs.BoolVar(&c.BlockingHandback, "blocking-handback", c.BlockingHandback, "the next blocking read on an answered parked connection goes back to net/http (PushConfig.BlockingDirect off), to compare")
 	fs.StringVar(&c.NodeCPUs, "node-cpus", c.NodeCPUs, "pin the node's process to these CPUs (taskset -c list, e.g. 0)")
-	fs.StringVar(&c.NodeCPUProfile, "node-cpuprofile", c.NodeCPUProfile, "write a CPU profile of the node's process over the changes of the last step to this file")
+	fs.StringVar(&c.NodeCPUProfile, "node-cpuprofile", c.NodeCPUProfile, "write a CPU profile of the node's process over the changes of the last step to this file (and its allocation profile to FILE.allocs)")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", c.CPUProfile, "write a CPU profile of this process (the watchers) over the changes of the last step to this file")
 	fs.StringVar(&c.WatcherCPUs, "watcher-cpus", c.WatcherCPUs, "pin this process (the watchers) to these CPUs (taskset -c list, e.g. 1)")
 	fs.BoolVar(&c.RawBlocking, "raw-blocking", c.RawBlocking, "blocking watchers on plain HTTP/1.1 connections instead of an http.Client")

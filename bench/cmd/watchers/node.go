@@ -58,7 +58,9 @@ type serveConfig struct {
 // <base>" and then answers the lines of its standard input: "mem" with
 // "mem <heap in use> <stack in use> <goroutines>" after a collection;
 // "profile start" and "profile stop" (with -serve-cpuprofile) start and
-// stop a CPU profile written to that file, and answer "ok". It stops the
+// stop a CPU profile written to that file, and answer "ok"; at the stop
+// the allocation profile (every allocation since the start of the
+// process, the loading included) goes beside it, to FILE.allocs. It stops the
 // node and returns when its input ends.
 func serve(s serveConfig) error {
 	push := httpapi.DefaultPushConfig()
@@ -93,6 +95,10 @@ func serve(s serveConfig) error {
 			}
 			fmt.Println("ok")
 		case "profile stop":
+			if err := writeAllocs(s.cpuProfile + ".allocs"); err != nil {
+				fmt.Printf("error %v\n", err)
+				continue
+			}
 			if err := stopProfile(); err != nil {
 				fmt.Printf("error %v\n", err)
 				continue
@@ -132,6 +138,19 @@ func stopProfile() error {
 	err := profileFile.Close()
 	profileFile = nil
 	return err
+}
+
+// writeAllocs writes the allocation profile of this process to path.
+func writeAllocs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // profile starts or stops the node's CPU profile (-node-cpuprofile).
