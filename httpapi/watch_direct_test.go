@@ -34,15 +34,10 @@ func TestWatchDirectNextReads(t *testing.T) {
 	a, rc, tag := answered(t, pushOptions{}, "direct-app")
 	n, path := a.n, a.path
 
-	rc.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", tag)
-	n.waiting(1)
+	res, body := a.parkAndAnswer(rc, tag)
 	assert.Equal(t, float64(1), n.next("direct"))
-	a.change()
-	res, body, _ := rc.receive()
-	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Contains(t, string(body), "10.0.0.3:direct-app:8080")
 	newTag := res.Header.Get("ETag")
-	require.NotEqual(t, tag, newTag)
 
 	rc.send(path+"?wait=300ms", "Accept", ctJSON, "If-None-Match", newTag)
 	res, body, _ = rc.receive()
@@ -345,14 +340,9 @@ func TestWatchDirectPanic(t *testing.T) {
 	}
 	require.LessOrEqual(t, runtime.NumGoroutine(), before-2, "goroutines")
 
-	other.send(path+"?wait=60", "Accept", ctJSON, "If-None-Match", otherTag)
-	n.waiting(1)
+	_, body := a.parkAndAnswer(other, otherTag)
 	assert.Equal(t, float64(3), n.next("direct"))
-	a.change()
-	res, body, _ := other.receive()
-	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Contains(t, string(body), fmt.Sprintf("10.0.0.%d:panic-app:8080", a.last))
-	n.waiting(0)
 	assert.Equal(t, http.StatusOK, n.get(path, ctJSON).code)
 	assert.Zero(t, n.next("handed_back"))
 }
