@@ -63,30 +63,51 @@ func (pr *parkedRead) writeNow(b []byte) (int, error) {
 		_ = pr.conn.SetWriteDeadline(time.Now().Add(streamFastWrite))
 		return pr.conn.Write(b)
 	}
-	n := 0
-	var werr error
-	err := pr.raw.Write(func(fd uintptr) bool {
-		for {
-			m, e := syscall.Write(int(fd), b[n:])
-			if m > 0 {
-				n += m
-			}
-			switch {
-			case e == syscall.EINTR:
-				continue
-			case e == syscall.EAGAIN:
-			case e != nil:
-				werr = os.NewSyscallError("write", e)
-			case m > 0 && n < len(b):
-				continue // a short write: the kernel may take more
-			}
-			return true // never wait
-		}
-	})
+	w := rawWrites.Get().(*rawWrite)
+	w.b, w.n, w.err = b, 0, nil
+	err := pr.raw.Write(w.f)
+	n, werr := w.n, w.err
+	w.b = nil
+	rawWrites.Put(w)
 	if err != nil {
 		return n, err
 	}
 	return n, werr
+}
+
+// rawWrite is one write(2) that does not wait, through a RawConn: pooled,
+// its callback bound once, so that the writers allocate nothing per answer
+// (an allocation during a collection is paid for in marking work).
+type rawWrite struct {
+	b   []byte
+	n   int
+	err error
+	f   func(fd uintptr) bool // do
+}
+
+var rawWrites = sync.Pool{New: func() any {
+	w := &rawWrite{}
+	w.f = w.do
+	return w
+}}
+
+func (w *rawWrite) do(fd uintptr) bool {
+	for {
+		m, e := syscall.Write(int(fd), w.b[w.n:])
+		if m > 0 {
+			w.n += m
+		}
+		switch {
+		case e == syscall.EINTR:
+			continue
+		case e == syscall.EAGAIN:
+		case e != nil:
+			w.err = os.NewSyscallError("write", e)
+		case m > 0 && w.n < len(w.b):
+			continue // a short write: the kernel may take more
+		}
+		return true // never wait
+	}
 }
 
 // nextBufs are the buffers the next requests are read into (as large as
@@ -113,28 +134,12 @@ func (pr *parkedRead) readNext() (bp *[]byte, n int, err error) {
 		}
 		return bp, n, err
 	}
-	var rerr error
-	err = pr.raw.Read(func(fd uintptr) bool {
-		if bp == nil {
-			bp = nextBufs.Get().(*[]byte)
-		}
-		for {
-			n, rerr = syscall.Read(int(fd), *bp)
-			if rerr != syscall.EINTR {
-				break
-			}
-		}
-		if rerr == syscall.EAGAIN {
-			n, rerr = 0, nil
-			nextBufs.Put(bp)
-			bp = nil
-			return false // wait in the poller
-		}
-		return true
-	})
-	if n < 0 {
-		n = 0
-	}
+	r := rawReads.Get().(*rawRead)
+	r.bp, r.n, r.err = nil, 0, nil
+	err = pr.raw.Read(r.f)
+	bp, n, rerr := r.bp, r.n, r.err
+	r.bp = nil
+	rawReads.Put(r)
 	switch {
 	case err != nil:
 	case rerr != nil:
@@ -143,6 +148,45 @@ func (pr *parkedRead) readNext() (bp *[]byte, n int, err error) {
 		err = io.EOF
 	}
 	return bp, n, err
+}
+
+// rawRead is one read(2) of the next request through a RawConn, into a
+// buffer of nextBufs taken once there is something to read: pooled, its
+// callback bound once.
+type rawRead struct {
+	bp  *[]byte
+	n   int
+	err error
+	f   func(fd uintptr) bool // do
+}
+
+var rawReads = sync.Pool{New: func() any {
+	r := &rawRead{}
+	r.f = r.do
+	return r
+}}
+
+func (r *rawRead) do(fd uintptr) bool {
+	if r.bp == nil {
+		r.bp = nextBufs.Get().(*[]byte)
+	}
+	var e error
+	for {
+		r.n, e = syscall.Read(int(fd), *r.bp)
+		if e != syscall.EINTR {
+			break
+		}
+	}
+	if e == syscall.EAGAIN {
+		nextBufs.Put(r.bp)
+		r.bp, r.n = nil, 0
+		return false // wait in the poller
+	}
+	if r.n < 0 {
+		r.n = 0
+	}
+	r.err = e
+	return true
 }
 
 // putNextBuf gives back a buffer of readNext (nil: none).

@@ -289,6 +289,7 @@ func (pk *parker) scan(only *parkKey) {
 	for _, d := range dues {
 		fo.left += len(d.reads)
 	}
+	fo.written = make([]*parkedRead, 0, fo.left)
 	for _, d := range dues {
 		if len(d.reads) == 0 {
 			continue
@@ -368,12 +369,13 @@ func (pk *parker) answer(s *Server, snap *view.Snapshot, ready bool, key parkKey
 
 // write is a writer: it sends the answers queued in work.
 func (pk *parker) write(work chan parkJob, stop chan struct{}) {
+	ok := make([]*parkedRead, 0, parkBatch)
 	for {
 		select {
 		case <-stop:
 			return
 		case j := <-work:
-			var ok []*parkedRead
+			ok = ok[:0] // done copies it
 			for _, pr := range j.reads {
 				if pr.write() {
 					ok = append(ok, pr)
