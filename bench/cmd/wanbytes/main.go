@@ -62,6 +62,7 @@ func main() {
 	bin := flag.String("bin", "", "heureka binary (default: go build ./cmd/heureka)")
 	remoteBin := flag.String("remote-bin", "", "heureka binary of the remote region (default: -bin)")
 	followerBin := flag.String("follower-bin", "", "heureka binary of the follower (default: -bin)")
+	repairChanges := flag.Int("repair-changes", 1100, "registrations the follower misses while cut off (stream mode; past the remote's window of 1024 events); 0: no repair phase")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -96,8 +97,8 @@ func main() {
 	fmt.Printf("`go run ./bench/cmd/wanbytes %s` on %s at revision %s; load average at the start: %s; %d CPUs, %s.\n\n",
 		strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02 15:04 MST"), strings.TrimSpace(string(rev)),
 		strings.Join(strings.Fields(string(load))[:3], " "), runtime.NumCPU(), runtime.Version())
-	fmt.Println("| mode | remote / follower | remote instances | initial load (bytes received) | idle (bytes/s received) | per registration (bytes received) | per cancel (bytes received) | per change (bytes sent by the follower) |")
-	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| mode | remote / follower | remote instances | initial load (bytes received) | idle (bytes/s received) | per registration (bytes received) | per cancel (bytes received) | per change (bytes sent by the follower) | repair after missed changes (bytes received / sent) |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	failed := false
 	for _, mode := range strings.Split(*modes, ",") {
 		for _, s := range strings.Split(*sizes, ",") {
@@ -106,14 +107,18 @@ func main() {
 				logf("wanbytes: -sizes: %v", err)
 				os.Exit(2)
 			}
-			r, err := measure(ctx, *remoteBin, *followerBin, mode, n, *changes)
+			r, err := measure(ctx, *remoteBin, *followerBin, mode, n, *changes, *repairChanges)
 			if err != nil {
 				logf("wanbytes: %s %d: %v", mode, n, err)
 				failed = true
 				continue
 			}
-			fmt.Printf("| %s | %s / %s | %d | %d | %.0f | %.0f | %.0f | %.0f |\n", mode, binName(*remoteBin), binName(*followerBin),
-				n, r.initial, r.idlePerSec, r.perReg, r.perCancel, r.sentPerChange)
+			repair := "–"
+			if r.repairMissed > 0 {
+				repair = fmt.Sprintf("%d / %d (%d missed)", r.repairDown, r.repairUp, r.repairMissed)
+			}
+			fmt.Printf("| %s | %s / %s | %d | %d | %.0f | %.0f | %.0f | %.0f | %s |\n", mode, binName(*remoteBin), binName(*followerBin),
+				n, r.initial, r.idlePerSec, r.perReg, r.perCancel, r.sentPerChange, repair)
 		}
 	}
 	load, _ = os.ReadFile("/proc/loadavg")
@@ -134,6 +139,10 @@ type result struct {
 	initial                       int64
 	idlePerSec, perReg, perCancel float64
 	sentPerChange                 float64
+	// The repair phase: bytes received and sent once the link heals after
+	// repairMissed registrations.
+	repairDown, repairUp int64
+	repairMissed         int
 }
 
 // proxy forwards every connection to target and counts the bytes of each
@@ -142,6 +151,7 @@ type proxy struct {
 	ln       net.Listener
 	target   string
 	down, up atomic.Int64
+	blocked  atomic.Bool // cut: no connection accepted
 	wg       sync.WaitGroup
 	mu       sync.Mutex
 	conns    []net.Conn
@@ -164,6 +174,10 @@ func (p *proxy) accept() {
 		c, err := p.ln.Accept()
 		if err != nil {
 			return
+		}
+		if p.blocked.Load() {
+			c.Close()
+			continue
 		}
 		t, err := net.Dial("tcp", p.target)
 		if err != nil {
@@ -197,6 +211,19 @@ func (p *proxy) copy(dst, src net.Conn, n *atomic.Int64) {
 	dst.Close()
 	src.Close()
 }
+
+// cut closes every connection and refuses new ones until heal.
+func (p *proxy) cut() {
+	p.blocked.Store(true)
+	p.mu.Lock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+	p.mu.Unlock()
+}
+
+func (p *proxy) heal() { p.blocked.Store(false) }
 
 func (p *proxy) close() {
 	p.ln.Close()
@@ -351,7 +378,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // shortened so that the steady state comes soon after the loading).
 const deltaRetention = 10 * time.Second
 
-func measure(ctx context.Context, remoteBin, followerBin, mode string, n, changes int) (res result, err error) {
+func measure(ctx context.Context, remoteBin, followerBin, mode string, n, changes, repairChanges int) (res result, err error) {
 	if mode != "stream" && mode != "poll" {
 		return res, fmt.Errorf("unknown mode %q", mode)
 	}
@@ -497,9 +524,58 @@ func measure(ctx context.Context, remoteBin, followerBin, mode string, n, change
 	res.perReg = float64(regDown) / float64(changes)
 	res.perCancel = float64(canDown) / float64(changes)
 	res.sentPerChange = float64(regUp+canUp) / float64(2*changes)
+	if mode == "stream" && repairChanges > 0 {
+		if err := repairPhase(ctx, px, rbase, fbase, want, repairChanges, &res); err != nil {
+			return res, fmt.Errorf("repair: %w", err)
+		}
+	}
 	_, state, _ := remoteCount(fbase)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "wanbytes: %s %d: %d/%d bytes received for %d registrations/cancels; region %s", mode, n, regDown, canDown, changes, state)
 	logf("%s", b.String())
 	return res, nil
+}
+
+// repairPhase cuts the WAN link, registers missed new instances in 5
+// applications of the remote, one event each (30 ms apart, past the
+// stream's coalescing), while another watcher keeps the remote's stream
+// hub numbering them, so that the follower's Last-Event-ID has left the
+// remote's window (1024 events) when the link heals; then it counts what
+// the follower receives and sends until it holds them: a repair by digest
+// (this release), a snapshot (a follower or remote of the previous
+// release), or polls.
+func repairPhase(ctx context.Context, px *proxy, rbase, fbase string, want, missed int, res *result) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req, err := http.NewRequestWithContext(wctx, http.MethodGet, rbase+"/eureka/stream", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{}).Do(req)
+	if err != nil {
+		return err
+	}
+	go func() { _, _ = io.Copy(io.Discard, resp.Body); resp.Body.Close() }()
+	px.cut()
+	for i := 0; i < missed; i++ {
+		app := fmt.Sprintf("APP%03d", i%5)
+		id := fmt.Sprintf("%s-missed%05d", strings.ToLower(app), i)
+		if err := do(ctx, "POST", rbase+"/eureka/apps/"+app, body(app, id)); err != nil {
+			return err
+		}
+		if err := sleep(ctx, 30*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	d, u := px.down.Load(), px.up.Load()
+	px.heal()
+	if err := waitCount(ctx, fbase, want+missed, 2*time.Minute); err != nil {
+		return err
+	}
+	if err := sleep(ctx, 2*time.Second); err != nil {
+		return err
+	}
+	res.repairDown, res.repairUp, res.repairMissed = px.down.Load()-d, px.up.Load()-u, missed
+	logf("wanbytes: repair after %d missed: %d bytes received, %d sent", missed, res.repairDown, res.repairUp)
+	return nil
 }
