@@ -10,7 +10,8 @@
 // "Who holds the WAN link" below) fetch it over the WAN: from a Heureka
 // remote by following its change stream (GET
 // {url}stream: a snapshot, then deltas checked by apps__hashcode, resumed
-// by Last-Event-ID, gzip-compressed: see "Bytes on the WAN"; stream.go),
+// by Last-Event-ID, repaired by a digest exchange, gzip-compressed: see
+// "Bytes on the WAN"; stream.go),
 // from a Java Eureka remote (or while the
 // stream is down) by polling GET {url}apps/ in full once, then GET
 // {url}apps/delta every PullInterval, checked against the delta's
@@ -93,8 +94,17 @@
 // WAN bytes grow with what changes, not with the registry: a change costs
 // its delta event, about 80 bytes compressed against about 915 plain, at
 // 10,000 instances as at 100,000 (bench/cmd/wanbytes; BENCHMARKS.md,
-// "Several datacenters"). A snapshot (the initial load, or a reconnection the remote
-// cannot resume) is the whole registry, compressed. Polling costs more:
+// "Several datacenters"). A snapshot (the initial load, or a dropped copy)
+// is the whole registry, compressed, and crosses once: a starting follower
+// that can stream does not poll in full beside it. A follower that holds a
+// copy and reconnects (a break the remote's window cannot replay, a
+// hashcode mismatch) sends the digest of its copy (POST {url}stream;
+// internal/appdigest) and gets only the applications that differ and the
+// names of those removed (a "repair" event; a mismatch after it takes a
+// snapshot; a remote of the previous release answers 405 and the follower
+// takes the snapshot). While the remote does not answer, the follower does
+// not poll: a poll after a failed one is a full fetch, the reconnection a
+// repair. Relays, on the local network, keep their snapshots. Polling costs more:
 // each delta repeats a change for the remote's whole delta retention.
 // heureka_region_received_bytes_total{region,from} counts the body bytes
 // as they came on the connection, compressed, from the WAN (streams and
@@ -133,8 +143,7 @@
 // # Not done here (yet)
 //
 // Eureka's global application whitelist and versions__delta as Eureka
-// numbers region deltas are not implemented; nor is an anti-entropy digest
-// exchange for repair: a break longer than the remote's replay window, or
-// a hashcode mismatch, costs a whole (compressed) snapshot. See
-// docs/federation.md.
+// numbers region deltas are not implemented; tombstones do not cross
+// datacenters. A repair's digest grows with the number of applications.
+// See docs/federation.md.
 package federation

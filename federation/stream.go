@@ -20,13 +20,19 @@ package federation
 // stream silent for StreamIdleTimeout is cut and reconnected.
 //
 // Repair: a delta event after which the region's apps__hashcode differs
-// from the event's cuts the stream and reconnects without Last-Event-ID, so
-// that the next event is a snapshot. After a break the reader reconnects
-// with the last event id (the remote replays what was missed, or sends a
-// snapshot when it cannot), unless the puller polled meanwhile: then it
-// reconnects without one, so that a snapshot replaces what the polls
-// built. A remote without a stream (a Java Eureka server answers 404) is
-// polled, as before.
+// from the event's cuts the stream and reconnects without Last-Event-ID.
+// After a break the reader reconnects with the last event id (the remote
+// replays what was missed), unless the puller polled meanwhile. Either
+// way, a reader whose puller holds a copy sends its digest (POST, asked of
+// the puller in line with the events: "digest"), and the remote that
+// cannot replay answers with a "repair" event, the applications that
+// differ and the names of those removed, instead of a snapshot
+// (httpapi's stream_repair.go); a remote of the previous release answers
+// the POST with something other than an event stream, and the reader
+// takes the snapshot by GET at once. A repair whose hashcode still
+// differs takes a snapshot (no digest) next. A relay's stream is on the
+// local network and starts with a snapshot. A remote without a stream (a
+// Java Eureka server answers 404) is polled, as before.
 //
 // The reader follows a target the puller sets (streamTarget): the remote's
 // stream, or a local member's relay of the region (relay.go), which serves
