@@ -137,6 +137,9 @@ func TestRequiredRoles(t *testing.T) {
 		{"PUT", "/eureka/apps/A/1", RoleWrite, RoleWrite},
 		{"DELETE", "/eureka/apps/A/1", RoleWrite, RoleWrite},
 		{"POST", "/eureka/peerreplication/batch/", RoleWrite, RoleWrite},
+		{"POST", "/eureka/stream", RoleRead, RoleRead}, // a repair digest: a read
+		{"POST", "/eureka/v2/stream", RoleRead, RoleRead},
+		{"POST", "/eureka/stream/x", RoleWrite, RoleWrite},
 		{"PATCH", "/healthzz", RoleWrite, RoleWrite},
 	} {
 		r := httptest.NewRequest(tc.method, tc.path, nil)

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -184,7 +185,14 @@ type sseClient struct {
 // pairs. It requires 200 and closes the stream when the test ends.
 func (h *harness) openStream(path string, hdr ...string) *sseClient {
 	h.t.Helper()
-	res, cancel := h.streamRequest(path, hdr...)
+	return h.openStreamWith(http.MethodGet, path, nil, hdr...)
+}
+
+// openStreamWith is openStream with another method and a request body
+// (POST …/stream: a repair digest).
+func (h *harness) openStreamWith(method, path string, body []byte, hdr ...string) *sseClient {
+	h.t.Helper()
+	res, cancel := h.streamRequestWith(method, path, body, hdr...)
 	require.Equal(h.t, http.StatusOK, res.StatusCode)
 	require.Equal(h.t, "text/event-stream", res.Header.Get("Content-Type"))
 	c := &sseClient{t: h.t, res: res, events: make(chan sseEvent, 1024), cancel: cancel, done: make(chan struct{})}
@@ -196,8 +204,14 @@ func (h *harness) openStream(path string, hdr ...string) *sseClient {
 // streamRequest sends a GET without a client timeout (a stream lasts).
 func (h *harness) streamRequest(path string, hdr ...string) (*http.Response, context.CancelFunc) {
 	h.t.Helper()
+	return h.streamRequestWith(http.MethodGet, path, nil, hdr...)
+}
+
+// streamRequestWith is streamRequest with another method and a body.
+func (h *harness) streamRequestWith(method, path string, body []byte, hdr ...string) (*http.Response, context.CancelFunc) {
+	h.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.base+path, nil)
+	req, err := http.NewRequestWithContext(ctx, method, h.base+path, bytes.NewReader(body))
 	require.NoError(h.t, err)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
