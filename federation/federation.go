@@ -79,7 +79,7 @@ func New(cfg Config, enc [view.NumFormats]view.Encoder) (*Federation, error) {
 				st.apps[strings.ToUpper(a)] = true
 			}
 		}
-		p := &puller{f: f, remote: r, base: baseURL(r.URL), st: st, metrics: m.region(r.Name),
+		p := &puller{f: f, remote: r, base: baseURL(r.URL), st: st, logged: st.state, metrics: m.region(r.Name),
 			hub: newRelayHub(f), relayBad: map[string]time.Time{}, relayWhy: map[string]string{}}
 		f.pullers = append(f.pullers, p)
 		ptr := &atomic.Pointer[regionSnap]{}

@@ -60,7 +60,10 @@ type puller struct {
 	base     string
 	st       *regionState
 	needFull bool
-	metrics  *regionMetrics
+	// logged is the state last logged: a change made where a pull or an
+	// event succeeds (back to ok) is logged by the next judge too.
+	logged  State
+	metrics *regionMetrics
 	// stream follows the remote's change stream (stream.go); nil without
 	// Config.Stream or once the remote turned out to have none.
 	stream *streamReader
@@ -501,7 +504,10 @@ func (p *puller) judge(now time.Time, changed bool) {
 	}
 	if p.st.state != before {
 		changed = true
-		p.f.log.Info("region state", "region", p.remote.Name, "from", before, "to", p.st.state, "lastErr", p.st.lastErr)
+	}
+	if p.st.state != p.logged {
+		p.f.log.Info("region state", "region", p.remote.Name, "from", p.logged, "to", p.st.state, "lastErr", p.st.lastErr)
+		p.logged = p.st.state
 	}
 	snap := p.st.snapshot()
 	p.f.publish(p.remote.Name, snap, changed)

@@ -1,13 +1,17 @@
 package federation
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/heureka/heureka/eureka"
@@ -57,6 +61,8 @@ func TestStreamDroppedRegionReloads(t *testing.T) {
 	c.Region = "dc1"
 	c.StreamIdleTimeout = 10 * time.Second // longer than DropAfter, as 45 s is in the lab
 	c.Remotes = []Remote{{Name: "dc2", URL: srv.URL + "/eureka/"}}
+	logs := &lockedBuffer{}
+	c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	f, err := New(c, eureka.Encoders())
 	require.NoError(t, err)
 	f.Start()
@@ -69,4 +75,27 @@ func TestStreamDroppedRegionReloads(t *testing.T) {
 		return f.Status()[0].State == StateOK && s.total == 1
 	}, 3*time.Second, 5*time.Millisecond, "the region is loaded again, not ok and empty")
 	require.Never(t, func() bool { return f.regions["dc2"].Load().total != 1 }, 300*time.Millisecond, 10*time.Millisecond)
+	// Every change of state is logged, the way back to ok too (it is set
+	// where a pull or an event succeeds, and logged by the next judge).
+	for _, step := range []string{"from=loading to=ok", "from=ok to=stale", "from=stale to=dropped", "from=dropped to=ok"} {
+		assert.Regexp(t, `msg="region state" .*region=dc2 `+step, logs.String(), "the log says %s", step)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger and a test at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
