@@ -418,7 +418,7 @@ func (a *appState) remove(id string, cause Cause, replicated bool) (Event, bool)
 	a.deleteLease(id)
 	// The deleted state shares the record's maps (a published state's maps
 	// are never written): the delta shows it for minutes, so under churn a
-	// private copy would be retained per cancel (issue 9).
+	// private copy would be retained per cancel (the memory goals).
 	c := *l.inst
 	inst := &c
 	inst.LeaseInfo.EvictionTimestamp = now

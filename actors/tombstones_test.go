@@ -219,7 +219,7 @@ func TestTombstoneSetCollects(t *testing.T) {
 
 // Packed, a tombstone costs less than a map entry does even at the map's
 // fullest: the bound is what churn may retain per deletion for the
-// tombstone TTL (issue 9). A map's cost per entry follows its load, which
+// tombstone TTL (the memory goals). A map's cost per entry follows its load, which
 // its hash seed moves: 87 B here on most runs, 72 B on one CI run. The
 // packed form's does not move: 57 B with whole ids, 44 B without the
 // prefix and suffix that a pack's ids share.
@@ -266,7 +266,7 @@ func liveHeap() uint64 {
 
 // What a node holds per instance and per deletion stays within its size
 // class: a million instances hold a million leases, and churn millions of
-// tombstones (issue 9).
+// tombstones (the memory goals).
 func TestPerInstanceStructsFitTheirSizeClasses(t *testing.T) {
 	assert.LessOrEqual(t, unsafe.Sizeof(lease{}), uintptr(112))
 	assert.LessOrEqual(t, unsafe.Sizeof(tombstone{}), uintptr(24))

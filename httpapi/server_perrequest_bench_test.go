@@ -1,6 +1,6 @@
 package httpapi_test
 
-// Per-request cost of the hot endpoints (issue 9): the whole handler chain
+// Per-request cost of the hot endpoints: the whole handler chain
 // (routing, metrics, negotiation, the registry call) over a real
 // actors.Registry and view, without the network, so that CPU time and
 // allocations per request are the server's alone. The loopback ratios

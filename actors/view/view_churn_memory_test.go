@@ -14,7 +14,7 @@ import (
 )
 
 // churnRetainedBound is the heap the view may retain per churned
-// register+cancel pair while the pair is in the delta window (issue 9). A
+// register+cancel pair while the pair is in the delta window (the memory goals). A
 // pair's cancelled state stays in the delta until it expires (Eureka shows
 // it as DELETED): about 490 B for the Spring-shaped instance of
 // registerBody, held packed (packed.go, 176 B) in its piece (80 B), with its

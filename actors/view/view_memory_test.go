@@ -2,7 +2,7 @@
 
 package view_test
 
-// The memory measurement of issue 9: the heap a registry of N instances
+// The memory measurement: the heap a registry of N instances
 // holds (leases, instances, the view's applications and pieces), and the
 // heap and RSS once every prepared document is built. Run:
 //

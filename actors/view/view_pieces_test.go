@@ -309,7 +309,7 @@ func TestPruneKeepsWritesMadeWhilePruning(t *testing.T) {
 }
 
 // A piece stays in the 80-byte size class: one per registered instance
-// and one per instance in the delta (issue 9). It was 64 B before it could
+// and one per instance in the delta (the memory goals). It was 64 B before it could
 // hold a packed state: the 16 B that a deleted state's string header adds
 // to every piece are repaid many times over by each deleted state's packing
 // (about 320 B less per churned pair, TestChurnRetainsOneStatePerInstance).

@@ -12,7 +12,7 @@ import (
 	"github.com/heureka/heureka/node"
 )
 
-// A new user's first try (issue 6, item 7): a node started with a 1 s
+// A new user's first try: a node started with a 1 s
 // eviction timer and self-preservation off, and fargo registering an
 // instance with a 3 s lease that it never renews. The node evicts it about
 // one lease plus one eviction run after the registration, right after

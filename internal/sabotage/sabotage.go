@@ -105,13 +105,13 @@ const (
 	// ViewDeltaHoldsStates makes every delta window entry hold its
 	// change's instance state, unpacked, until it is pruned, so churn
 	// retains one whole state per change instead of one packed state per
-	// changed instance (actors/view prepare and fold; issue 9).
+	// changed instance (actors/view prepare and fold).
 	ViewDeltaHoldsStates Switch = "view-delta-holds-states"
 	// ViewDeltaUnpacked makes the delta keep a deleted state as a whole
-	// Instance instead of packed (actors/view prepare, packed.go; issue 9).
+	// Instance instead of packed (actors/view prepare, packed.go).
 	ViewDeltaUnpacked Switch = "view-delta-unpacked"
 	// ViewDeltaUnbounded makes pruning ignore the delta's memory bound,
-	// DeltaMaxBytes (actors/view boundCutoff; issue 9).
+	// DeltaMaxBytes (actors/view boundCutoff).
 	ViewDeltaUnbounded Switch = "view-delta-unbounded"
 	// CopyAgedByReceiverClock reads a copy's last renewal and version time
 	// on the receiver's wall clock, ignoring the sender's (BUG-17; actors
@@ -123,8 +123,7 @@ const (
 	DirectJSONLeadingZeros Switch = "direct-json-leading-zeros"
 	// ViewLeafKeepsReplacedKey makes a B+tree leaf whose first item is
 	// replaced keep the replaced item's key as its first key, which keeps
-	// the replaced instance state's strings alive (actors/view btree set;
-	// issue 9).
+	// the replaced instance state's strings alive (actors/view btree set).
 	ViewLeafKeepsReplacedKey Switch = "view-leaf-keeps-replaced-key"
 	// EurekaPeerEcho sends the changes a Eureka peer made (replicated
 	// writes) back to the Eureka peers, as if a client had made them
