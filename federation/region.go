@@ -143,9 +143,16 @@ func (r *regionState) replace(insts []*actors.Instance, now time.Time) bool {
 	for _, in := range insts {
 		next[in.Key()] = in
 	}
+	return r.merge(next, nil, now)
+}
+
+// merge makes the copy's instances of the applications in scope (every
+// application when scope is nil) those of next, recording each difference
+// in the window; it reports whether anything changed.
+func (r *regionState) merge(next map[actors.Key]*actors.Instance, scope map[string]bool, now time.Time) bool {
 	changed := false
 	for k, old := range r.raw {
-		if _, ok := next[k]; !ok {
+		if _, ok := next[k]; !ok && (scope == nil || scope[k.App]) {
 			r.record(cancelled(old, now), actors.ActionDeleted, now)
 			r.del(k)
 			changed = true
@@ -222,31 +229,7 @@ func (r *regionState) repair(insts []*actors.Instance, removed []string, now tim
 			replaced[n] = true
 		}
 	}
-	changed := false
-	for k, old := range r.raw {
-		if _, ok := next[k]; !ok && replaced[k.App] {
-			r.record(cancelled(old, now), actors.ActionDeleted, now)
-			r.del(k)
-			changed = true
-		}
-	}
-	for k, in := range next {
-		old, ok := r.raw[k]
-		switch {
-		case !ok:
-			r.set(k, in)
-			r.record(in, actors.ActionAdded, now)
-			changed = true
-		case differs(old, in):
-			r.set(k, in)
-			r.record(in, actors.ActionModified, now)
-			changed = true
-		}
-	}
-	if changed {
-		r.lastChange = now
-	}
-	return changed
+	return r.merge(next, replaced, now)
 }
 
 // digest is the digest of the copy as the remote sent it (package
