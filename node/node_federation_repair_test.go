@@ -4,12 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,88 +16,6 @@ import (
 	"github.com/heureka/heureka/federation"
 	"github.com/heureka/heureka/node"
 )
-
-// cutProxy is a WAN link that can be cut: it forwards every connection to
-// target and counts the bytes that come back; cut closes every
-// connection and refuses new ones until heal.
-type cutProxy struct {
-	ln      net.Listener
-	down    atomic.Int64
-	blocked atomic.Bool
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	conns   []net.Conn
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &cutProxy{ln: ln}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if p.blocked.Load() {
-				c.Close()
-				continue
-			}
-			u, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, u)
-			p.mu.Unlock()
-			p.wg.Add(2)
-			go p.copy(u, c, nil)
-			go p.copy(c, u, &p.down)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		p.cut()
-		p.wg.Wait()
-	})
-	return p
-}
-
-func (p *cutProxy) copy(dst, src net.Conn, n *atomic.Int64) {
-	defer p.wg.Done()
-	buf := make([]byte, 32<<10)
-	for {
-		k, err := src.Read(buf)
-		if k > 0 {
-			if n != nil {
-				n.Add(int64(k))
-			}
-			if _, werr := dst.Write(buf[:k]); werr != nil {
-				break
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	dst.Close()
-	src.Close()
-}
-
-func (p *cutProxy) cut() {
-	p.blocked.Store(true)
-	p.mu.Lock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-	p.mu.Unlock()
-}
-
-func (p *cutProxy) heal() { p.blocked.Store(false) }
 
 // regionPulls reads heureka_region_pulls_total{region} of n by
 // "kind/result".
@@ -182,8 +97,8 @@ func repairRun(t *testing.T) repairResult {
 		}
 	}()
 
-	wan := newCutProxy(t, dc1.Addr())
-	fc := fedConfig(t, "dc2", federation.Remote{Name: "dc1", URL: "http://" + wan.ln.Addr().String() + "/eureka/"})
+	wan := newWANLink(t, dc1.Addr())
+	fc := fedConfig(t, "dc2", federation.Remote{Name: "dc1", URL: "http://" + wan.Addr() + "/eureka/"})
 	fc.Federation.PullInterval = 100 * time.Millisecond
 	fc.Federation.StaleAfter = 10 * time.Second // the cut stays within it: the copy is kept
 	fc.Federation.DropAfter = 30 * time.Second
@@ -221,9 +136,9 @@ func repairRun(t *testing.T) repairResult {
 	}
 	require.Eventually(t, same, 10*time.Second, 10*time.Millisecond, "dc2 loads dc1")
 	time.Sleep(300 * time.Millisecond) // the snapshot's last bytes
-	r := repairResult{snapshotBytes: wan.down.Load()}
+	r := repairResult{snapshotBytes: wan.Down.Load()}
 
-	wan.cut()
+	wan.Cut()
 	for i := range 5 {
 		fedRegister(t, dc1.URL(), "APP03", fmt.Sprintf("new-%d", i), "UP", nil)
 		time.Sleep(60 * time.Millisecond) // one event each
@@ -233,15 +148,15 @@ func repairRun(t *testing.T) repairResult {
 		time.Sleep(60 * time.Millisecond)
 	}
 	time.Sleep(200 * time.Millisecond)
-	before := wan.down.Load()
-	wan.heal()
+	before := wan.Down.Load()
+	wan.Heal()
 	require.Eventually(t, same, 10*time.Second, 10*time.Millisecond, "dc2's copy is dc1's again")
 	time.Sleep(500 * time.Millisecond) // a fallback snapshot's bytes, if any
 	require.True(t, same())
 	_, full := fedGet(t, dc1.URL(), "/apps")
 	assert.Equal(t, full.Applications.Hashcode, hashcodeOf(region()), "dc2's apps__hashcode is dc1's")
 	assert.NotContains(t, region(), "APP05/app05-00", "a cancelled instance never comes back")
-	r.repairBytes = wan.down.Load() - before
+	r.repairBytes = wan.Down.Load() - before
 	r.pulls = regionPulls(t, dc2, "dc1")
 	t.Logf("initial load %d bytes on the WAN, repair %d; pulls %v", r.snapshotBytes, r.repairBytes, r.pulls)
 	return r

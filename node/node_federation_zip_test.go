@@ -2,10 +2,7 @@ package node_test
 
 import (
 	"fmt"
-	"net"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,75 +10,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/heureka/heureka/federation"
+	"github.com/heureka/heureka/internal/wanlink"
 	"github.com/heureka/heureka/node"
 )
 
-// wanProxy forwards every connection to target and counts the bytes that
-// come back (target → client: what the follower receives over the WAN).
-type wanProxy struct {
-	ln    net.Listener
-	down  atomic.Int64
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func newWANProxy(t *testing.T, target string) *wanProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// newWANLink starts a wanlink.Proxy to target, closed with the test.
+func newWANLink(t *testing.T, target string) *wanlink.Proxy {
+	p, err := wanlink.Listen(target)
 	require.NoError(t, err)
-	p := &wanProxy{ln: ln}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, u)
-			p.mu.Unlock()
-			p.wg.Add(2)
-			go p.copy(u, c, nil)
-			go p.copy(c, u, &p.down)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		p.mu.Lock()
-		for _, c := range p.conns {
-			c.Close()
-		}
-		p.mu.Unlock()
-		p.wg.Wait()
-	})
+	t.Cleanup(p.Close)
 	return p
-}
-
-func (p *wanProxy) copy(dst, src net.Conn, n *atomic.Int64) {
-	defer p.wg.Done()
-	buf := make([]byte, 32<<10)
-	for {
-		k, err := src.Read(buf)
-		if k > 0 {
-			if n != nil {
-				n.Add(int64(k))
-			}
-			if _, werr := dst.Write(buf[:k]); werr != nil {
-				break
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	dst.Close()
-	src.Close()
 }
 
 // receivedWAN is the follower's heureka_region_received_bytes_total for
@@ -120,8 +58,8 @@ func streamWANBytes(t *testing.T, changes int) (perChange, metricPerChange float
 	for i := range 200 {
 		fedRegister(t, dc1.URL(), fmt.Sprintf("APP%d", i%10), fmt.Sprintf("app%d-%03d", i%10, i), "UP", nil)
 	}
-	wan := newWANProxy(t, dc1.Addr())
-	fc := fedConfig(t, "dc2", federation.Remote{Name: "dc1", URL: "http://" + wan.ln.Addr().String() + "/eureka/"})
+	wan := newWANLink(t, dc1.Addr())
+	fc := fedConfig(t, "dc2", federation.Remote{Name: "dc1", URL: "http://" + wan.Addr() + "/eureka/"})
 	fc.Federation.PullInterval = 3 * time.Second // the stream carries every change
 	fc.Federation.StaleAfter = 15 * time.Second
 	fc.Federation.DropAfter = 30 * time.Second
@@ -130,7 +68,7 @@ func streamWANBytes(t *testing.T, changes int) (perChange, metricPerChange float
 	require.Eventually(t, func() bool { return held() == 200 }, 10*time.Second, 5*time.Millisecond, "dc2 loads dc1")
 	time.Sleep(200 * time.Millisecond) // the snapshot's last bytes
 
-	down, metric := wan.down.Load(), receivedWAN(t, dc2, "dc1")
+	down, metric := wan.Down.Load(), receivedWAN(t, dc2, "dc1")
 	for i := range changes {
 		id := fmt.Sprintf("new-%03d", i)
 		fedRegister(t, dc1.URL(), "APP3", id, "UP", nil)
@@ -140,7 +78,7 @@ func streamWANBytes(t *testing.T, changes int) (perChange, metricPerChange float
 	}
 	time.Sleep(100 * time.Millisecond)
 	n := float64(2 * changes)
-	return float64(wan.down.Load()-down) / n, (receivedWAN(t, dc2, "dc1") - metric) / n
+	return float64(wan.Down.Load()-down) / n, (receivedWAN(t, dc2, "dc1") - metric) / n
 }
 
 // fedCancel cancels instance id of app.

@@ -48,9 +48,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/heureka/heureka/internal/wanlink"
 )
 
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
@@ -143,96 +144,6 @@ type result struct {
 	// repairMissed registrations.
 	repairDown, repairUp int64
 	repairMissed         int
-}
-
-// proxy forwards every connection to target and counts the bytes of each
-// direction: down (target → client, what the follower receives) and up.
-type proxy struct {
-	ln       net.Listener
-	target   string
-	down, up atomic.Int64
-	blocked  atomic.Bool // cut: no connection accepted
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	conns    []net.Conn
-}
-
-func newProxy(target string) (*proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	p := &proxy{ln: ln, target: target}
-	p.wg.Add(1)
-	go p.accept()
-	return p, nil
-}
-
-func (p *proxy) accept() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		if p.blocked.Load() {
-			c.Close()
-			continue
-		}
-		t, err := net.Dial("tcp", p.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, c, t)
-		p.mu.Unlock()
-		p.wg.Add(2)
-		go p.copy(t, c, &p.up)
-		go p.copy(c, t, &p.down)
-	}
-}
-
-func (p *proxy) copy(dst, src net.Conn, n *atomic.Int64) {
-	defer p.wg.Done()
-	buf := make([]byte, 32<<10)
-	for {
-		k, err := src.Read(buf)
-		if k > 0 {
-			n.Add(int64(k))
-			if _, werr := dst.Write(buf[:k]); werr != nil {
-				break
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	dst.Close()
-	src.Close()
-}
-
-// cut closes every connection and refuses new ones until heal.
-func (p *proxy) cut() {
-	p.blocked.Store(true)
-	p.mu.Lock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-	p.mu.Unlock()
-}
-
-func (p *proxy) heal() { p.blocked.Store(false) }
-
-func (p *proxy) close() {
-	p.ln.Close()
-	p.mu.Lock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
 }
 
 func freePort() (int, error) {
@@ -445,15 +356,15 @@ func measure(ctx context.Context, remoteBin, followerBin, mode string, n, change
 	logf("wanbytes: %s %d: remote loaded in %v", mode, n, time.Since(t0).Round(time.Millisecond))
 	loaded := time.Now()
 
-	px, err := newProxy(remoteAddr)
+	px, err := wanlink.Listen(remoteAddr)
 	if err != nil {
 		return res, err
 	}
-	defer px.close()
+	defer px.Close()
 	followerAddr := fmt.Sprintf("127.0.0.1:%d", ports[2])
 	args := []string{"--node-name", "dc1-a", "--region", "dc1",
 		"--http-addr", followerAddr, "--gossip-addr", fmt.Sprintf("127.0.0.1:%d", ports[3]),
-		"--remote-region", "dc2=http://" + px.ln.Addr().String() + "/eureka/",
+		"--remote-region", "dc2=http://" + px.Addr() + "/eureka/",
 		"--region-pull-interval", "1s"}
 	if mode == "poll" {
 		args = append(args, "--region-stream=false")
@@ -474,7 +385,7 @@ func measure(ctx context.Context, remoteBin, followerBin, mode string, n, change
 	if err := sleep(ctx, 2*time.Second); err != nil {
 		return res, err
 	}
-	res.initial = px.down.Load()
+	res.initial = px.Down.Load()
 	// The steady state starts once the loading's registrations have left
 	// the remote's delta window (polls would carry them).
 	if err := sleep(ctx, time.Until(loaded.Add(deltaRetention+2*time.Second))); err != nil {
@@ -483,14 +394,14 @@ func measure(ctx context.Context, remoteBin, followerBin, mode string, n, change
 	logf("wanbytes: %s %d: follower loaded, %d bytes received", mode, n, res.initial)
 
 	const idle = 10 * time.Second
-	d0 := px.down.Load()
+	d0 := px.Down.Load()
 	if err := sleep(ctx, idle); err != nil {
 		return res, err
 	}
-	res.idlePerSec = float64(px.down.Load()-d0) / idle.Seconds()
+	res.idlePerSec = float64(px.Down.Load()-d0) / idle.Seconds()
 
 	phase := func(method string, want int) (down, up int64, err error) {
-		d, u := px.down.Load(), px.up.Load()
+		d, u := px.Down.Load(), px.Up.Load()
 		for i := 0; i < changes; i++ {
 			app := fmt.Sprintf("APP%03d", i%100)
 			id := fmt.Sprintf("%s-new%04d", strings.ToLower(app), i)
@@ -511,7 +422,7 @@ func measure(ctx context.Context, remoteBin, followerBin, mode string, n, change
 		if err := sleep(ctx, 2*time.Second); err != nil {
 			return 0, 0, err
 		}
-		return px.down.Load() - d, px.up.Load() - u, nil
+		return px.Down.Load() - d, px.Up.Load() - u, nil
 	}
 	regDown, regUp, err := phase("POST", want+changes)
 	if err != nil {
@@ -544,7 +455,7 @@ func measure(ctx context.Context, remoteBin, followerBin, mode string, n, change
 // the follower receives and sends until it holds them: a repair by digest
 // (this release), a snapshot (a follower or remote of the previous
 // release), or polls.
-func repairPhase(ctx context.Context, px *proxy, rbase, fbase string, want, missed int, res *result) error {
+func repairPhase(ctx context.Context, px *wanlink.Proxy, rbase, fbase string, want, missed int, res *result) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	req, err := http.NewRequestWithContext(wctx, http.MethodGet, rbase+"/eureka/stream", nil)
@@ -556,7 +467,7 @@ func repairPhase(ctx context.Context, px *proxy, rbase, fbase string, want, miss
 		return err
 	}
 	go func() { _, _ = io.Copy(io.Discard, resp.Body); resp.Body.Close() }()
-	px.cut()
+	px.Cut()
 	for i := 0; i < missed; i++ {
 		app := fmt.Sprintf("APP%03d", i%5)
 		id := fmt.Sprintf("%s-missed%05d", strings.ToLower(app), i)
@@ -567,15 +478,15 @@ func repairPhase(ctx context.Context, px *proxy, rbase, fbase string, want, miss
 			return err
 		}
 	}
-	d, u := px.down.Load(), px.up.Load()
-	px.heal()
+	d, u := px.Down.Load(), px.Up.Load()
+	px.Heal()
 	if err := waitCount(ctx, fbase, want+missed, 2*time.Minute); err != nil {
 		return err
 	}
 	if err := sleep(ctx, 2*time.Second); err != nil {
 		return err
 	}
-	res.repairDown, res.repairUp, res.repairMissed = px.down.Load()-d, px.up.Load()-u, missed
+	res.repairDown, res.repairUp, res.repairMissed = px.Down.Load()-d, px.Up.Load()-u, missed
 	logf("wanbytes: repair after %d missed: %d bytes received, %d sent", missed, res.repairDown, res.repairUp)
 	return nil
 }
