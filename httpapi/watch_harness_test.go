@@ -136,7 +136,8 @@ func (l smallBufListener) Accept() (net.Conn, error) {
 }
 
 // metric returns the value of a gauge or counter family's series whose
-// labels include labels (name, value pairs); 0 when absent.
+// labels include labels (name, value pairs), a histogram's sample count;
+// 0 when absent.
 func (n *pushNode) metric(name string, labels ...string) float64 {
 	n.t.Helper()
 	mfs, err := n.metrics.Gather()
@@ -160,6 +161,9 @@ func (n *pushNode) metric(name string, labels ...string) float64 {
 			}
 			if c := m.GetCounter(); c != nil {
 				return c.GetValue()
+			}
+			if h := m.GetHistogram(); h != nil {
+				return float64(h.GetSampleCount())
 			}
 			return m.GetGauge().GetValue()
 		}

@@ -256,6 +256,7 @@ func (pk *parker) scan(only *parkKey) {
 	if s == nil {
 		return
 	}
+	start := time.Now()
 	ready := s.cfg.Ready == nil || s.cfg.Ready()
 	snap := s.cfg.View.Snapshot()
 	type due struct {
@@ -285,9 +286,12 @@ func (pk *parker) scan(only *parkKey) {
 	}
 	work := pk.work
 	pk.mu.Unlock()
-	fo := &fanout{}
+	fo := &fanout{start: start, took: pk.p.metrics.fanout}
 	for _, d := range dues {
 		fo.left += len(d.reads)
+	}
+	if fo.left == 0 {
+		return
 	}
 	fo.written = make([]*parkedRead, 0, fo.left)
 	for _, d := range dues {
@@ -319,6 +323,9 @@ type parkJob struct {
 // do not compete with the answers still due: a change reaches the last of
 // 10k reads sooner.
 type fanout struct {
+	start time.Time           // the scan's
+	took  prometheus.Observer // observes how long the fan-out took
+
 	mu      sync.Mutex
 	left    int
 	written []*parkedRead
@@ -333,6 +340,7 @@ func (fo *fanout) done(n int, ok []*parkedRead) {
 	var all []*parkedRead
 	if fo.left == 0 {
 		all, fo.written = fo.written, nil
+		fo.took.Observe(time.Since(fo.start).Seconds())
 	}
 	fo.mu.Unlock()
 	for _, pr := range all {

@@ -151,8 +151,8 @@ func withoutDate(raw string) string { return dateLine.ReplaceAllString(raw, "Dat
 
 // Over HTTP/1.1 a parked blocking read keeps one goroutine of its own (the
 // one that sees its client leave), not the handler and net/http's reader;
-// one change answers them all; a client that leaves is uncounted at once.
-// With BlockingHijack off the handler's wait holds two per read.
+// one change answers them all, in one timed fan-out; a client that leaves
+// is uncounted at once. With BlockingHijack off the handler's wait holds two per read.
 func TestWatchParkedHoldsOneGoroutine(t *testing.T) {
 	const reads = 200
 	for _, hijack := range []bool{true, false} {
@@ -194,6 +194,13 @@ func TestWatchParkedHoldsOneGoroutine(t *testing.T) {
 			assert.NotEqual(t, tag, newTag)
 			n.waiting(0)
 			assert.Equal(t, float64(reads/2), n.metric("heureka_push_blocking_reads_total", "result", "changed"))
+			// One fan-out answered the parked reads, and was timed; the
+			// handlers' waits are not fan-outs.
+			fanouts := 0.0
+			if hijack {
+				fanouts = 1
+			}
+			assert.Equal(t, fanouts, n.metric("heureka_push_blocking_fanout_seconds"))
 		})
 	}
 }
