@@ -101,11 +101,20 @@ type Config struct {
 	// -cpuprofile ("").
 	CPUProfile string
 	// RawBlocking makes each blocking watcher one plain HTTP/1.1
-	// connection, its requests written by hand and its responses read
-	// with http.ReadResponse, instead of a request of the shared
-	// http.Client: the client's CPU then competes less with the node's.
-	// -raw-blocking (false).
+	// connection served by epoll event loops (raw_linux.go), instead of a
+	// request of the shared http.Client: the client's CPU then competes
+	// less with the node's. -raw-blocking (false).
 	RawBlocking bool
+	// NextAfterChange makes each raw watcher send its next request once
+	// every watcher has the change, not as soon as it has it. This one
+	// process stands for N clients with one CPU for all of them: sending
+	// each next request (a write(2) that runs the node's side of loopback
+	// too) before reading the next answer makes the last delivery lag the
+	// node's fan-out by the process's own serial work, where N clients of
+	// their own would each read their answer at once. The node still
+	// serves every next request, counted in its CPU; they no longer
+	// overlap its fan-out. Needs -raw-blocking. -next-after-change (false).
+	NextAfterChange bool
 	// Settle is how long the watchers sit idle before the node's memory
 	// is taken. -settle (3s).
 	Settle time.Duration
@@ -176,6 +185,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("-changes %d: at least 1", c.Changes)
 	case c.Coalesce < 0 || c.Coalesce > time.Second:
 		return fmt.Errorf("-coalesce %v: 0 to 1s (the node's rule)", c.Coalesce)
+	case c.NextAfterChange && !c.RawBlocking:
+		return errors.New("-next-after-change: needs -raw-blocking")
 	case c.Settle < 0:
 		return fmt.Errorf("-settle %v: negative", c.Settle)
 	case c.ChurnFor < 0:
@@ -236,6 +247,7 @@ func parseFlags(args []string) (Config, serveConfig, bool, error) {
 	fs.StringVar(&c.CPUProfile, "cpuprofile", c.CPUProfile, "write a CPU profile of this process (the watchers) over the changes of the last step to this file")
 	fs.StringVar(&c.WatcherCPUs, "watcher-cpus", c.WatcherCPUs, "pin this process (the watchers) to these CPUs (taskset -c list, e.g. 1)")
 	fs.BoolVar(&c.RawBlocking, "raw-blocking", c.RawBlocking, "blocking watchers on plain HTTP/1.1 connections instead of an http.Client")
+	fs.BoolVar(&c.NextAfterChange, "next-after-change", c.NextAfterChange, "raw watchers send their next request once every watcher has the change (needs -raw-blocking)")
 	fs.DurationVar(&c.Settle, "settle", c.Settle, "idle time before the node's memory is taken")
 	fs.DurationVar(&c.ChurnFor, "churn-for", c.ChurnFor, "churn after the last step (0: none)")
 	fs.DurationVar(&c.ChurnEvery, "churn-every", c.ChurnEvery, "churn period")

@@ -37,6 +37,7 @@ func TestBadValuesAreRefused(t *testing.T) {
 		{"-poll-clients", "0"},
 		{"-poll-for", "500ms"},
 		{"-poll-churn", "-1"},
+		{"-next-after-change"}, // without -raw-blocking
 		{"extra"},
 	} {
 		_, _, _, err := parseFlags(args)

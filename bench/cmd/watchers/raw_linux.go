@@ -24,7 +24,8 @@ import (
 // read(2) into the loop's buffer when epoll says it is there (no
 // goroutine per connection to wake, no read that finds nothing), and the
 // next request is one write(2) of bytes prepared once (only the tag
-// changes). A loop waits for its epoll instance in Go's poller (the epoll
+// changes), at once or, with -next-after-change, once every watcher has
+// the change (release). A loop waits for its epoll instance in Go's poller (the epoll
 // descriptor is itself pollable), not in a blocking epoll_wait, so that
 // the rest of this process (the writer, whose response starts the clock)
 // runs as soon as it can. Only the status line, ETag,
@@ -54,6 +55,10 @@ type rawLoop struct {
 
 	mu    sync.Mutex
 	retry []*rawConn // to connect again once their pause is over
+
+	// held are the watchers that have the change and wait for every
+	// other to have it before they ask again (-next-after-change).
+	held []*rawConn
 }
 
 // rawConn is one watcher's connection and where its response stands.
@@ -263,6 +268,7 @@ func (l *rawLoop) run() {
 				l.readable(c)
 			}
 		}
+		l.release()
 		l.retryDue()
 	}
 }
@@ -414,6 +420,35 @@ func (l *rawLoop) done(c *rawConn) error {
 		}
 		return l.register(c)
 	}
+	if w.nextAfterChange && c.status == 200 && c.waited {
+		if r := w.cur.Load(); r != nil && r.left.Load() > 0 {
+			l.held = append(l.held, c)
+			return nil
+		}
+	}
+	return l.ask(c)
+}
+
+// release sends the held watchers' next requests once the change has
+// reached every watcher (or the round is over).
+func (l *rawLoop) release() {
+	if len(l.held) == 0 {
+		return
+	}
+	if r := l.r.w.cur.Load(); r != nil && r.left.Load() > 0 {
+		return
+	}
+	for _, c := range l.held {
+		if err := l.ask(c); err != nil {
+			l.broken(c, err)
+		}
+	}
+	l.held = l.held[:0]
+}
+
+// ask sends c's next request.
+func (l *rawLoop) ask(c *rawConn) error {
+	w := l.r.w
 	l.req = c.request(l.req[:0])
 	c.inFlight = true
 	w.inFlight.Add(1)

@@ -17,27 +17,38 @@ import (
 )
 
 // The raw blocking watchers read a real node's answers: every change
-// reaches every watcher as a 200 to its waiting read, and none errs.
+// reaches every watcher as a 200 to its waiting read, and none errs, with
+// the next request sent at once or after the change (-next-after-change).
+// Each change is set beside the node's one fan-out of it.
 func TestRawWatchersGetEveryChange(t *testing.T) {
-	f, err := bench.NewFixtureWith(100, func(c *node.Config) {
-		push := httpapi.DefaultPushConfig()
-		c.Push = &push
-	})
-	require.NoError(t, err)
-	defer f.Stop()
-	w := newWatchers("blocking", f.Base, "SERVICE-00000", 4)
-	w.raw = true
-	defer w.stop()
-	ctl := newClient(2)
-	defer ctl.CloseIdleConnections()
-	w.grow(3)
-	require.NoError(t, w.waitArmed(ctl, 3))
-	wr := &writer{c: ctl, base: f.Base, app: "SERVICE-00000"}
-	res, err := runChanges(w, wr, ctl, 3, 4, func() time.Duration { return 0 })
-	require.NoError(t, err)
-	assert.Zero(t, res.missed)
-	assert.Len(t, res.fromResp, 12)
-	assert.Zero(t, w.errs.Load(), "%v", w.lastErr.Load())
+	for _, after := range []bool{false, true} {
+		t.Run(map[bool]string{false: "next at once", true: "next after the change"}[after], func(t *testing.T) {
+			f, err := bench.NewFixtureWith(100, func(c *node.Config) {
+				push := httpapi.DefaultPushConfig()
+				c.Push = &push
+			})
+			require.NoError(t, err)
+			defer f.Stop()
+			w := newWatchers("blocking", f.Base, "SERVICE-00000", 4)
+			w.raw, w.nextAfterChange = true, after
+			defer w.stop()
+			ctl := newClient(2)
+			defer ctl.CloseIdleConnections()
+			w.grow(3)
+			require.NoError(t, w.waitArmed(ctl, 3))
+			wr := &writer{c: ctl, base: f.Base, app: "SERVICE-00000"}
+			res, err := runChanges(w, wr, ctl, 3, 4, func() time.Duration { return 0 })
+			require.NoError(t, err)
+			assert.Zero(t, res.missed)
+			assert.Len(t, res.fromResp, 12)
+			assert.Zero(t, w.errs.Load(), "%v", w.lastErr.Load())
+			require.Len(t, res.perChange, 4)
+			for i, c := range res.perChange {
+				assert.Equal(t, 1, c.node.fanouts, "change %d: one fan-out on the node", i)
+				assert.Positive(t, c.node.fanout, "change %d", i)
+			}
+		})
+	}
 }
 
 // A response head that comes in pieces is read whole; a status other

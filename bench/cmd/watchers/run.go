@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,8 +59,8 @@ func mib(b int64) float64         { return float64(b) / (1 << 20) }
 func runWatchers(c Config, mode string) error {
 	maxN := c.Watchers[len(c.Watchers)-1]
 	streams := max(maxN+100, 10000)
-	fmt.Printf("\n## %s: %d instances, watchers of %s, %d changes per step, StreamCoalesce %v, BlockingHijack %t, BlockingDirect %t, raw blocking clients %t\n\n",
-		mode, c.Instances, c.App, c.Changes, c.Coalesce, !c.BlockingHandler, !c.BlockingHandback, c.RawBlocking)
+	fmt.Printf("\n## %s: %d instances, watchers of %s, %d changes per step, StreamCoalesce %v, BlockingHijack %t, BlockingDirect %t, raw blocking clients %t, next request after the change %t\n\n",
+		mode, c.Instances, c.App, c.Changes, c.Coalesce, !c.BlockingHandler, !c.BlockingHandback, c.RawBlocking, c.NextAfterChange)
 	ch, err := startChild(c, c.Instances, streams)
 	if err != nil {
 		return err
@@ -66,7 +69,7 @@ func runWatchers(c Config, mode string) error {
 	ctl := newClient(4)
 	defer ctl.CloseIdleConnections()
 	w := newWatchers(mode, ch.base, c.App, maxN)
-	w.raw = c.RawBlocking
+	w.raw, w.nextAfterChange = c.RawBlocking, c.NextAfterChange
 	defer w.stop()
 	wr := &writer{c: ctl, base: ch.base, app: c.App}
 
@@ -176,6 +179,9 @@ func printSteps(mode string, base stepResult, steps []stepResult, errs int64, la
 		}
 		fmt.Printf("| %d | %d | %.0f | %.1f | %.1f | %s | %s | %.0f | %.2f | %.1f | %.0f | %.0f |\n", s.watchers, s.changes, msf(s.cpu), per, basePer, forW, perW,
 			msf(s.idleCPU), s.idleWall.Seconds(), msf(s.idleCPU)/s.idleWall.Seconds(), msf(s.selfCPU), msf(s.wall))
+	}
+	if mode == "blocking" {
+		printChanges(steps)
 	}
 	if errs > 0 {
 		fmt.Printf("\nwatcher errors: %d (last: %v)\n", errs, lastErr)
@@ -306,4 +312,40 @@ func send(c *http.Client, method, url string, body []byte) error {
 		return fmt.Errorf("%s %s: status %d", method, url, resp.StatusCode)
 	}
 	return nil
+}
+
+// printChanges sets each change's slowest delivery beside the node's
+// fan-out of it (heureka_push_blocking_fanout_seconds) and the node's
+// collections over it, so that a slow change can be told apart: the node
+// slow to answer, or the answers slow to be read.
+func printChanges(steps []stepResult) {
+	fmt.Printf("\nEach change: the slowest delivery (from the write's response), the node's fan-out (heureka_push_blocking_fanout_seconds: from the change seen to the last answer handed to the kernel) and the node's collections (go_gc_duration_seconds_count) between the readings before and after it; the three slowest changes of each step in full.\n\n")
+	fmt.Println("| watchers | changes | fan-outs | fan-out p50 / max ms | slowest delivery p50 / max ms | changes with a collection | their fan-out max ms | slowest changes: delivery ms (fan-out ms, collections) |")
+	fmt.Println("|---:|---:|---:|---|---|---:|---:|---|")
+	for _, s := range steps {
+		var fan, slow, gcFan []time.Duration
+		fanouts, withGC := 0, 0
+		for _, c := range s.perChange {
+			fanouts += c.node.fanouts
+			fan = append(fan, c.node.fanout)
+			slow = append(slow, c.slowest)
+			if c.node.gcs > 0 {
+				withGC++
+				gcFan = append(gcFan, c.node.fanout)
+			}
+		}
+		byDelivery := slices.Clone(s.perChange)
+		slices.SortFunc(byDelivery, func(a, b changeResult) int { return cmp.Compare(b.slowest, a.slowest) })
+		var worst []string
+		for _, c := range byDelivery[:min(3, len(byDelivery))] {
+			worst = append(worst, fmt.Sprintf("%.2f (%.2f, %d)", msf(c.slowest), msf(c.node.fanout), c.node.gcs))
+		}
+		gcMax := "–"
+		if len(gcFan) > 0 {
+			gcMax = fmt.Sprintf("%.2f", msf(bench.Percentile(gcFan, 100)))
+		}
+		fmt.Printf("| %d | %d | %d | %.2f / %.2f | %.2f / %.2f | %d | %s | %s |\n", s.watchers, len(s.perChange), fanouts,
+			msf(bench.Percentile(fan, 50)), msf(bench.Percentile(fan, 100)),
+			msf(bench.Percentile(slow, 50)), msf(bench.Percentile(slow, 100)), withGC, gcMax, strings.Join(worst, "; "))
+	}
 }

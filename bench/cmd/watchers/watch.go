@@ -42,11 +42,14 @@ func newRound(n int) *round {
 
 // watchers are the goroutines of one mode, all watching one application.
 type watchers struct {
-	mode   string // "blocking" or "stream"
-	raw    bool   // blocking: one plain HTTP/1.1 connection each, not an http.Client (raw_linux.go)
-	base   string
-	app    string
-	client *http.Client
+	mode string // "blocking" or "stream"
+	raw  bool   // blocking: one plain HTTP/1.1 connection each, not an http.Client (raw_linux.go)
+	// nextAfterChange: raw watchers send their next request once every
+	// watcher has the change (Config.NextAfterChange).
+	nextAfterChange bool
+	base            string
+	app             string
+	client          *http.Client
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -342,19 +345,73 @@ func selfCPU() time.Duration {
 
 // stepResult is one step's measurement.
 type stepResult struct {
-	watchers int
-	mem      memory
-	cpu      time.Duration // the node's, over the changes
-	selfCPU  time.Duration // this process's (the watchers'), over the changes
-	changes  int
-	fromResp []time.Duration // every watcher's latency from the write's response
-	fromReq  []time.Duration // … from before the write
-	missed   int             // watchers that had not got a change after 30 s
-	early    int             // got it before the write's response (counted as 0)
-	wall     time.Duration
-	idleCPU  time.Duration // the node's, over the settle time before
-	idleWall time.Duration
-	load     string
+	watchers  int
+	mem       memory
+	cpu       time.Duration // the node's, over the changes
+	selfCPU   time.Duration // this process's (the watchers'), over the changes
+	changes   int
+	fromResp  []time.Duration // every watcher's latency from the write's response
+	fromReq   []time.Duration // … from before the write
+	missed    int             // watchers that had not got a change after 30 s
+	early     int             // got it before the write's response (counted as 0)
+	wall      time.Duration
+	idleCPU   time.Duration // the node's, over the settle time before
+	idleWall  time.Duration
+	load      string
+	perChange []changeResult
+}
+
+// changeResult is one change as the watchers and the node saw it.
+type changeResult struct {
+	slowest time.Duration // the last watcher's delivery, from the write's response
+	node    nodeDelta     // the node's fan-out and collections over it
+}
+
+// nodeStats are the node's counters that explain a slow change:
+// heureka_push_blocking_fanout_seconds (sum and count) and its Go
+// collections (go_gc_duration_seconds_count).
+type nodeStats struct {
+	fanoutSum, fanouts, gcs float64
+}
+
+// nodeDelta is what the node did between two readings of nodeStats.
+type nodeDelta struct {
+	fanout  time.Duration // the fan-outs' total time
+	fanouts int
+	gcs     int
+}
+
+func (b nodeStats) since(a nodeStats) nodeDelta {
+	return nodeDelta{fanout: time.Duration((b.fanoutSum - a.fanoutSum) * float64(time.Second)),
+		fanouts: int(b.fanouts - a.fanouts), gcs: int(b.gcs - a.gcs)}
+}
+
+// readNodeStats reads the node's nodeStats from /metrics.
+func readNodeStats(c *http.Client, base string) (nodeStats, error) {
+	var st nodeStats
+	resp, err := c.Get(base + "/metrics")
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	fields := map[string]*float64{
+		"heureka_push_blocking_fanout_seconds_sum ":   &st.fanoutSum,
+		"heureka_push_blocking_fanout_seconds_count ": &st.fanouts,
+		"go_gc_duration_seconds_count ":               &st.gcs,
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		for prefix, f := range fields {
+			if v, ok := strings.CutPrefix(line, prefix); ok {
+				if _, err := fmt.Sscanf(v, "%g", f); err != nil {
+					return st, fmt.Errorf("/metrics %q: %w", line, err)
+				}
+			}
+		}
+	}
+	return st, sc.Err()
 }
 
 // runChanges makes changes changes with w's n watchers and times them.
@@ -367,6 +424,10 @@ func runChanges(w *watchers, wr *writer, ctl *http.Client, n, changes int, pid f
 				return res, err
 			}
 		}
+		st0, err := readNodeStats(ctl, w.base)
+		if err != nil {
+			return res, err
+		}
 		r := newRound(n)
 		w.cur.Store(r)
 		if err := wr.change(); err != nil {
@@ -378,6 +439,19 @@ func runChanges(w *watchers, wr *writer, ctl *http.Client, n, changes int, pid f
 		case <-time.After(30 * time.Second):
 		}
 		w.cur.Store(nil)
+		// The node counts a fan-out once its last answer is written, which
+		// the last watcher may read a moment before.
+		var st1 nodeStats
+		for deadline := time.Now().Add(time.Second); ; time.Sleep(time.Millisecond) {
+			st1, err = readNodeStats(ctl, w.base)
+			if err != nil {
+				return res, err
+			}
+			if w.mode != "blocking" || n == 0 || st1.fanouts > st0.fanouts || time.Now().After(deadline) {
+				break
+			}
+		}
+		cr := changeResult{node: st1.since(st0)}
 		for i := range r.recv {
 			t := r.recv[i].Load()
 			if t == 0 {
@@ -391,7 +465,9 @@ func runChanges(w *watchers, wr *writer, ctl *http.Client, n, changes int, pid f
 			}
 			res.fromResp = append(res.fromResp, d)
 			res.fromReq = append(res.fromReq, time.Duration(t-r.start))
+			cr.slowest = max(cr.slowest, d)
 		}
+		res.perChange = append(res.perChange, cr)
 	}
 	res.cpu, res.wall, res.selfCPU = pid()-cpu0, time.Since(t0), selfCPU()-self0
 	return res, nil
