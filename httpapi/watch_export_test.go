@@ -9,3 +9,15 @@ func SetDirectHook(f func(*http.Request)) (undo func()) {
 	directHook.Store(&f)
 	return func() { directHook.Store(nil) }
 }
+
+// WaitingReaderGoroutines is how many goroutines a parked read's plain TCP
+// connection holds while it waits for its client: none where the parker's
+// poller runs (watch_poll_linux.go), else its reader.
+func WaitingReaderGoroutines() int {
+	p := newConnPoller(func() {})
+	if p == nil {
+		return 1
+	}
+	p.close()
+	return 0
+}

@@ -31,18 +31,20 @@ package httpapi
 // that instant), from the timer's goroutine. The server's shutdown answers
 // every parked read of that server 304 with "Connection: close", as
 // net/http does while shutting down (http.Server does not track hijacked
-// connections: watch_shutdown.go calls the parker). Liveness is seen as
-// for a stream: one small goroutine per parked read waits for the
-// connection to be readable (watch_conn.go: no buffer until then), so a
-// client that leaves is dropped at once (and uncounted). Bytes that come
-// while the read is parked are the next request, pipelined: they are
-// kept, and the read stops watching.
+// connections: watch_shutdown.go calls the parker). Liveness: the
+// connection waits to be readable in the parker's epoll poller
+// (watch_poll_linux.go: no goroutine and no buffer per waiting
+// connection; elsewhere, and over TLS, one small goroutine each), which
+// starts its reader (watchClose) when bytes or the client's leaving
+// come, so a client that leaves is dropped at once (and uncounted). Bytes
+// that come while the read is parked are the next request, pipelined:
+// they are kept, and the read stops watching.
 //
-// Keep-alive. After its answer, the connection stays with that goroutine,
-// idle as net/http keeps a connection between requests (under the
-// server's idle timeout; closed by its shutdown), until the client's next
-// request begins. When that request is another blocking read,
-// the goroutine reads and serves it itself (watch_direct.go: through the
+// Keep-alive. After its answer, the connection stays waiting so, idle as
+// net/http keeps a connection between requests (under the server's idle
+// timeout; closed by its shutdown), until the client's next request
+// begins. When that request is another blocking read,
+// its reader reads and serves it itself (watch_direct.go: through the
 // Server's handler, so parked again or answered at once); anything else
 // goes back to the http.Server (watch_handoff.go) with the bytes read of
 // it in front, and is served as any other. Serving the next read on the
@@ -103,6 +105,7 @@ type parker struct {
 	idle     map[*parkedRead]struct{}  // answered, waiting for the client's next request
 	work     chan parkJob              // the writers' queue; nil while none run
 	stop     chan struct{}             // closed when the writers and the watcher stop
+	poll     *connPoller               // where parked connections wait (watch_poll_linux.go); nil: a goroutine each
 }
 
 // The states of a parked read.
@@ -120,6 +123,8 @@ type parkedRead struct {
 	shutdown <-chan struct{}
 	tls      bool            // a write that times out breaks a TLS connection: no fast write
 	raw      syscall.RawConn // the TCP connection's descriptor, when it has one (watch_conn.go)
+	poll     *connPoller     // the poller pr's connection waits in, if it does
+	pollTok  uint64          // pr's token in poll
 
 	mu        sync.Mutex
 	state     int
@@ -132,7 +137,8 @@ type parkedRead struct {
 	pre       []byte  // bytes of the client's next request, read already
 	preBuf    *[]byte // the pooled buffer pre lies in, if it does (keepNext)
 	ended     bool
-	remote    string // conn.RemoteAddr().String(), once needed (watch_direct.go)
+	remote    string    // conn.RemoteAddr().String(), once needed (watch_direct.go)
+	idleUntil time.Time // the idle timeout of the answered connection (zero: none); pk.mu
 }
 
 func newParker(p *push) *parker {
@@ -189,6 +195,9 @@ func (pk *parker) park(s *Server, w http.ResponseWriter, r *http.Request, res re
 		pk.start()
 	}
 	pk.open++
+	if pr.raw != nil {
+		pr.poll = pk.poll
+	}
 	set := pk.reads[pr.key]
 	if set == nil {
 		set = map[*parkedRead]struct{}{}
@@ -206,7 +215,9 @@ func (pk *parker) park(s *Server, w http.ResponseWriter, r *http.Request, res re
 		pr.timer = time.AfterFunc(wait, pr.expire)
 	}
 	pr.mu.Unlock()
-	go pr.watchClose()
+	if pr.poll == nil || !pr.poll.add(pr) {
+		go pr.watchClose()
+	}
 	select {
 	case <-pr.shutdown:
 		pk.closeServer(pr.shutdown) // the hook may have run before the read was filed
@@ -227,6 +238,24 @@ func (pk *parker) start() {
 	}
 	pk.p.changes.acquire()
 	go pk.watch(pk.stop)
+	pk.poll = newConnPoller(pk.sweepIdle)
+}
+
+// sweepIdle closes the answered connections in the poller whose idle
+// timeout passed (a goroutine waiting for them had its read deadline).
+func (pk *parker) sweepIdle() {
+	now := time.Now()
+	var due []*parkedRead
+	pk.mu.Lock()
+	for pr := range pk.idle {
+		if !pr.idleUntil.IsZero() && now.After(pr.idleUntil) {
+			due = append(due, pr)
+		}
+	}
+	pk.mu.Unlock()
+	for _, pr := range due {
+		pr.closeWaiting()
+	}
 }
 
 // watch looks at the parked reads on every change until stop closes.
@@ -421,7 +450,7 @@ func (pk *parker) closeServer(ch <-chan struct{}) {
 		go pr.finalAnswer(true)
 	}
 	for _, pr := range idle {
-		_ = pr.conn.Close() // its reader finishes it
+		pr.closeWaiting()
 	}
 }
 
@@ -533,17 +562,19 @@ func (pr *parkedRead) written() {
 	pr.answered = true
 	out := pr.readerOut
 	if !out {
-		if pr.closeConn {
-			_ = pr.conn.Close() // the reader finishes
-		} else {
+		if !pr.closeConn {
 			if d := idleTimeout(pr.ho.srv); d > 0 {
-				_ = pr.conn.SetReadDeadline(time.Now().Add(d))
+				pr.idleUntil = time.Now().Add(d)
+				_ = pr.conn.SetReadDeadline(pr.idleUntil)
 			}
 			pk.idle[pr] = struct{}{}
 		}
 	}
 	pr.mu.Unlock()
 	pk.mu.Unlock()
+	if !out && pr.closeConn {
+		pr.closeWaiting()
+	}
 	if out {
 		// Its own goroutine: the next request may be served here
 		// (watch_direct.go), and its head may be still on its way; the
@@ -657,10 +688,13 @@ func (pr *parkedRead) shuttingDown() bool {
 // (the caller closes the connection).
 func (pr *parkedRead) idleAgain() bool {
 	pk := pr.pk
+	var until time.Time
 	if d := idleTimeout(pr.ho.srv); d > 0 {
-		_ = pr.conn.SetReadDeadline(time.Now().Add(d))
+		until = time.Now().Add(d)
+		_ = pr.conn.SetReadDeadline(until)
 	}
 	pk.mu.Lock()
+	pr.idleUntil = until // the sweep's, which closes it at most as early as the deadline
 	pk.idle[pr] = struct{}{}
 	pk.mu.Unlock()
 	var bp *[]byte
@@ -710,8 +744,22 @@ func (pr *parkedRead) releasePre() {
 // drop closes the connection without an answer (a failed write, the
 // client gone).
 func (pr *parkedRead) drop() {
+	if pr.poll != nil {
+		pr.poll.take(pr)
+	}
 	_ = pr.conn.Close()
 	pr.end()
+}
+
+// closeWaiting closes pr's connection while its reader waits for the
+// client, which then finishes pr: a connection in the poller is taken
+// out and its reader started, to see the close as a waiting reader does.
+func (pr *parkedRead) closeWaiting() {
+	polled := pr.poll != nil && pr.poll.take(pr)
+	_ = pr.conn.Close()
+	if polled {
+		go pr.watchClose()
+	}
 }
 
 // end counts pr out, once; the writers and the watcher stop with the last
@@ -735,7 +783,10 @@ func (pr *parkedRead) end() {
 	pk.open--
 	if pk.open == 0 {
 		close(pk.stop)
-		pk.work, pk.stop = nil, nil
+		if pk.poll != nil {
+			pk.poll.close()
+		}
+		pk.work, pk.stop, pk.poll = nil, nil, nil
 	}
 }
 
