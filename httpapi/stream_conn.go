@@ -23,16 +23,20 @@ package httpapi
 // closes them, watch_shutdown.go), is closed and leaves the hub. No shared
 // goroutine runs while no stream is open.
 //
-// Liveness. One small goroutine per stream sits in a one-byte read of the
-// connection (nothing more comes from the client on it), so a client that
-// goes away is seen at once, not at the next keep-alive; it is the only
-// goroutine a stream keeps, and the shallowest (a couple of KB of stack).
+// Liveness. A stream's TCP connection waits to be readable in the
+// streamer's epoll poller (poll_linux.go: nothing more comes from the
+// client on it, so readable is the client gone, seen at once rather than
+// at the next keep-alive); then a goroutine drains what came, and closes
+// the stream if the client left. A stream keeps no goroutine of its own.
+// Over TLS, and where there is no poller, one small goroutine per stream
+// sits in a one-byte read of the connection instead.
 //
 // HTTP/2, and a ResponseWriter that cannot be hijacked, keep the handler's
 // own loop (stream.go).
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -40,6 +44,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/heureka/heureka/internal/streamzip"
@@ -62,6 +67,7 @@ type streamer struct {
 	watched map[<-chan struct{}]bool // servers whose shutdown closes their streams
 	ready   chan *streamConn         // the writers' queue; nil while none run
 	stop    chan struct{}            // closed when the writers and the ticker stop
+	poll    *connPoller              // where the streams' connections wait (poll_linux.go); nil: a goroutine each
 }
 
 // streamConn is one hijacked stream.
@@ -73,6 +79,9 @@ type streamConn struct {
 	shutdown  <-chan struct{}   // closed when its server shuts down
 	ready     chan *streamConn  // the queue of the writers it joined
 	zip       *streamzip.Writer // a gzip stream's (nil: plain); used by the writer that owns busy
+	raw       syscall.RawConn   // the TCP connection's descriptor, when it has one
+	poll      *connPoller       // the poller its connection waits in, if it does
+	pollTok   uint64            // its token in poll
 
 	due    atomic.Int64 // when a keep-alive is due (unix nanoseconds)
 	queued atomic.Bool  // in ready
@@ -115,6 +124,9 @@ func (st *streamer) hijack(w http.ResponseWriter, r *http.Request, wt *watcher, 
 		return true
 	}
 	c := &streamConn{st: st, conn: conn, wt: wt, keepAlive: keepAlive, shutdown: st.p.shutdowns.of(r), zip: zip}
+	if _, isTLS := conn.(*tls.Conn); !isTLS {
+		c.raw = rawConnOf(conn)
+	}
 	c.due.Store(time.Now().Add(keepAlive).UnixNano())
 	st.mu.Lock()
 	watch := c.shutdown != nil && !st.watched[c.shutdown]
@@ -154,8 +166,48 @@ func (st *streamer) add(c *streamConn) bool {
 	}
 	c.ready = st.ready
 	st.conns[c] = struct{}{}
-	go c.watchClose()
+	if c.raw != nil {
+		c.poll = st.poll
+	}
+	if c.poll == nil || !c.poll.add(c) {
+		go c.watchClose()
+	}
 	return true
+}
+
+// pollConn and readable make c a pollWaiter: once its connection is
+// readable, a goroutine drains it.
+func (c *streamConn) pollConn() (syscall.RawConn, *uint64) { return c.raw, &c.pollTok }
+func (c *streamConn) readable()                            { go c.drain() }
+
+// drain reads what came on c's connection without waiting: nothing but
+// the client's leaving is expected, which closes c; bytes are ignored
+// (as watchClose ignores them), and the connection waits in the poller
+// again.
+func (c *streamConn) drain() {
+	var buf [64]byte
+	gone := false
+	err := c.raw.Read(func(fd uintptr) bool {
+		for {
+			n, e := syscall.Read(int(fd), buf[:])
+			switch {
+			case e == syscall.EINTR:
+				continue
+			case e == syscall.EAGAIN:
+				return true
+			case e != nil || n == 0:
+				gone = true
+				return true
+			}
+		}
+	})
+	if err != nil || gone {
+		c.close()
+		return
+	}
+	if !c.poll.add(c) {
+		go c.watchClose()
+	}
 }
 
 // watchClose closes c when its client closes the connection (or it is
@@ -182,6 +234,7 @@ func (st *streamer) start() {
 	// minStreamKeepAlive); the ticker looks four times as often.
 	tick := max(min(cfg.StreamKeepAlive, minStreamKeepAlive)/4, 5*time.Millisecond)
 	go st.tick(tick, st.stop)
+	st.poll = newConnPoller(func() {})
 }
 
 // closeServer closes the streams of the server whose shutdown channel is
@@ -347,6 +400,9 @@ func (c *streamConn) done() {
 func (c *streamConn) close() {
 	c.once.Do(func() {
 		c.closed.Store(true)
+		if c.poll != nil {
+			c.poll.take(c)
+		}
 		_ = c.conn.Close()
 		c.zip.Close() // its place; a writer still flushing only fails on the closed connection
 		st := c.st
@@ -356,7 +412,10 @@ func (c *streamConn) close() {
 		delete(st.conns, c)
 		if len(st.conns) == 0 && st.ready != nil {
 			close(st.stop)
-			st.ready, st.stop = nil, nil
+			if st.poll != nil {
+				st.poll.close()
+			}
+			st.ready, st.stop, st.poll = nil, nil, nil
 		}
 		st.mu.Unlock()
 	})

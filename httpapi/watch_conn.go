@@ -11,7 +11,7 @@ package httpapi
 //     connection's own goroutine (slowSend), as a write that would have
 //     blocked; no write deadline to set and clear per answer, and a writer
 //     never waits for one client.
-//   - The next request is read, once the parker's poller (watch_poll_linux.go)
+//   - The next request is read, once the parker's poller (poll_linux.go)
 //     or Go's says it is there, with one read(2) into a pooled buffer taken
 //     only then (readNext): the whole head nearly always, where a read of
 //     one byte and then of the rest took two, and an idle connection holds

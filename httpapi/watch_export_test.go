@@ -12,7 +12,7 @@ func SetDirectHook(f func(*http.Request)) (undo func()) {
 
 // WaitingReaderGoroutines is how many goroutines a parked read's plain TCP
 // connection holds while it waits for its client: none where the parker's
-// poller runs (watch_poll_linux.go), else its reader.
+// poller runs (poll_linux.go), else its reader.
 func WaitingReaderGoroutines() int {
 	p := newConnPoller(func() {})
 	if p == nil {

@@ -33,7 +33,7 @@ package httpapi
 // net/http does while shutting down (http.Server does not track hijacked
 // connections: watch_shutdown.go calls the parker). Liveness: the
 // connection waits to be readable in the parker's epoll poller
-// (watch_poll_linux.go: no goroutine and no buffer per waiting
+// (poll_linux.go: no goroutine and no buffer per waiting
 // connection; elsewhere, and over TLS, one small goroutine each), which
 // starts its reader (watchClose) when bytes or the client's leaving
 // come, so a client that leaves is dropped at once (and uncounted). Bytes
@@ -105,7 +105,7 @@ type parker struct {
 	idle     map[*parkedRead]struct{}  // answered, waiting for the client's next request
 	work     chan parkJob              // the writers' queue; nil while none run
 	stop     chan struct{}             // closed when the writers and the watcher stop
-	poll     *connPoller               // where parked connections wait (watch_poll_linux.go); nil: a goroutine each
+	poll     *connPoller               // where parked connections wait (poll_linux.go); nil: a goroutine each
 }
 
 // The states of a parked read.
@@ -750,6 +750,11 @@ func (pr *parkedRead) drop() {
 	_ = pr.conn.Close()
 	pr.end()
 }
+
+// pollConn and readable make pr a pollWaiter: its reader starts when its
+// connection becomes readable.
+func (pr *parkedRead) pollConn() (syscall.RawConn, *uint64) { return pr.raw, &pr.pollTok }
+func (pr *parkedRead) readable()                            { go pr.watchClose() }
 
 // closeWaiting closes pr's connection while its reader waits for the
 // client, which then finishes pr: a connection in the poller is taken
