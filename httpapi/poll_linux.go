@@ -58,8 +58,8 @@ type connPoller struct {
 	closed bool
 }
 
-// newConnPoller starts a poller; nil if the system refuses one (the
-// parked reads then wait in a goroutine each).
+// newConnPoller starts a poller; nil if the system refuses one (its
+// owner's connections then wait in a goroutine each).
 func newConnPoller(sweep func()) *connPoller {
 	fd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
@@ -69,7 +69,7 @@ func newConnPoller(sweep func()) *connPoller {
 		_ = syscall.Close(fd)
 		return nil
 	}
-	ep := os.NewFile(uintptr(fd), "parked-reads-epoll")
+	ep := os.NewFile(uintptr(fd), "hijacked-conns-epoll")
 	rc, err := ep.SyscallConn()
 	if err != nil {
 		_ = ep.Close()
