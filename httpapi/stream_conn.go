@@ -47,6 +47,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/heureka/heureka/internal/sabotage"
 	"github.com/heureka/heureka/internal/streamzip"
 )
 
@@ -195,7 +196,7 @@ func (c *streamConn) drain() {
 				continue
 			case e == syscall.EAGAIN:
 				return true
-			case e != nil || n == 0:
+			case e != nil || n == 0 || sabotage.On(sabotage.StreamClosedByClientBytes):
 				gone = true
 				return true
 			}

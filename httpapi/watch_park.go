@@ -78,6 +78,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/internal/sabotage"
 )
 
 // parkKey is what parked reads are filed under: those with the same key
@@ -244,6 +245,9 @@ func (pk *parker) start() {
 // sweepIdle closes the answered connections in the poller whose idle
 // timeout passed (a goroutine waiting for them had its read deadline).
 func (pk *parker) sweepIdle() {
+	if sabotage.On(sabotage.ParkedIdleNotSwept) {
+		return
+	}
 	now := time.Now()
 	var due []*parkedRead
 	pk.mu.Lock()

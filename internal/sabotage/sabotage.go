@@ -371,6 +371,13 @@ const (
 	// copy by a whole snapshot, as before the digest exchange: it sends
 	// no digest (federation puller.digestBody).
 	RepairBySnapshot Switch = "repair-by-snapshot"
+	// ParkedIdleNotSwept makes the parker's poller sweep nothing, so an
+	// answered parked connection whose client asks nothing more outlives
+	// the server's idle timeout (httpapi parker.sweepIdle).
+	ParkedIdleNotSwept Switch = "parked-idle-not-swept"
+	// StreamClosedByClientBytes makes a stream whose client sends bytes
+	// take them for its leaving and close (httpapi streamConn.drain).
+	StreamClosedByClientBytes Switch = "stream-closed-by-client-bytes"
 )
 
 // All lists every switch, in the order `make sabotage` tries them.
@@ -470,6 +477,10 @@ var All = []Switch{
 // simulation breaks a region's stream past its remote's window; node's
 // repair tests show each directly.
 //
+// ParkedIdleNotSwept and StreamClosedByClientBytes are unit-only: the
+// simulations hold no idle parked connection and send nothing on a
+// stream; httpapi's poller tests show each directly.
+//
 // SPNoRecovery is unit-only: partition-churn at its full duration catches
 // it in two or three seeds of four (sp-after-heal, eviction-after-heal), but not
 // seed 1 at the short duration the sabotage run uses (registrations count
@@ -487,4 +498,4 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, SPNoRecovery, SilentDrainedByCancels, ProtocolRangeNotAdvertised, SPNoWarmUp, LeftReportDropped, FailedReportDropped,
 	StreamBackoffSurvivesRejoin, ProtectedByExpectation, MeasuredLeasesCountedTwice, RecoveryWhileMembersUnheard,
 	RelayUnsigned, RelayStreamCutOnDrop, RelayHealNotRevived, RelayFollowerDropsAhead, StreamUncompressed,
-	RepairIgnoresRemovedApps, RepairBySnapshot}
+	RepairIgnoresRemovedApps, RepairBySnapshot, ParkedIdleNotSwept, StreamClosedByClientBytes}
