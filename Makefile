@@ -142,8 +142,10 @@ bench-churn:
 ## process) and 1k, 5k, 10k blocking-read and stream watchers on loopback: delivery latency of one
 ## change, memory per idle watcher, CPU per change, memory under churn of 10% every 10 s for 60 s;
 ## then the cost of 1,000 stock clients polling every second at 1k and 10k instances. About 10 minutes.
-## BENCH_WATCHERS_FLAGS adds flags (go run ./bench/cmd/watchers -h).
-BENCH_WATCHERS_FLAGS ?=
+## The blocking watchers are plain HTTP/1.1 connections that ask again once every watcher has the
+## change (BENCHMARKS.md, "Push to applications", says why). BENCH_WATCHERS_FLAGS replaces those
+## flags (go run ./bench/cmd/watchers -h; empty: the bench's http.Client watchers).
+BENCH_WATCHERS_FLAGS ?= -raw-blocking -next-after-change
 .PHONY: bench-watchers
 bench-watchers:
 	$(GO) run ./bench/cmd/watchers $(BENCH_WATCHERS_FLAGS)
