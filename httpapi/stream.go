@@ -188,7 +188,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-wt.notify:
 			snap, repair, evs := p.hub.take(wt)
-			if !s.streamWrite(rc, func() error {
+			ok := s.streamWrite(rc, func() error {
 				if repair != nil {
 					if _, err := out.Write(repair); err != nil {
 						return err
@@ -198,7 +198,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 					return err
 				}
 				return flushZip(zip, w)
-			}) {
+			})
+			doneWithAll(evs, p.metrics.streamFanout)
+			if !ok {
 				return
 			}
 			ka.Reset(keepAlive)

@@ -81,6 +81,7 @@ type streamConn struct {
 	ready     chan *streamConn  // the queue of the writers it joined
 	zip       *streamzip.Writer // a gzip stream's (nil: plain); used by the writer that owns busy
 	raw       syscall.RawConn   // the TCP connection's descriptor, when it has one
+	sent      []*event          // the events of the write under way; the writer that owns busy keeps them
 	poll      *connPoller       // the poller its connection waits in, if it does
 	pollTok   uint64            // its token in poll
 
@@ -344,7 +345,7 @@ func (c *streamConn) serve() {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		go c.slowFlush(bufs)
 	default:
-		c.close()
+		c.fail()
 	}
 }
 
@@ -352,6 +353,7 @@ func (c *streamConn) serve() {
 func (c *streamConn) frames() net.Buffers {
 	p := c.st.p
 	snap, repair, evs := p.hub.take(c.wt)
+	c.sent = evs
 	var bufs net.Buffers
 	if snap != nil {
 		bufs = append(bufs, snap.frame(c.wt.filter, p.hub.enc))
@@ -380,15 +382,25 @@ func (c *streamConn) slowFlush(rest net.Buffers) {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			c.st.p.metrics.cutWrite.Inc()
 		}
-		c.close()
+		c.fail()
 		return
 	}
 	c.done()
 }
 
+// fail ends a write that failed: its events are done with (not written),
+// and c is closed.
+func (c *streamConn) fail() {
+	doneWithAll(c.sent, c.st.p.metrics.streamFanout)
+	c.sent = nil
+	c.close()
+}
+
 // done ends a write: the next keep-alive is due a keep-alive interval
 // from now, and a wake that came meanwhile is served.
 func (c *streamConn) done() {
+	doneWithAll(c.sent, c.st.p.metrics.streamFanout)
+	c.sent = nil
 	c.due.Store(time.Now().Add(c.keepAlive).UnixNano())
 	c.busy.Store(false)
 	if c.dirty.Load() {

@@ -26,6 +26,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
@@ -181,6 +185,33 @@ type event struct {
 
 	mu     sync.Mutex
 	frames map[string][]byte // by filter key; nil value: f shows nothing of it
+
+	// The fan-out's timing (heureka_push_stream_fanout_seconds): queued is
+	// when the hub queued e, pending the streams it is queued for that
+	// are not done with it (written it, or let it go: cut to a snapshot,
+	// closed), plus the hub while it queues; the last one done observes
+	// the fan-out, once.
+	queued   time.Time
+	pending  atomic.Int64
+	observed atomic.Bool
+}
+
+// queuedFor counts one more stream e is queued for.
+func (e *event) queuedFor() { e.pending.Add(1) }
+
+// doneWith counts a stream done with e: the last one observes how long
+// e took to reach every stream it was queued for.
+func (e *event) doneWith(took prometheus.Observer) {
+	if e.pending.Add(-1) == 0 && e.observed.CompareAndSwap(false, true) {
+		took.Observe(time.Since(e.queued).Seconds())
+	}
+}
+
+// doneWithAll is doneWith for each of evs.
+func doneWithAll(evs []*event, took prometheus.Observer) {
+	for _, e := range evs {
+		e.doneWith(took)
+	}
 }
 
 // frame returns the SSE frame of e for f, encoding it on first use for

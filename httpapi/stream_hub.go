@@ -157,10 +157,12 @@ func (h *hub) resume(w *watcher, lastID string) bool {
 	}
 	for _, e := range h.window[seq+1-h.window[0].seq:] {
 		if e.touches(w.filter) {
+			e.queuedFor()
 			w.queue = append(w.queue, e)
 		}
 	}
 	if len(w.queue) > h.p.cfg.StreamBacklog {
+		doneWithAll(w.queue, h.p.metrics.streamFanout)
 		w.queue = nil
 		return false
 	}
@@ -170,6 +172,8 @@ func (h *hub) resume(w *watcher, lastID string) bool {
 // leave removes w; the hub's goroutine stops when no watcher is left.
 func (h *hub) leave(w *watcher) {
 	h.mu.Lock()
+	doneWithAll(w.queue, h.p.metrics.streamFanout)
+	w.queue = nil
 	delete(h.watchers, w)
 	empty := len(h.watchers) == 0
 	h.mu.Unlock()
@@ -328,6 +332,10 @@ func (h *hub) install(cur *view.Snapshot, changes []appChange) {
 // queue appends e to every watcher it touches, dropping to a snapshot
 // those whose backlog overflows; h.mu must be held.
 func (h *hub) queue(e *event) {
+	took := h.p.metrics.streamFanout
+	e.queued = time.Now()
+	e.queuedFor() // the hub's own count, so that no stream's write ends the fan-out while it queues
+	n := 0
 	touched := map[string]bool{}
 	for w := range h.watchers {
 		if w.resync {
@@ -342,12 +350,19 @@ func (h *hub) queue(e *event) {
 			continue
 		}
 		if len(w.queue) >= h.p.cfg.StreamBacklog {
+			doneWithAll(w.queue, took)
 			w.queue = nil
 			w.resync = true
 			h.p.metrics.cutBacklog.Inc()
 		} else {
+			e.queuedFor()
+			n++
 			w.queue = append(w.queue, e)
 		}
 		w.signal()
 	}
+	if n == 0 {
+		e.observed.Store(true) // no stream to reach: no fan-out to time
+	}
+	e.doneWith(took)
 }

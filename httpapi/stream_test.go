@@ -437,3 +437,59 @@ func TestStreamIgnoresClientBytes(t *testing.T) {
 	require.Eventually(t, func() bool { return streams() == 0 }, 10*time.Second, 5*time.Millisecond,
 		"a client that leaves is seen at once")
 }
+
+// A stream event's way to every stream it is queued for is timed once:
+// one change read on every stream, one sample of
+// heureka_push_stream_fanout_seconds; a change no stream watches, none.
+func TestStreamFanoutTimed(t *testing.T) {
+	n := startPush(t, pushOptions{})
+	n.register(javaInstance("fan-app", 1))
+	type stream struct {
+		c  net.Conn
+		br *bufio.Reader
+	}
+	readUntil := func(s stream, prefix string) string {
+		t.Helper()
+		require.NoError(t, s.c.SetReadDeadline(time.Now().Add(10*time.Second)))
+		for {
+			line, err := s.br.ReadString('\n')
+			require.NoError(t, err)
+			if strings.HasPrefix(line, prefix) {
+				return line
+			}
+		}
+	}
+	var streams []stream
+	for range 20 {
+		c, err := net.Dial("tcp", strings.TrimPrefix(n.base, "http://"))
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = fmt.Fprintf(c, "GET /eureka/stream?app=FAN-APP HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, err)
+		s := stream{c: c, br: bufio.NewReader(c)}
+		readUntil(s, "event: snapshot")
+		streams = append(streams, s)
+	}
+	require.Eventually(t, func() bool { return n.metric("heureka_push_watchers", "kind", "stream") == 20 },
+		10*time.Second, 5*time.Millisecond)
+	fanouts := func() float64 { return n.metric("heureka_push_stream_fanout_seconds") }
+	before := fanouts()
+
+	n.register(javaInstance("fan-app", 2))
+	for _, s := range streams {
+		readUntil(s, "event: delta")
+		assert.Contains(t, readUntil(s, "data:"), "10.0.0.2:fan-app:8080")
+	}
+	require.Eventually(t, func() bool { return fanouts() == before+1 }, 10*time.Second, 5*time.Millisecond,
+		"one fan-out timed for the change")
+
+	n.register(javaInstance("other-app", 1)) // no stream watches it
+	n.register(javaInstance("fan-app", 3))
+	for _, s := range streams {
+		readUntil(s, "event: delta")
+		assert.Contains(t, readUntil(s, "data:"), "10.0.0.3:fan-app:8080")
+	}
+	require.Eventually(t, func() bool { return fanouts() == before+2 }, 10*time.Second, 5*time.Millisecond)
+	assert.Never(t, func() bool { return fanouts() > before+2 }, 200*time.Millisecond, 10*time.Millisecond,
+		"the change no stream watches is not a fan-out")
+}

@@ -24,8 +24,9 @@ type pushMetrics struct {
 	// answered parked connections: served there (watch_direct.go) or
 	// handed back to net/http (watch_handoff.go).
 	nextDirect, nextHandedBack prometheus.Counter
-	// fanout times each change's answers to the blocking reads it ends.
-	fanout prometheus.Observer
+	// fanout times each change's answers to the blocking reads it ends,
+	// streamFanout each stream event's way to the streams it is queued for.
+	fanout, streamFanout prometheus.Observer
 }
 
 func newPushMetrics(reg *prometheus.Registry) *pushMetrics {
@@ -59,7 +60,12 @@ func newPushMetrics(reg *prometheus.Registry) *pushMetrics {
 		// 0.5 ms to about 4 s, each bucket 1.25 times the one before.
 		Buckets: prometheus.ExponentialBucketsRange(0.0005, 4, 41),
 	})
-	reg.MustRegister(watchers, blocking, events, snapshots, cut, next, fanout)
+	streamFanout := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "heureka_push_stream_fanout_seconds",
+		Help:    "How long one stream event took to reach every stream it was queued for on this node: from the hub queueing it to the last of those streams writing it to the kernel (or letting it go: cut to a snapshot, closed).",
+		Buckets: prometheus.ExponentialBucketsRange(0.0005, 4, 41),
+	})
+	reg.MustRegister(watchers, blocking, events, snapshots, cut, next, fanout, streamFanout)
 	return &pushMetrics{
 		blockingWaiting: watchers.WithLabelValues("blocking"),
 		streamsOpen:     watchers.WithLabelValues("stream"),
@@ -72,5 +78,6 @@ func newPushMetrics(reg *prometheus.Registry) *pushMetrics {
 		nextDirect:      next.WithLabelValues("direct"),
 		nextHandedBack:  next.WithLabelValues("handed_back"),
 		fanout:          fanout,
+		streamFanout:    streamFanout,
 	}
 }

@@ -118,7 +118,8 @@ func checkTypes(t *testing.T, f families) {
 		switch {
 		case strings.HasSuffix(name, "_total"):
 			assert.Equal(t, dto.MetricType_COUNTER, mf.GetType(), name)
-		case name == "heureka_http_request_duration_seconds", name == "heureka_push_blocking_fanout_seconds":
+		case name == "heureka_http_request_duration_seconds", name == "heureka_push_blocking_fanout_seconds",
+			name == "heureka_push_stream_fanout_seconds":
 			assert.Equal(t, dto.MetricType_HISTOGRAM, mf.GetType(), name)
 		default:
 			assert.Equal(t, dto.MetricType_GAUGE, mf.GetType(), name)

@@ -180,9 +180,7 @@ func printSteps(mode string, base stepResult, steps []stepResult, errs int64, la
 		fmt.Printf("| %d | %d | %.0f | %.1f | %.1f | %s | %s | %.0f | %.2f | %.1f | %.0f | %.0f |\n", s.watchers, s.changes, msf(s.cpu), per, basePer, forW, perW,
 			msf(s.idleCPU), s.idleWall.Seconds(), msf(s.idleCPU)/s.idleWall.Seconds(), msf(s.selfCPU), msf(s.wall))
 	}
-	if mode == "blocking" {
-		printChanges(steps)
-	}
+	printChanges(mode, steps)
 	if errs > 0 {
 		fmt.Printf("\nwatcher errors: %d (last: %v)\n", errs, lastErr)
 	}
@@ -315,11 +313,15 @@ func send(c *http.Client, method, url string, body []byte) error {
 }
 
 // printChanges sets each change's slowest delivery beside the node's
-// fan-out of it (heureka_push_blocking_fanout_seconds) and the node's
+// fan-out of it (the mode's heureka_push_*_fanout_seconds) and the node's
 // collections over it, so that a slow change can be told apart: the node
-// slow to answer, or the answers slow to be read.
-func printChanges(steps []stepResult) {
-	fmt.Printf("\nEach change: the slowest delivery (from the write's response), the node's fan-out (heureka_push_blocking_fanout_seconds: from the change seen to the last answer handed to the kernel) and the node's collections (go_gc_duration_seconds_count) between the readings before and after it; the three slowest changes of each step in full.\n\n")
+// slow to send it, or the watchers slow to read it.
+func printChanges(mode string, steps []stepResult) {
+	what := map[string]string{
+		"blocking": "heureka_push_blocking_fanout_seconds: from the change seen to the last answer handed to the kernel",
+		"stream":   "heureka_push_stream_fanout_seconds: from the event queued to the last stream's write of it",
+	}[mode]
+	fmt.Printf("\nEach change: the slowest delivery (from the write's response), the node's fan-out (%s) and the node's collections (go_gc_duration_seconds_count) between the readings before and after it; the three slowest changes of each step in full.\n\n", what)
 	fmt.Println("| watchers | changes | fan-outs | fan-out p50 / max ms | slowest delivery p50 / max ms | changes with a collection | their fan-out max ms | slowest changes: delivery ms (fan-out ms, collections) |")
 	fmt.Println("|---:|---:|---:|---|---|---:|---:|---|")
 	for _, s := range steps {

@@ -367,8 +367,9 @@ type changeResult struct {
 	node    nodeDelta     // the node's fan-out and collections over it
 }
 
-// nodeStats are the node's counters that explain a slow change:
-// heureka_push_blocking_fanout_seconds (sum and count) and its Go
+// nodeStats are the node's counters that explain a slow change: the
+// fan-out histogram of the mode measured (heureka_push_blocking_fanout_seconds
+// or heureka_push_stream_fanout_seconds: sum and count) and its Go
 // collections (go_gc_duration_seconds_count).
 type nodeStats struct {
 	fanoutSum, fanouts, gcs float64
@@ -386,8 +387,9 @@ func (b nodeStats) since(a nodeStats) nodeDelta {
 		fanouts: int(b.fanouts - a.fanouts), gcs: int(b.gcs - a.gcs)}
 }
 
-// readNodeStats reads the node's nodeStats from /metrics.
-func readNodeStats(c *http.Client, base string) (nodeStats, error) {
+// readNodeStats reads the node's nodeStats from /metrics, with the
+// fan-out of mode ("blocking" or "stream").
+func readNodeStats(c *http.Client, base, mode string) (nodeStats, error) {
 	var st nodeStats
 	resp, err := c.Get(base + "/metrics")
 	if err != nil {
@@ -395,9 +397,9 @@ func readNodeStats(c *http.Client, base string) (nodeStats, error) {
 	}
 	defer resp.Body.Close()
 	fields := map[string]*float64{
-		"heureka_push_blocking_fanout_seconds_sum ":   &st.fanoutSum,
-		"heureka_push_blocking_fanout_seconds_count ": &st.fanouts,
-		"go_gc_duration_seconds_count ":               &st.gcs,
+		"heureka_push_" + mode + "_fanout_seconds_sum ":   &st.fanoutSum,
+		"heureka_push_" + mode + "_fanout_seconds_count ": &st.fanouts,
+		"go_gc_duration_seconds_count ":                   &st.gcs,
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -424,7 +426,7 @@ func runChanges(w *watchers, wr *writer, ctl *http.Client, n, changes int, pid f
 				return res, err
 			}
 		}
-		st0, err := readNodeStats(ctl, w.base)
+		st0, err := readNodeStats(ctl, w.base, w.mode)
 		if err != nil {
 			return res, err
 		}
@@ -443,11 +445,11 @@ func runChanges(w *watchers, wr *writer, ctl *http.Client, n, changes int, pid f
 		// the last watcher may read a moment before.
 		var st1 nodeStats
 		for deadline := time.Now().Add(time.Second); ; time.Sleep(time.Millisecond) {
-			st1, err = readNodeStats(ctl, w.base)
+			st1, err = readNodeStats(ctl, w.base, w.mode)
 			if err != nil {
 				return res, err
 			}
-			if w.mode != "blocking" || n == 0 || st1.fanouts > st0.fanouts || time.Now().After(deadline) {
+			if n == 0 || st1.fanouts > st0.fanouts || time.Now().After(deadline) {
 				break
 			}
 		}
