@@ -15,7 +15,8 @@ import (
 // shows membership whole): gone 3.4 s
 // after it passes (though 10 s after the deaths, which eviction-latency
 // fails), 6 s after it fails, never fails. sp-after-heal: engaged until
-// one window after the heal passes, engaged 2 s later than that fails.
+// one and a half windows after the heal passes (the hysteresis's second
+// close), engaged 1 s later than that fails.
 func TestCheckAfterHeal(t *testing.T) {
 	th := DefaultThresholds(DefaultTimers()) // after-heal bound 5.75s, window 2s
 	const heal = 10.0
@@ -61,9 +62,11 @@ func TestCheckAfterHeal(t *testing.T) {
 	require.False(t, v.Pass, "%s", v.Measured)
 	assert.Contains(t, v.Measured, "still listed at the end")
 
+	v = CheckSPAfterHeal(build(3.4, heal+3), th)
+	assert.True(t, v.Pass, "%s %v", v.Measured, v.Details)
 	v = CheckSPAfterHeal(build(3.4, heal+4), th)
 	require.False(t, v.Pass, "%s", v.Measured)
-	assert.Contains(t, v.Details[0], "engaged from +12.")
+	assert.Contains(t, v.Details[0], "engaged from +13.")
 
 	// A false death refuted between two probes leaves every probe
 	// complete but moves when the member last changed state: the clock

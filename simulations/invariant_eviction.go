@@ -108,15 +108,24 @@ func (o *Observations) wholeAfterHeal() time.Time {
 }
 
 // CheckSPAfterHeal checks that self-preservation lets go after a fault
-// under churn (property 5): from one renewal window after the members see
-// each other again after the last heal, until the teardown, it is engaged
-// in at most Thresholds.SPMaxEngagedShare of the probes of nodes that
-// expect renewals, as in a cluster without faults. The clients that
-// registered and died silently while it was engaged must not keep it
+// under churn (property 5): from one and a half renewal windows after the
+// members see each other again after the last heal, until the teardown,
+// it is engaged in at most Thresholds.SPMaxEngagedShare of the probes of
+// nodes that expect renewals, as in a cluster without faults. The clients
+// that registered and died silently while it was engaged must not keep it
 // engaged. The clock starts when membership is whole (wholeAfterHeal).
+//
+// Why one and a half windows: the renewals must fill a whole window
+// after the heal, and a release takes a second close above the threshold
+// (the hysteresis); the window slides every quarter, so its first whole
+// close comes up to a quarter after one window, and the second a quarter
+// after that. Counted from one window on, a node released on time by
+// that rule could be engaged for up to half a window, more than the 1%
+// bound allows on one node of five: a run of partition-churn failed at
+// 1.03% (one node engaged 0.40 s, released 2.4 s after the heal).
 func CheckSPAfterHeal(o *Observations, th Thresholds) Verdict {
 	v := Verdict{Invariant: InvSPAfterHeal, Property: 5,
-		Threshold: fmt.Sprintf("self-preservation engaged in at most %.1f%% of the probes of nodes that expect renewals, from one renewal window after the members see each other again after the heal until the teardown",
+		Threshold: fmt.Sprintf("self-preservation engaged in at most %.1f%% of the probes of nodes that expect renewals, from one and a half renewal windows after the members see each other again after the heal until the teardown",
 			th.SPMaxEngagedShare*100),
 		Key: noKey("engaged share after the heal", "%")}
 	whole := o.wholeAfterHeal()
@@ -124,7 +133,7 @@ func CheckSPAfterHeal(o *Observations, th Thresholds) Verdict {
 		v.Measured = "no heal in this run"
 		return v
 	}
-	v = engagedShare(o, th, v, whole.Add(o.Timers.RenewalWindow))
+	v = engagedShare(o, th, v, whole.Add(o.Timers.RenewalWindow*3/2))
 	v.Key.Name = "engaged share after the heal"
 	return v
 }
