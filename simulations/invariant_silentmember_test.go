@@ -31,8 +31,12 @@ func TestCheckSilentMemberBound(t *testing.T) {
 				return nil
 			})
 		}
+		detail := map[string]string{
+			"hold-seen":   "n1 shows the hold",
+			"hold-unseen": "n1 shows no hold on eviction 3s into n0's silence",
+		}
 		for _, kind := range events {
-			h.o.Timeline = append(h.o.Timeline, Event{At: 4 * time.Second, Kind: kind, Detail: "n1 shows no hold on eviction 3s into n0's silence"})
+			h.o.Timeline = append(h.o.Timeline, Event{At: 4 * time.Second, Kind: kind, Detail: detail[kind]})
 		}
 		return h.o
 	}
