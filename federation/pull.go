@@ -234,7 +234,7 @@ func (p *puller) tick(ctx context.Context) {
 			p.st.lastOK = act
 			p.st.state = StateOK
 		}
-		p.judge(now, false)
+		p.judge(now)
 		return
 	}
 	now := p.f.cfg.Now()
@@ -242,27 +242,26 @@ func (p *puller) tick(ctx context.Context) {
 		switch {
 		case p.connecting && now.Sub(p.connectSince) < p.f.cfg.RequestTimeout:
 			// The stream's snapshot loads the region: no full poll beside it.
-			p.judge(now, false)
+			p.judge(now)
 			return
 		case p.streamSeen && p.unreachable && p.st.loaded && !sabotage.On(sabotage.RepairBySnapshot):
 			// The remote does not answer: the stream's reconnection
 			// repairs the copy once it does.
-			p.judge(now, false)
+			p.judge(now)
 			return
 		}
 	}
 	if p.stream != nil {
 		p.stream.resume.Store(false) // what a poll builds, a snapshot (or repair) replaces
 	}
-	changed, err := p.pull(ctx, now)
-	if err != nil {
+	if err := p.pull(ctx, now); err != nil {
 		p.st.lastErr = err.Error()
 		p.needFull = true
 		p.f.log.Debug("pull failed", "region", p.remote.Name, "err", err)
 	} else {
 		p.succeeded(p.f.cfg.Now())
 	}
-	p.judge(p.f.cfg.Now(), changed)
+	p.judge(p.f.cfg.Now())
 }
 
 // wanStreams reports whether the region is to be followed by the
@@ -303,13 +302,12 @@ func (p *puller) tickRelay(now time.Time) {
 			p.setRelayAside(now, "its copy stayed "+string(p.relayState), false)
 		}
 	}
-	p.judge(now, false)
+	p.judge(now)
 }
 
 // onRelay applies what the stream reader learnt from a relay.
 func (p *puller) onRelay(m streamMsg) {
 	now := p.f.cfg.Now()
-	changed := false
 	switch m.kind {
 	case "up":
 		p.streaming, p.relaySynced = true, false
@@ -338,7 +336,7 @@ func (p *puller) onRelay(m streamMsg) {
 			p.relayNotOKSince = now
 		}
 	case "snapshot":
-		changed = p.st.replace(p.fromRelay(m.doc.instances), now)
+		p.st.replace(p.fromRelay(m.doc.instances), now)
 		p.needFull = false
 		p.relaySynced = true
 		p.metrics.pull("relay-snapshot", "ok")
@@ -347,7 +345,7 @@ func (p *puller) onRelay(m streamMsg) {
 		if !p.relaySynced {
 			return
 		}
-		changed = p.st.apply(p.fromRelay(m.doc.instances), now)
+		p.st.apply(p.fromRelay(m.doc.instances), now)
 		if p.st.hashcode() != m.doc.hashcode {
 			p.metrics.pull("relay-delta", "mismatch")
 			p.stream.kick(false) // reconnect for a snapshot
@@ -361,7 +359,7 @@ func (p *puller) onRelay(m streamMsg) {
 		}
 		p.relaySucceeded()
 	}
-	p.judge(now, changed)
+	p.judge(now)
 }
 
 // relaySucceeded records a relayed snapshot or delta: the region is as
@@ -417,7 +415,6 @@ func (p *puller) onStream(m streamMsg) {
 		return
 	}
 	now := p.f.cfg.Now()
-	changed := false
 	switch m.kind {
 	case "up":
 		p.streaming, p.connecting, p.streamSeen, p.unreachable = true, false, true, false
@@ -435,7 +432,7 @@ func (p *puller) onStream(m streamMsg) {
 		}
 		return
 	case "snapshot":
-		changed = p.st.replace(m.doc.instances, now)
+		p.st.replace(m.doc.instances, now)
 		p.needFull, p.repairFailed = false, false
 		p.metrics.pull("stream-snapshot", "ok")
 		p.succeeded(now)
@@ -443,7 +440,7 @@ func (p *puller) onStream(m streamMsg) {
 		// Only the applications that differed, and those removed
 		// (docs/push.md): the copy is then the remote's, checked by its
 		// apps__hashcode; a mismatch takes a snapshot, not another repair.
-		changed = p.st.repair(m.doc.instances, m.doc.removed, now)
+		p.st.repair(m.doc.instances, m.doc.removed, now)
 		if p.st.hashcode() != m.doc.hashcode {
 			p.metrics.pull("stream-repair", "mismatch")
 			p.f.log.Info("repair left the region unlike the remote: snapshot", "region", p.remote.Name,
@@ -456,7 +453,7 @@ func (p *puller) onStream(m streamMsg) {
 		}
 		p.succeeded(now)
 	case "delta":
-		changed = p.st.apply(m.doc.instances, now)
+		p.st.apply(m.doc.instances, now)
 		if p.st.hashcode() != m.doc.hashcode {
 			p.metrics.pull("stream-delta", "mismatch")
 			p.stream.kick(false) // reconnect for a snapshot
@@ -465,12 +462,12 @@ func (p *puller) onStream(m streamMsg) {
 		}
 		p.succeeded(now)
 	}
-	p.judge(now, changed)
+	p.judge(now)
 }
 
 // judge marks the region stale or dropped by the time since its last
 // success, prunes the delta window and publishes the region.
-func (p *puller) judge(now time.Time, changed bool) {
+func (p *puller) judge(now time.Time) {
 	before := p.st.state
 	if p.st.loaded {
 		age := now.Sub(p.st.lastOK)
@@ -479,7 +476,6 @@ func (p *puller) judge(now time.Time, changed bool) {
 			if p.st.state != StateDropped {
 				p.st.state = StateDropped
 				p.st.replace(nil, now)
-				changed = true
 				p.needFull = true
 				if p.streaming && (p.src.via != ViaRelay || sabotage.On(sabotage.RelayStreamCutOnDrop)) {
 					// The copy is gone: a connection that comes back to
@@ -499,6 +495,13 @@ func (p *puller) judge(now time.Time, changed bool) {
 			p.st.state = StateStale
 		}
 	}
+	// Whatever changed the copy since the last publication (a delta, a
+	// full fetch, a snapshot, a repair, the drop above) is taken from the
+	// copy itself, not from the step that ran last: a delta whose
+	// apps__hashcode mismatches is followed by a full fetch that finds
+	// nothing more, and its change must still reach the served documents
+	// and the relay's followers.
+	changed := p.st.takeChanged()
 	if p.st.prune(now, p.f.cfg.DeltaRetention) {
 		changed = true
 	}
@@ -530,30 +533,34 @@ func (p *puller) relayHoldsCopy() bool {
 	return p.src.via == ViaRelay && p.streaming && p.relaySynced && p.relayState != StateDropped
 }
 
-// pull fetches the delta or the full registry and applies it; it reports
-// whether the region changed.
-func (p *puller) pull(ctx context.Context, now time.Time) (bool, error) {
+// pull fetches the delta or the full registry and applies it to the
+// copy (judge publishes what changed).
+func (p *puller) pull(ctx context.Context, now time.Time) error {
 	if !p.needFull && p.st.loaded && p.st.state != StateDropped && p.st.state != StateStale {
 		d, err := p.get(ctx, "apps/delta"+localOnlyQuery)
 		if err != nil {
 			p.metrics.pull("delta", "error")
-			return false, err
+			return err
 		}
-		changed := p.st.apply(d.instances, now)
+		p.st.apply(d.instances, now)
 		if h := p.st.hashcode(); h == d.hashcode {
 			p.metrics.pull("delta", "ok")
-			return changed, nil
+			return nil
 		}
 		p.metrics.pull("delta", "mismatch")
+		if sabotage.On(sabotage.DeltaForgottenByFullFetch) {
+			p.st.takeChanged() // as before: the full fetch's own report decided
+		}
 	}
 	d, err := p.get(ctx, "apps/"+localOnlyQuery)
 	if err != nil {
 		p.metrics.pull("full", "error")
-		return false, err
+		return err
 	}
 	p.metrics.pull("full", "ok")
 	p.needFull = false
-	return p.st.replace(d.instances, now), nil
+	p.st.replace(d.instances, now)
+	return nil
 }
 
 // get fetches and decodes one applications document.

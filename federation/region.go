@@ -80,6 +80,8 @@ type regionState struct {
 	entries map[string]*appEntry
 	names   []string
 	dirty   map[string]bool
+	// changed: the copy changed since judge last took it (takeChanged).
+	changed bool
 	window  map[actors.Key]change
 	state   State
 	loaded  bool      // a pull has succeeded once
@@ -108,6 +110,7 @@ func (r *regionState) set(k actors.Key, in *actors.Instance) {
 	r.raw[k] = in
 	r.rawCounts.add(in.Status)
 	r.dirty[k.App] = true
+	r.changed = true
 	s := r.serve(in)
 	m := r.served[k.App]
 	if s == nil {
@@ -128,12 +131,21 @@ func (r *regionState) del(k actors.Key) {
 		delete(r.raw, k)
 	}
 	r.dirty[k.App] = true
+	r.changed = true
 	if m := r.served[k.App]; m != nil {
 		delete(m, k.ID)
 		if len(m) == 0 {
 			delete(r.served, k.App)
 		}
 	}
+}
+
+// takeChanged reports whether the copy changed since the last call, and
+// starts over.
+func (r *regionState) takeChanged() bool {
+	c := r.changed
+	r.changed = false
+	return c
 }
 
 // replace makes raw the instances of a full fetch and records the

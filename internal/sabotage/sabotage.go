@@ -358,6 +358,13 @@ const (
 	// to ok with the copy it kept and leaves the node empty until the next
 	// remote change (federation puller.relayHoldsCopy).
 	RelayFollowerDropsAhead Switch = "relay-follower-drops-ahead"
+	// DeltaForgottenByFullFetch makes a federated region's poll forget
+	// what a delta changed when its apps__hashcode mismatches and a full
+	// fetch follows, as before: the full fetch finds nothing more, the
+	// change is not published, and ?regions= reads and the relay's
+	// followers keep the region as it was until its next change
+	// (federation puller.pull).
+	DeltaForgottenByFullFetch Switch = "delta-forgotten-by-full-fetch"
 	// StreamUncompressed makes the federation's stream reader ask for the
 	// plain change stream and relay, as the previous release did: every
 	// WAN byte as JSON (federation streamReader.connect).
@@ -477,6 +484,11 @@ var All = []Switch{
 // simulation breaks a region's stream past its remote's window; node's
 // repair tests show each directly.
 //
+// DeltaForgottenByFullFetch is unit-only: a mismatching delta whose
+// full fetch finds nothing more needs a remote that serves a delta and a
+// full registry of different moments (the reference server's response
+// cache does); federation's poll test serves one directly.
+//
 // ParkedIdleNotSwept and StreamClosedByClientBytes are unit-only: the
 // simulations hold no idle parked connection and send nothing on a
 // stream; httpapi's poller tests show each directly.
@@ -498,4 +510,4 @@ var UnitOnly = []Switch{RegionEchoOverwritesLocal, RegionPullGetsRemote, ReadyDe
 	ReleaseOnCollapse, ReleaseEvictionsLowerExpectation, SPNoRecovery, SilentDrainedByCancels, ProtocolRangeNotAdvertised, SPNoWarmUp, LeftReportDropped, FailedReportDropped,
 	StreamBackoffSurvivesRejoin, ProtectedByExpectation, MeasuredLeasesCountedTwice, RecoveryWhileMembersUnheard,
 	RelayUnsigned, RelayStreamCutOnDrop, RelayHealNotRevived, RelayFollowerDropsAhead, StreamUncompressed,
-	RepairIgnoresRemovedApps, RepairBySnapshot, ParkedIdleNotSwept, StreamClosedByClientBytes}
+	RepairIgnoresRemovedApps, RepairBySnapshot, ParkedIdleNotSwept, StreamClosedByClientBytes, DeltaForgottenByFullFetch}

@@ -1,0 +1,120 @@
+package federation
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/heureka/heureka/actors/view"
+	"github.com/heureka/heureka/eureka"
+)
+
+// twoMomentsRemote is a remote whose delta and full registry may be of
+// different moments, as the reference server's response cache serves
+// them when a write's invalidation meets a read being built.
+type twoMomentsRemote struct {
+	*httptest.Server
+	mu          sync.Mutex
+	full, delta string
+}
+
+func newTwoMomentsRemote(t *testing.T) *twoMomentsRemote {
+	r := &twoMomentsRemote{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		body := r.full
+		if strings.HasSuffix(req.URL.Path, "/delta") {
+			body = r.delta
+		}
+		r.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, body)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *twoMomentsRemote) serve(full, delta string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.full, r.delta = full, delta
+}
+
+// appsDoc is an applications document of application A's instances
+// (id:STATUS[:ACTION]) with the given apps__hashcode.
+func appsDoc(hashcode string, instances ...string) string {
+	var parts []string
+	for _, s := range instances {
+		f := append(strings.Split(s, ":"), "")
+		action := ""
+		if f[2] != "" {
+			action = fmt.Sprintf(`,"actionType":%q`, f[2])
+		}
+		parts = append(parts, fmt.Sprintf(`{"instanceId":%q,"hostName":%q,"app":"A","ipAddr":"10.0.0.1","status":%q,`+
+			`"port":{"$":8080,"@enabled":"true"},"vipAddress":"a","lastDirtyTimestamp":"1"%s,`+
+			`"dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"}}`,
+			f[0], f[0], f[1], action))
+	}
+	apps := "[]"
+	if len(parts) > 0 {
+		apps = `[{"name":"A","instance":[` + strings.Join(parts, ",") + `]}]`
+	}
+	return `{"applications":{"versions__delta":"1","apps__hashcode":"` + hashcode + `","application":` + apps + `}}`
+}
+
+// servedIDs is what a ?regions=dc2 read of kind (full or delta) serves.
+func servedIDs(t *testing.T, f *Federation, local *view.Snapshot, delta bool) []string {
+	t.Helper()
+	read := f.Apps
+	if delta {
+		read = f.Delta
+	}
+	d, err := decodeApps(read(local, []string{"dc2"}, view.FormatJSON, false))
+	require.NoError(t, err)
+	var ids []string
+	for _, in := range d.instances {
+		ids = append(ids, in.ID())
+	}
+	return ids
+}
+
+// TestPollPublishesMismatchedDelta: a delta whose apps__hashcode does not
+// match the copy it leaves is followed by a full fetch; when that full
+// registry holds nothing the delta did not bring, the delta's change is
+// still published: the ?regions= reads serve it. Before, the full fetch's
+// own report ("nothing changed") decided, the region's served documents
+// stayed cached as they were, and a reference server's stale delta kept
+// a Heureka node's region reads 30 s behind its own status
+// (delta-forgotten-by-full-fetch puts that back).
+func TestPollPublishesMismatchedDelta(t *testing.T) {
+	remote := newTwoMomentsRemote(t)
+	c := DefaultLocalConfig()
+	c.Region = "dc1"
+	c.Stream = false // polls only: each tick is one poll
+	c.Remotes = []Remote{{Name: "dc2", URL: remote.URL + "/eureka/"}}
+	f, err := New(c, eureka.Encoders())
+	require.NoError(t, err)
+	p := f.pullers[0]
+	local := view.New(view.DefaultConfig(eureka.Encoders())).Snapshot()
+	ctx := context.Background()
+
+	remote.serve(appsDoc("UP_1_", "a1:UP"), appsDoc("UP_1_"))
+	p.tick(ctx)
+	require.Equal(t, StateOK, f.Status()[0].State)
+	require.Equal(t, []string{"a1"}, servedIDs(t, f, local, false))
+
+	// The delta brings a2 with the hashcode of a later moment (a3 too);
+	// the full registry is of the delta's moment: nothing more.
+	remote.serve(appsDoc("UP_2_", "a1:UP", "a2:UP"), appsDoc("UP_3_", "a2:UP:ADDED"))
+	p.tick(ctx)
+	assert.Equal(t, 2, f.Status()[0].Instances, "the copy holds a2")
+	assert.Equal(t, []string{"a1", "a2"}, servedIDs(t, f, local, false), "the full read serves a2")
+	assert.Contains(t, servedIDs(t, f, local, true), "a2", "the delta read carries a2")
+}
