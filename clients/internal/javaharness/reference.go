@@ -49,8 +49,9 @@ func ReferenceJar() (string, error) {
 
 // StartReference starts the reference server on loopback at port (from
 // freeport, or reserved by the caller) with its self-preservation and its
-// read-only response cache off (its reads follow its writes, as Heureka's
-// do) and no wait for an empty startup sync, then with the Spring Boot
+// read-only response cache off and its read-write cache's entries expiring
+// after 2 s (its reads follow its writes, as Heureka's do, within 2 s at
+// worst) and no wait for an empty startup sync, then with the Spring Boot
 // arguments args, and returns it once GET apps answers 200, within
 // ReferenceStartLimit. It is stopped when the test ends, and the end of its
 // log shown if the test failed. It reports failures as errors, so it may
@@ -73,6 +74,12 @@ func StartReference(t *testing.T, port int, args ...string) (*Reference, error) 
 		"--server.address=127.0.0.1",
 		"--eureka.server.enable-self-preservation=false",
 		"--eureka.server.use-read-only-response-cache=false",
+		// The read-write cache (Guava) keeps a read that was being built
+		// when a write invalidated it, until the entry expires (180 s by
+		// default): a client polling while another registers can be
+		// served the registry before that write for minutes. Two seconds
+		// bound it.
+		"--eureka.server.response-cache-auto-expiration-in-seconds=2",
 		"--eureka.server.wait-time-in-ms-when-sync-empty=0",
 	}, args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
