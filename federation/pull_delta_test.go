@@ -85,15 +85,13 @@ func servedIDs(t *testing.T, f *Federation, local *view.Snapshot, delta bool) []
 	return ids
 }
 
-// TestPollPublishesMismatchedDelta: a delta whose apps__hashcode does not
-// match the copy it leaves is followed by a full fetch; when that full
-// registry holds nothing the delta did not bring, the delta's change is
-// still published: the ?regions= reads serve it. Before, the full fetch's
-// own report ("nothing changed") decided, the region's served documents
-// stayed cached as they were, and a reference server's stale delta kept
-// a Heureka node's region reads 30 s behind its own status
-// (delta-forgotten-by-full-fetch puts that back).
-func TestPollPublishesMismatchedDelta(t *testing.T) {
+// pollMismatchedDelta polls a remote twice, by the puller's tick (no
+// goroutine, no timing): a full registry of a1, then a delta that brings
+// a2 with the hashcode of a later moment (a3 too) and a full registry of
+// the delta's moment, a1 and a2: nothing more. It returns the federation
+// and an empty local registry to read the union with.
+func pollMismatchedDelta(t *testing.T) (*Federation, *view.Snapshot) {
+	t.Helper()
 	remote := newTwoMomentsRemote(t)
 	c := DefaultLocalConfig()
 	c.Region = "dc1"
@@ -103,17 +101,27 @@ func TestPollPublishesMismatchedDelta(t *testing.T) {
 	require.NoError(t, err)
 	p := f.pullers[0]
 	local := view.New(view.DefaultConfig(eureka.Encoders())).Snapshot()
-	ctx := context.Background()
 
 	remote.serve(appsDoc("UP_1_", "a1:UP"), appsDoc("UP_1_"))
-	p.tick(ctx)
+	p.tick(context.Background())
 	require.Equal(t, StateOK, f.Status()[0].State)
 	require.Equal(t, []string{"a1"}, servedIDs(t, f, local, false))
 
-	// The delta brings a2 with the hashcode of a later moment (a3 too);
-	// the full registry is of the delta's moment: nothing more.
 	remote.serve(appsDoc("UP_2_", "a1:UP", "a2:UP"), appsDoc("UP_3_", "a2:UP:ADDED"))
-	p.tick(ctx)
+	p.tick(context.Background())
+	return f, local
+}
+
+// TestPollPublishesMismatchedDelta: a delta whose apps__hashcode does not
+// match the copy it leaves is followed by a full fetch; when that full
+// registry holds nothing the delta did not bring, the delta's change is
+// still published: the ?regions= reads serve it. Before, the full fetch's
+// own report ("nothing changed") decided, the region's served documents
+// stayed cached as they were, and a reference server's stale delta kept
+// a Heureka node's region reads 30 s behind its own status
+// (delta-forgotten-by-full-fetch puts that back).
+func TestPollPublishesMismatchedDelta(t *testing.T) {
+	f, local := pollMismatchedDelta(t)
 	assert.Equal(t, 2, f.Status()[0].Instances, "the copy holds a2")
 	assert.Equal(t, []string{"a1", "a2"}, servedIDs(t, f, local, false), "the full read serves a2")
 	assert.Contains(t, servedIDs(t, f, local, true), "a2", "the delta read carries a2")
