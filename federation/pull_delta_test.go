@@ -88,9 +88,10 @@ func servedIDs(t *testing.T, f *Federation, local *view.Snapshot, delta bool) []
 // pollMismatchedDelta polls a remote twice, by the puller's tick (no
 // goroutine, no timing): a full registry of a1, then a delta that brings
 // a2 with the hashcode of a later moment (a3 too) and a full registry of
-// the delta's moment, a1 and a2: nothing more. It returns the federation
-// and an empty local registry to read the union with.
-func pollMismatchedDelta(t *testing.T) (*Federation, *view.Snapshot) {
+// the delta's moment, a1 and a2: nothing more. It returns the federation,
+// an empty local registry to read the union with, and the events a relay
+// follower subscribed between the two polls was sent.
+func pollMismatchedDelta(t *testing.T) (*Federation, *view.Snapshot, []string) {
 	t.Helper()
 	remote := newTwoMomentsRemote(t)
 	c := DefaultLocalConfig()
@@ -106,23 +107,59 @@ func pollMismatchedDelta(t *testing.T) (*Federation, *view.Snapshot) {
 	p.tick(context.Background())
 	require.Equal(t, StateOK, f.Status()[0].State)
 	require.Equal(t, []string{"a1"}, servedIDs(t, f, local, false))
+	follower, why := p.hub.subscribe()
+	require.NotNil(t, follower, why)
+	drained(follower) // its state and snapshot
 
 	remote.serve(appsDoc("UP_2_", "a1:UP", "a2:UP"), appsDoc("UP_3_", "a2:UP:ADDED"))
 	p.tick(context.Background())
-	return f, local
+	return f, local, drained(follower)
+}
+
+// drained returns the events queued for a relay follower (event name and
+// the instance ids they carry), without waiting.
+func drained(s *relaySub) []string {
+	var out []string
+	for {
+		select {
+		case fr := <-s.ch:
+			ev := strings.TrimPrefix(strings.SplitN(string(fr), "\n", 2)[0], "event: ")
+			if d, err := decodeApps([]byte(sseData(fr))); err == nil {
+				for _, in := range d.instances {
+					ev += " " + in.ID()
+				}
+			}
+			out = append(out, ev)
+		default:
+			return out
+		}
+	}
+}
+
+// sseData joins an event's data lines.
+func sseData(fr []byte) string {
+	var data []string
+	for _, l := range strings.Split(string(fr), "\n") {
+		if v, ok := strings.CutPrefix(l, "data: "); ok {
+			data = append(data, v)
+		}
+	}
+	return strings.Join(data, "\n")
 }
 
 // TestPollPublishesMismatchedDelta: a delta whose apps__hashcode does not
 // match the copy it leaves is followed by a full fetch; when that full
 // registry holds nothing the delta did not bring, the delta's change is
-// still published: the ?regions= reads serve it. Before, the full fetch's
+// still published: the ?regions= reads serve it, and a relay's followers
+// are sent it. Before, the full fetch's
 // own report ("nothing changed") decided, the region's served documents
 // stayed cached as they were, and a reference server's stale delta kept
 // a Heureka node's region reads 30 s behind its own status
 // (delta-forgotten-by-full-fetch puts that back).
 func TestPollPublishesMismatchedDelta(t *testing.T) {
-	f, local := pollMismatchedDelta(t)
+	f, local, relayed := pollMismatchedDelta(t)
 	assert.Equal(t, 2, f.Status()[0].Instances, "the copy holds a2")
 	assert.Equal(t, []string{"a1", "a2"}, servedIDs(t, f, local, false), "the full read serves a2")
 	assert.Contains(t, servedIDs(t, f, local, true), "a2", "the delta read carries a2")
+	assert.Contains(t, relayed, "delta a2", "a relay's follower is sent a2")
 }
