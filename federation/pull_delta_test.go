@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/heureka/heureka/actors"
 	"github.com/heureka/heureka/actors/view"
 	"github.com/heureka/heureka/eureka"
 )
@@ -47,26 +48,21 @@ func (r *twoMomentsRemote) serve(full, delta string) {
 	r.full, r.delta = full, delta
 }
 
-// appsDoc is an applications document of application A's instances
-// (id:STATUS[:ACTION]) with the given apps__hashcode.
-func appsDoc(hashcode string, instances ...string) string {
-	var parts []string
-	for _, s := range instances {
-		f := append(strings.Split(s, ":"), "")
-		action := ""
-		if f[2] != "" {
-			action = fmt.Sprintf(`,"actionType":%q`, f[2])
-		}
-		parts = append(parts, fmt.Sprintf(`{"instanceId":%q,"hostName":%q,"app":"A","ipAddr":"10.0.0.1","status":%q,`+
-			`"port":{"$":8080,"@enabled":"true"},"vipAddress":"a","lastDirtyTimestamp":"1"%s,`+
-			`"dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"}}`,
-			f[0], f[0], f[1], action))
+// appsDoc is the JSON applications document of instances (all of one
+// application) with the given apps__hashcode.
+func appsDoc(hashcode string, instances ...*actors.Instance) string {
+	enc := eureka.Encoders()[view.FormatJSON]
+	out := enc.AppendApplicationsOpen(nil, "1", hashcode)
+	if len(instances) > 0 {
+		out = enc.AppendApplication(out, instances[0].App, instances)
 	}
-	apps := "[]"
-	if len(parts) > 0 {
-		apps = `[{"name":"A","instance":[` + strings.Join(parts, ",") + `]}]`
-	}
-	return `{"applications":{"versions__delta":"1","apps__hashcode":"` + hashcode + `","application":` + apps + `}}`
+	return string(enc.AppendApplicationsClose(out))
+}
+
+// added is in as a delta's ADDED entry.
+func added(in *actors.Instance) *actors.Instance {
+	in.ActionType = actors.ActionAdded
+	return in
 }
 
 // servedIDs is what a ?regions=dc2 read of kind (full or delta) serves.
@@ -103,28 +99,31 @@ func pollMismatchedDelta(t *testing.T) (*Federation, *view.Snapshot, []string) {
 	p := f.pullers[0]
 	local := view.New(view.DefaultConfig(eureka.Encoders())).Snapshot()
 
-	remote.serve(appsDoc("UP_1_", "a1:UP"), appsDoc("UP_1_"))
+	a1 := inst("A", "a1", actors.StatusUp, 1)
+	remote.serve(appsDoc("UP_1_", a1), appsDoc("UP_1_"))
 	p.tick(context.Background())
 	require.Equal(t, StateOK, f.Status()[0].State)
 	require.Equal(t, []string{"a1"}, servedIDs(t, f, local, false))
 	follower, why := p.hub.subscribe()
 	require.NotNil(t, follower, why)
-	drained(follower) // its state and snapshot
+	drained(t, follower) // its state and snapshot
 
-	remote.serve(appsDoc("UP_2_", "a1:UP", "a2:UP"), appsDoc("UP_3_", "a2:UP:ADDED"))
+	a2 := inst("A", "a2", actors.StatusUp, 1)
+	remote.serve(appsDoc("UP_2_", a1, a2), appsDoc("UP_3_", added(inst("A", "a2", actors.StatusUp, 1))))
 	p.tick(context.Background())
-	return f, local, drained(follower)
+	return f, local, drained(t, follower)
 }
 
 // drained returns the events queued for a relay follower (event name and
 // the instance ids they carry), without waiting.
-func drained(s *relaySub) []string {
+func drained(t *testing.T, s *relaySub) []string {
+	t.Helper()
 	var out []string
 	for {
 		select {
 		case fr := <-s.ch:
-			ev := strings.TrimPrefix(strings.SplitN(string(fr), "\n", 2)[0], "event: ")
-			if d, err := decodeApps([]byte(sseData(fr))); err == nil {
+			ev, data := parseFrame(t, fr)
+			if d, err := decodeApps(data); err == nil {
 				for _, in := range d.instances {
 					ev += " " + in.ID()
 				}
@@ -136,26 +135,14 @@ func drained(s *relaySub) []string {
 	}
 }
 
-// sseData joins an event's data lines.
-func sseData(fr []byte) string {
-	var data []string
-	for _, l := range strings.Split(string(fr), "\n") {
-		if v, ok := strings.CutPrefix(l, "data: "); ok {
-			data = append(data, v)
-		}
-	}
-	return strings.Join(data, "\n")
-}
-
 // TestPollPublishesMismatchedDelta: a delta whose apps__hashcode does not
 // match the copy it leaves is followed by a full fetch; when that full
 // registry holds nothing the delta did not bring, the delta's change is
 // still published: the ?regions= reads serve it, and a relay's followers
-// are sent it. Before, the full fetch's
-// own report ("nothing changed") decided, the region's served documents
-// stayed cached as they were, and a reference server's stale delta kept
-// a Heureka node's region reads 30 s behind its own status
-// (delta-forgotten-by-full-fetch puts that back).
+// are sent it. Before, the full fetch's own report ("nothing changed")
+// decided, the region's served documents stayed cached as they were, and
+// a reference server's stale delta kept a Heureka node's region reads 30 s
+// behind its own status (delta-forgotten-by-full-fetch puts that back).
 func TestPollPublishesMismatchedDelta(t *testing.T) {
 	f, local, relayed := pollMismatchedDelta(t)
 	assert.Equal(t, 2, f.Status()[0].Instances, "the copy holds a2")
